@@ -1,0 +1,84 @@
+"""Placing the rows left when fewer than k remain (SPEC section 3 step 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import SUPPRESSED, QIData
+
+LEFTOVER_MODES = ("nearest", "last", "suppress")
+
+
+def place_leftovers(data: QIData, labels: np.ndarray, rows: np.ndarray, mode: str,
+                    last_class: int) -> None:
+    """Assign ``rows`` (in sort order) to classes in ``labels``, in place."""
+    if len(rows) == 0:
+        return
+    if mode == "suppress" or last_class < 0:
+        labels[rows] = SUPPRESSED
+    elif mode == "last":
+        labels[rows] = last_class
+    elif mode == "nearest":
+        for r in rows:
+            labels[r] = cheapest_class(data, labels, r)
+    else:
+        raise ValueError(f"unknown leftover mode {mode!r}")
+
+
+def class_cost_increase(data: QIData, labels: np.ndarray, r: int) -> np.ndarray:
+    """For every class, how much the sum over its rows of weighted NCP grows if row r joins."""
+    assigned = labels >= 0
+    lab = labels[assigned]
+    n_classes = int(lab.max()) + 1
+    size = np.bincount(lab, minlength=n_classes).astype(np.float64)
+    present = size > 0
+    old = np.zeros(n_classes)
+    new = np.zeros(n_classes)
+    for q in range(data.n_qis):
+        w = data.weights[q]
+        col = data.columns[q][assigned]
+        v = data.columns[q][r]
+        if data.numeric[q]:
+            span = data.span(q)
+            isnull = np.isnan(col)
+            nulls = np.bincount(lab, weights=isnull, minlength=n_classes)
+            vals = np.where(isnull, np.inf, col)
+            cmin = np.full(n_classes, np.inf)
+            np.minimum.at(cmin, lab, vals)
+            vals = np.where(isnull, -np.inf, col)
+            cmax = np.full(n_classes, -np.inf)
+            np.maximum.at(cmax, lab, vals)
+            old_q = numeric_ncp(cmin, cmax, nulls, size, span)
+            if np.isnan(v):
+                new_q = numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
+            else:
+                new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
+        else:
+            card = max(int(data.cardinality[q]), 1)
+            pairs = np.unique(lab.astype(np.int64) * card + col)
+            distinct = np.bincount(pairs // card, minlength=n_classes).astype(np.float64)
+            has_v = np.zeros(n_classes, dtype=bool)
+            has_v[(pairs[pairs % card == v] // card)] = True
+            old_q = np.where(distinct > 1, distinct / card, 0.0)
+            d_new = distinct + (~has_v)
+            new_q = np.where(d_new > 1, d_new / card, 0.0)
+        old += w * old_q * size
+        new += w * new_q * (size + 1)
+    inc = new - old
+    inc[~present] = np.inf
+    return inc
+
+
+def numeric_ncp(cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray,
+                span: float) -> np.ndarray:
+    """NCP of classes on one numeric QI: range over span; 1 when NULL mixes with numbers."""
+    has_numbers = np.isfinite(cmin)
+    width = np.where(has_numbers, cmax - cmin, 0.0)
+    ncp = width / span if span > 0 else np.zeros_like(width)
+    mixed = (nulls > 0) & has_numbers
+    return np.where(mixed, 1.0, ncp)
+
+
+def cheapest_class(data: QIData, labels: np.ndarray, r: int) -> int:
+    """The class whose NCP grows least when row r joins it (ties: lowest class id)."""
+    return int(np.argmin(class_cost_increase(data, labels, r)))

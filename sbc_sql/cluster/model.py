@@ -1,0 +1,84 @@
+"""The seam between the database and the clustering algorithms.
+
+A clustering step takes a :class:`QIData` (quasi-identifiers as columnar arrays: float64
+numerics with NaN for NULL, int32 category codes where NULL is a category of its own) and
+returns one class id per row (``-1`` for a suppressed row). It never sees the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+SUPPRESSED = -1
+
+
+@dataclass(frozen=True)
+class QIData:
+    """Quasi-identifiers of n rows, one array per QI, in the source's column order."""
+
+    names: tuple[str, ...]
+    numeric: tuple[bool, ...]
+    columns: tuple[np.ndarray, ...]
+    # numeric QIs: min and max over the whole input (NaN when all values are NULL)
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    # categorical QIs: number of categories, NULL included when present (0 for numerics)
+    cardinality: tuple[int, ...]
+    weights: tuple[float, ...]
+    # the row's position in the source: ties in every order are broken by it
+    position: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        d = len(self.names)
+        if not (len(self.numeric) == len(self.columns) == len(self.lo) == len(self.hi)
+                == len(self.cardinality) == len(self.weights) == d):
+            raise ValueError("QIData fields must have one entry per QI")
+        n = self.n_rows
+        for col in self.columns:
+            if len(col) != n:
+                raise ValueError("QIData columns must have equal length")
+        if len(self.position) != n:
+            object.__setattr__(self, "position", np.arange(n, dtype=np.int64))
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    @property
+    def n_qis(self) -> int:
+        return len(self.names)
+
+    def span(self, q: int) -> float:
+        """Range of numeric QI q, 0 when constant or all NULL."""
+        r = self.hi[q] - self.lo[q]
+        return float(r) if np.isfinite(r) and r > 0 else 0.0
+
+    def scaled(self, q: int) -> np.ndarray:
+        """Numeric QI q divided by its range (NaN stays NaN); zeros for a zero range."""
+        col = self.columns[q]
+        s = self.span(q)
+        if s == 0.0:
+            return np.where(np.isnan(col), np.nan, 0.0)
+        return (col - self.lo[q]) / s
+
+    def take(self, rows: np.ndarray) -> "QIData":
+        """The same QIs restricted to the given rows (ranges and cardinalities kept)."""
+        return QIData(self.names, self.numeric, tuple(c[rows] for c in self.columns),
+                      self.lo, self.hi, self.cardinality, self.weights, self.position[rows])
+
+    def categorical_order(self) -> list[int]:
+        """Categorical QIs by ascending cardinality, ties by column order (SPEC section 2)."""
+        cats = [q for q in range(self.n_qis) if not self.numeric[q]]
+        return sorted(cats, key=lambda q: (self.cardinality[q], q))
+
+    def sort_order(self) -> np.ndarray:
+        """Row order of SPEC section 3 step 1: categoricals by cardinality, numerics, position."""
+        keys: list[np.ndarray] = [self.position]
+        numerics = [q for q in range(self.n_qis) if self.numeric[q]]
+        for q in reversed(numerics):
+            keys.append(self.columns[q])
+        for q in reversed(self.categorical_order()):
+            keys.append(self.columns[q])
+        return np.lexsort(keys)
