@@ -1,0 +1,324 @@
+"""Greedy k-member clustering (Byun, Kamra, Bertino and Li, DASFAA 2007; seed 001): a baseline.
+
+The algorithm, as in the paper's Figure "greedy k-member clustering":
+
+1. r = the first row of ``data.sort_order()`` (the paper picks it at random; a fixed row keeps
+   the output reproducible).
+2. While at least k rows remain: the next cluster's seed is the remaining row farthest from r;
+   the cluster grows, one row at a time, by the remaining row whose joining raises the
+   cluster's information loss least, until it holds k rows; r becomes the last row added.
+3. Each of the fewer than k rows left joins the cluster whose information loss grows least
+   (the same rule as SBCA's ``nearest`` leftover mode).
+
+Distance (hierarchy-free version of the paper's): numeric |x - y| / span, NULL against a
+number 1 and NULL against NULL 0 (SPEC section 2); categorical 0 when equal, 1 otherwise;
+weighted sum over QIs. Information loss: IL(c) = |c| * sum over QIs of weight * NCP(c), with
+NCP exactly as :mod:`.ncp` scores a release (SPEC section 4), instead of the paper's taxonomy
+heights, so that the algorithm minimizes the figure it is compared on. Ties always go to the
+row that comes first in ``data.sort_order()``.
+
+The work is quadratic (every added row scans every remaining row), so the loop runs in a
+numba kernel when numba is importable and in vectorized numpy otherwise; both compute every
+score with the same floating-point operations in the same order, so they return the same
+labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .leftover import place_leftovers
+from .model import SUPPRESSED, QIData
+
+try:
+    import numba
+except ImportError:  # numba is the optional "fast" extra
+    numba = None
+
+ENGINES = ("auto", "numba", "numpy")
+
+
+def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
+    """Class id per row (0..C-1 in the order clusters were formed); -1 only when n < k.
+
+    ``engine``: "numba" (the jitted kernel), "numpy" (the fallback), "auto" (numba when
+    installed).
+    """
+    if k < 1:
+        raise ValueError(f"k={k} must be at least 1")
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r} must be one of {ENGINES}")
+    n = data.n_rows
+    labels = np.full(n, SUPPRESSED, dtype=np.int64)
+    if n == 0 or n < k:
+        return labels
+    order = data.sort_order()
+    arrays = kernel_arrays(data, order)
+    use_numba = engine == "numba" or (engine == "auto" and numba is not None)
+    if use_numba:
+        if numba is None:
+            raise ValueError("engine='numba' needs numba installed (pip install sbc-sql[fast])")
+        sorted_labels = _greedy_numba(*arrays, k)
+    else:
+        sorted_labels = greedy_numpy(*arrays, k)
+    labels[order] = sorted_labels
+    n_clusters = int(sorted_labels.max()) + 1
+    place_leftovers(data, labels, order[sorted_labels < 0], "nearest", n_clusters - 1)
+    return labels
+
+
+def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
+    """QIs in sort order as column blocks: scaled numerics, category codes, weights, cards.
+
+    QIs with weight 0 (and categoricals of one category) cannot change a distance or a cost
+    and are left out. Columns stay separate rows of a 2-D block: one sweep per QI is the fast
+    layout for this kind of kernel (PERFORMANCE-NOTES, "Column arrays").
+    """
+    n = len(order)
+    num = [q for q in range(data.n_qis) if data.numeric[q] and data.weights[q] != 0]
+    cat = [q for q in range(data.n_qis) if not data.numeric[q] and data.weights[q] != 0
+           and data.cardinality[q] > 1]
+    xn = np.empty((len(num), n), dtype=np.float64)
+    for i, q in enumerate(num):
+        xn[i] = data.scaled(q)[order]
+    xc = np.empty((len(cat), n), dtype=np.int64)
+    for i, q in enumerate(cat):
+        xc[i] = data.columns[q][order]
+    wn = np.array([data.weights[q] for q in num], dtype=np.float64)
+    wc = np.array([data.weights[q] for q in cat], dtype=np.float64)
+    card = np.array([max(int(data.cardinality[q]), int(xc[i].max()) + 1)
+                     for i, q in enumerate(cat)], dtype=np.int64)
+    return xn, xc, wn, wc, card
+
+
+# ---------------------------------------------------------------------------------------
+# numpy fallback: one vectorized sweep over the remaining rows per added row
+
+
+def greedy_numpy(xn: np.ndarray, xc: np.ndarray, wn: np.ndarray, wc: np.ndarray,
+                 card: np.ndarray, k: int) -> np.ndarray:
+    """Labels in sort order for every row placed in a full cluster, -1 for the leftovers."""
+    n = xn.shape[1]
+    labels = np.full(n, SUPPRESSED, dtype=np.int64)
+    rem = np.arange(n)
+    rn, rc = xn, xc
+    prev_n, prev_c = xn[:, 0].copy(), xc[:, 0].copy()
+    cls = 0
+    while len(rem) >= k:
+        taken = np.zeros(len(rem), dtype=bool)
+        seed = int(np.argmax(distances_numpy(rn, rc, wn, wc, prev_n, prev_c)))
+        state = ClusterState(rn[:, seed], rc[:, seed], card)
+        taken[seed] = True
+        last = seed
+        for _ in range(k - 1):
+            score = state.scores(rn, rc, wn, wc)
+            score[taken] = np.inf
+            last = int(np.argmin(score))
+            taken[last] = True
+            state.add(rn[:, last], rc[:, last])
+        labels[rem[taken]] = cls
+        prev_n, prev_c = rn[:, last].copy(), rc[:, last].copy()
+        keep = ~taken
+        rem, rn, rc = rem[keep], rn[:, keep], rc[:, keep]
+        cls += 1
+    return labels
+
+
+def distances_numpy(rn: np.ndarray, rc: np.ndarray, wn: np.ndarray, wc: np.ndarray,
+                    pn: np.ndarray, pc: np.ndarray) -> np.ndarray:
+    """Distance from row (pn, pc) to every remaining row (same operations as the kernel)."""
+    dist = np.zeros(rn.shape[1])
+    for i in range(len(wn)):
+        x = rn[i]
+        if np.isnan(pn[i]):
+            d = np.where(np.isnan(x), 0.0, 1.0)
+        else:
+            d = np.where(np.isnan(x), 1.0, np.abs(x - pn[i]))
+        dist += wn[i] * d
+    for i in range(len(wc)):
+        dist += wc[i] * (rc[i] != pc[i])
+    return dist
+
+
+class ClusterState:
+    """What a cluster's NCP depends on: numeric bounds and NULLs, categorical presence."""
+
+    def __init__(self, seed_n: np.ndarray, seed_c: np.ndarray, card: np.ndarray) -> None:
+        self.cmin = np.full(len(seed_n), np.inf)
+        self.cmax = np.full(len(seed_n), -np.inf)
+        self.has_null = np.zeros(len(seed_n), dtype=bool)
+        self.present = [np.zeros(int(c), dtype=bool) for c in card]
+        self.distinct = np.zeros(len(card), dtype=np.int64)
+        self.card = card
+        self.add(seed_n, seed_c)
+
+    def add(self, xn: np.ndarray, xc: np.ndarray) -> None:
+        null = np.isnan(xn)
+        self.has_null |= null
+        self.cmin = np.where(null, self.cmin, np.minimum(self.cmin, xn))
+        self.cmax = np.where(null, self.cmax, np.maximum(self.cmax, xn))
+        for i, v in enumerate(xc):
+            if not self.present[i][v]:
+                self.present[i][v] = True
+                self.distinct[i] += 1
+
+    def scores(self, rn: np.ndarray, rc: np.ndarray, wn: np.ndarray,
+               wc: np.ndarray) -> np.ndarray:
+        """IL(c + x) / (|c| + 1) minus a constant, for every remaining row x."""
+        score = np.zeros(rn.shape[1])
+        for i in range(len(wn)):
+            x = rn[i]
+            has_num = np.isfinite(self.cmin[i])
+            if self.has_null[i] and has_num:
+                t = np.ones(len(x))
+            elif has_num:
+                t = np.where(np.isnan(x), 1.0,
+                             np.maximum(self.cmax[i], x) - np.minimum(self.cmin[i], x))
+            else:
+                t = np.where(np.isnan(x), 0.0, 1.0)
+            score += wn[i] * t
+        for i in range(len(wc)):
+            absent = wc[i] * (categorical_ncp(self.distinct[i] + 1, self.card[i])
+                              - categorical_ncp(self.distinct[i], self.card[i]))
+            score += np.where(self.present[i], 0.0, absent)[rc[i]]
+        return score
+
+
+def categorical_ncp(distinct: int, card: int) -> float:
+    """NCP of a class on a categorical QI (SPEC section 4)."""
+    return distinct / card if distinct > 1 else 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# numba kernel: the same algorithm and the same arithmetic, compiled
+
+
+def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by numba
+    """Body of the numba kernel (see :func:`greedy_numpy` for the algorithm)."""
+    dn, n = xn.shape
+    dc = xc.shape[0]
+    labels = np.full(n, -1, np.int64)
+    rem = np.arange(n)
+    m = n
+    rn = xn.copy()
+    rc = xc.copy()
+    buf = np.empty(n)
+    taken = np.zeros(n, np.bool_)
+    pn = xn[:, 0].copy()
+    pc = xc[:, 0].copy()
+    cmin = np.empty(dn)
+    cmax = np.empty(dn)
+    has_null = np.zeros(dn, np.bool_)
+    maxcard = 1
+    for i in range(dc):
+        maxcard = max(maxcard, card[i])
+    present = np.zeros((dc, maxcard), np.bool_)
+    distinct = np.zeros(dc, np.int64)
+    absent = np.zeros(dc)
+    cls = 0
+    while m >= k:
+        # seed: the remaining row farthest from the previous cluster's last row
+        for j in range(m):
+            buf[j] = 0.0
+        for i in range(dn):
+            p = pn[i]
+            w = wn[i]
+            for j in range(m):
+                x = rn[i, j]
+                if np.isnan(p):
+                    d = 0.0 if np.isnan(x) else 1.0
+                else:
+                    d = 1.0 if np.isnan(x) else abs(x - p)
+                buf[j] += w * d
+        for i in range(dc):
+            p = pc[i]
+            w = wc[i]
+            for j in range(m):
+                buf[j] += w * (1.0 if rc[i, j] != p else 0.0)
+        best = 0
+        for j in range(1, m):
+            if buf[j] > buf[best]:
+                best = j
+        for j in range(m):
+            taken[j] = False
+        for i in range(dn):
+            cmin[i] = np.inf
+            cmax[i] = -np.inf
+            has_null[i] = False
+        present[:, :] = False
+        distinct[:] = 0
+        last = best
+        for step in range(k):
+            if step > 0:
+                # scores of every remaining row: IL(c + x) / (|c| + 1) minus a constant
+                for i in range(dc):
+                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i])
+                                         - _cat_ncp(distinct[i], card[i]))
+                for j in range(m):
+                    buf[j] = 0.0
+                for i in range(dn):
+                    w = wn[i]
+                    has_num = np.isfinite(cmin[i])
+                    lo = cmin[i]
+                    hi = cmax[i]
+                    for j in range(m):
+                        x = rn[i, j]
+                        if has_null[i] and has_num:
+                            t = 1.0
+                        elif has_num:
+                            t = 1.0 if np.isnan(x) else max(hi, x) - min(lo, x)
+                        else:
+                            t = 0.0 if np.isnan(x) else 1.0
+                        buf[j] += w * t
+                for i in range(dc):
+                    a = absent[i]
+                    for j in range(m):
+                        buf[j] += 0.0 if present[i, rc[i, j]] else a
+                best = -1
+                for j in range(m):
+                    if not taken[j] and (best < 0 or buf[j] < buf[best]):
+                        best = j
+                last = best
+            taken[last] = True
+            labels[rem[last]] = cls
+            for i in range(dn):
+                x = rn[i, last]
+                if np.isnan(x):
+                    has_null[i] = True
+                else:
+                    cmin[i] = min(cmin[i], x)
+                    cmax[i] = max(cmax[i], x)
+            for i in range(dc):
+                v = rc[i, last]
+                if not present[i, v]:
+                    present[i, v] = True
+                    distinct[i] += 1
+        for i in range(dn):
+            pn[i] = rn[i, last]
+        for i in range(dc):
+            pc[i] = rc[i, last]
+        # compact the remaining rows, keeping sort order
+        w_pos = 0
+        for j in range(m):
+            if not taken[j]:
+                rem[w_pos] = rem[j]
+                for i in range(dn):
+                    rn[i, w_pos] = rn[i, j]
+                for i in range(dc):
+                    rc[i, w_pos] = rc[i, j]
+                w_pos += 1
+        m = w_pos
+        cls += 1
+    return labels
+
+
+def _cat_ncp_python(distinct, card):  # pragma: no cover - compiled by numba
+    return distinct / card if distinct > 1 else 0.0
+
+
+if numba is not None:
+    _cat_ncp = numba.njit(cache=True)(_cat_ncp_python)
+    _greedy_numba = numba.njit(cache=True)(_greedy_python)
+else:  # pragma: no cover - exercised only without numba
+    _cat_ncp = _cat_ncp_python
+    _greedy_numba = None

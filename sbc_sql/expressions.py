@@ -1,0 +1,50 @@
+"""Small sqlglot expression builders shared by the SQL stages.
+
+Numbers: dates count days and timestamps microseconds since 1970-01-01, so ranges and
+NCP are the same in SQL and in the clustering step (both are ratios of differences).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .spec import Column
+from .templates import col, ident
+
+
+def ref(name: str, table: str | None = None) -> exp.Column:
+    return col(name, table)
+
+
+def as_number(expr: exp.Expression, column: Column) -> exp.Expression:
+    """The numeric QI's value as DOUBLE."""
+    if column.temporal == "date":
+        days = exp.Anonymous(this="date_diff", expressions=[
+            exp.Literal.string("day"), exp.cast(exp.Literal.string("1970-01-01"), "DATE"), expr])
+        return exp.cast(days, "DOUBLE")
+    if column.temporal == "timestamp":
+        return exp.cast(exp.Anonymous(this="epoch_us", expressions=[expr]), "DOUBLE")
+    return exp.cast(expr, "DOUBLE")
+
+
+def as_category(expr: exp.Expression, column: Column) -> exp.Expression:
+    """The categorical QI's value as pulled: stored types as they are, exotic ones as text."""
+    base = column.type.upper()
+    if base.startswith(("VARCHAR", "ENUM", "BOOLEAN", "CHAR", "TEXT", "STRING")) or base in (
+            "TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
+        return expr
+    return exp.cast(expr, "VARCHAR")
+
+
+def alias(expr: exp.Expression, name: str) -> exp.Alias:
+    return exp.Alias(this=expr, alias=ident(name))
+
+
+def conj(parts: list[exp.Expression]) -> exp.Expression:
+    """AND of the parts (TRUE when empty)."""
+    if not parts:
+        return exp.true()
+    out = parts[0]
+    for p in parts[1:]:
+        out = exp.and_(out, p)
+    return out

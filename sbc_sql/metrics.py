@@ -1,0 +1,135 @@
+"""Measure stage: information loss of a release, computed in SQL (SPEC section 4).
+
+Works for any original + release pair: the QIs are read off the release's columns
+(``c_min``/``c_max`` for a numeric QI, a LIST column for a categorical one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from . import db
+from .db import Connection
+from .expressions import as_number, ref
+from .spec import Column, type_kind
+from .templates import render
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a release relates to its original: the QIs and the columns released verbatim."""
+
+    qis: tuple[Column, ...]
+    verbatim: tuple[Column, ...]
+    weights: tuple[float, ...]
+
+    def qi_columns(self) -> list[str]:
+        """The release's columns that hold generalized QIs."""
+        out: list[str] = []
+        for c in self.qis:
+            out += [c.name + "_min", c.name + "_max", c.name + "_has_null"] \
+                if c.kind == "numeric" else [c.name]
+        return out
+
+
+@dataclass(frozen=True)
+class Measures:
+    n_rows: int
+    released: int
+    suppressed: int
+    ncp: dict[str, float]
+    total_ncp: float
+    classes: int = 0
+    smallest: int = 0
+    mean: float = 0.0
+    largest: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def utility(self) -> float:
+        return 1.0 - self.total_ncp
+
+    def as_dict(self) -> dict[str, object]:
+        return {"rows": self.n_rows, "released": self.released, "suppressed": self.suppressed,
+                "classes": self.classes, "smallest_class": self.smallest,
+                "mean_class": round(self.mean, 4), "largest_class": self.largest,
+                "total_ncp": self.total_ncp, "utility": self.utility, "ncp": dict(self.ncp)}
+
+
+def infer_layout(con: Connection, original: str, release: str,
+                 weights: Mapping[str, float] | None = None) -> Layout:
+    """Read the QIs and verbatim columns off the two tables' schemas."""
+    src = db.describe(con, original)
+    rel = {c.name: c.type for c in db.describe(con, release).columns}
+    if not src.columns or not rel:
+        raise ValueError("original and release must both be tables with columns")
+    qis: list[Column] = []
+    verbatim: list[Column] = []
+    for c in src.columns:
+        kind, temporal = type_kind(c.type)
+        if f"{c.name}_min" in rel and f"{c.name}_max" in rel and kind == "numeric":
+            qis.append(Column(c.name, c.type, "qi", "numeric", temporal))
+        elif c.name in rel and rel[c.name].endswith("[]") and not c.type.endswith("[]"):
+            qis.append(Column(c.name, c.type, "qi", "categorical"))
+        elif c.name in rel:
+            verbatim.append(Column(c.name, c.type, "sensitive"))
+    w = weights or {}
+    return Layout(tuple(qis), tuple(verbatim), tuple(float(w.get(q.name, 1.0)) for q in qis))
+
+
+def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None = None,
+                    ) -> exp.Expression:
+    """NCP of one release row on QI c (over release alias r and input statistics src)."""
+    if c.kind == "numeric":
+        lo_hi = (ranges or {}).get(c.name)
+        if lo_hi is not None:
+            span: exp.Expression = exp.Literal.number(float(lo_hi[1]) - float(lo_hi[0]))
+        else:
+            span = exp.Sub(this=as_number(ref(c.name + "_hi", "src"), c),
+                           expression=as_number(ref(c.name + "_lo", "src"), c))
+        width = exp.Sub(this=as_number(ref(c.name + "_max", "r"), c),
+                        expression=as_number(ref(c.name + "_min", "r"), c))
+        ratio = exp.Coalesce(this=exp.Div(this=exp.Paren(this=width), expression=exp.Nullif(
+            this=span, expression=exp.Literal.number(0))), expressions=[exp.Literal.number(0.0)])
+        return exp.Case(ifs=[
+            exp.If(this=exp.Is(this=ref(c.name + "_min", "r"), expression=exp.Null()),
+                   true=exp.Literal.number(0.0)),
+            exp.If(this=ref(c.name + "_has_null", "r"), true=exp.Literal.number(1.0)),
+        ], default=ratio)
+    size = exp.Anonymous(this="len", expressions=[ref(c.name, "r")])
+    return exp.Case(ifs=[exp.If(this=exp.LTE(this=size, expression=exp.Literal.number(1)),
+                                true=exp.Literal.number(0.0))],
+                    default=exp.Div(this=exp.cast(size, "DOUBLE"), expression=exp.Nullif(
+                        this=ref(c.name + "_card", "src"), expression=exp.Literal.number(0))))
+
+
+def ncp_sql(layout: Layout, original: str, release: str,
+            ranges: Mapping[str, tuple[float, float]] | None = None) -> exp.Expression:
+    return render("ncp", original=original, release=release,
+                  num=[c.name for c in layout.qis if c.kind == "numeric"],
+                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
+                  cost=[cost_expression(c, ranges) for c in layout.qis])
+
+
+def class_sizes_sql(release: str) -> exp.Expression:
+    return render("class_sizes", release=release)
+
+
+def measure_tables(con: Connection, layout: Layout, original: str, release: str,
+                   ranges: Mapping[str, tuple[float, float]] | None = None) -> Measures:
+    """NCP per QI and total, utility and class sizes of a release (all aggregates in SQL)."""
+    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges))
+    n_rows, released = int(row[0]), int(row[1])
+    suppressed = n_rows - released
+    costs: Sequence[float | None] = row[2:]
+    ncp: dict[str, float] = {}
+    for c, cost in zip(layout.qis, costs):
+        ncp[c.name] = ((cost or 0.0) + suppressed) / n_rows if n_rows else 0.0
+    wsum = sum(layout.weights)
+    total = sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights)) / wsum if wsum else 0.0
+    classes, smallest, mean, largest, _ = db.fetch_one(con, class_sizes_sql(release))
+    return Measures(n_rows, released, suppressed, ncp, total, int(classes or 0),
+                    int(smallest or 0), float(mean or 0.0), int(largest or 0))

@@ -1,0 +1,222 @@
+"""The anonymize run end to end: plan -> stats -> pull -> cluster -> generalize + write ->
+measure + verify, each stage in its own module; this one only sequences them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from . import db, generalize, metrics, pull, spec, stats, verification
+from .cluster.dispatch import run_clustering
+from .db import Connection
+from .errors import InputError, VerificationError
+from .templates import ident, render
+
+Log = Callable[[str], None]
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Result:
+    """What an anonymize run produced; the release stays queryable through ``con``."""
+
+    con: Connection
+    release: str
+    view: str
+    plan: spec.Plan
+    measures: metrics.Measures | None
+    verdict: verification.Verdict | None
+    mode: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    statements: list[str] = field(default_factory=list)
+    written: bool = True
+
+    def relation(self) -> duckdb.DuckDBPyRelation:
+        return self.con.table(exp.Table(this=ident(self.release)).sql(dialect="duckdb"))
+
+    def to_pandas(self):
+        return self.relation().df()
+
+    def to_arrow(self) -> pa.Table:
+        return self.relation().to_arrow_table()
+
+
+class _Run:
+    """Timings and the log of SQL statements of one run."""
+
+    def __init__(self, con: Connection, sql_only: bool) -> None:
+        self.con = con
+        self.sql_only = sql_only
+        self.timings: dict[str, float] = {}
+        self.statements: list[str] = []
+
+    def stage(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+
+    def read(self, tree) -> None:
+        self.statements.append(db.to_sql(tree) + ";")
+
+    def write(self, tree) -> None:
+        self.statements.append(db.to_sql(tree) + ";")
+        if not self.sql_only:
+            db.execute(self.con, tree)
+
+
+def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
+              qi: Iterable[str] = (), sensitive: Iterable[str] = (), drop: Iterable[str] = (),
+              keep: Iterable[str] = (), output: str | None = None, replace: bool = False,
+              leftover: str = "nearest", weights: Mapping[str, float] | str | None = None,
+              out_file: str | Path | None = None, sql_only: bool = False, mode: str = "auto",
+              workers: int | None = None, algorithm: str = "sbca",
+              log: Log | None = None, progress: Progress | None = None) -> Result:
+    """k-anonymize ``table`` and write the verified release into the same database.
+
+    >>> result = anonymize("clinic.duckdb", "patients", 5)            # doctest: +SKIP
+    >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
+    """
+    say = log or (lambda _: None)
+    if isinstance(weights, str) or (weights is not None and not isinstance(weights, Mapping)):
+        weights = spec.parse_weights(weights)
+    options = spec.Options(k=int(k), qi=spec.split_names(qi), sensitive=spec.split_names(sensitive),
+                           drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
+                           replace=replace, leftover=leftover, weights=dict(weights or {}),
+                           mode=mode, workers=workers, algorithm=algorithm)
+    if database is None and not out_file and not sql_only:
+        raise InputError("no --db given, so the release would not be kept; pass --db FILE "
+                         "(it is created if missing) or --out-file release.parquet")
+    con = db.connect(database, must_exist=not (database and db.looks_like_file(table)))
+    run = _Run(con, sql_only)
+
+    t = time.perf_counter()
+    info = db.open_source(con, table)
+    plan = spec.make_plan(info, options, display_name=table)
+    spec.check_output(plan, db.table_exists(con, plan.output),
+                      db.base_table_exists(con, plan.view))
+    run.stage("plan", t)
+
+    t = time.perf_counter()
+    run.read(stats.row_count_sql(plan))
+    (n_rows,) = db.fetch_one(con, stats.row_count_sql(plan))
+    spec.check_rows(plan, int(n_rows))
+    st = stats.collect_stats(con, plan, int(n_rows))
+    spec.check_identifiers(plan, st.n_rows, st.distinct)
+    _check_finite(plan, st)
+    run.stage("stats", t)
+    for c in plan.columns:
+        how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
+        say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
+
+    labels_name = f"sbc_labels_{secrets.token_hex(4)}"
+    temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"
+    layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
+    if sql_only:
+        for tree in (stats.distinct_counts_sql(plan, list(plan.qis)), stats.numeric_ranges_sql(plan),
+                     stats.categorical_counts_sql(plan, stats.categorical_order(plan, st.distinct, st.nulls)),
+                     pull.pull_sql(plan)):
+            run.read(tree)
+        _write_release(run, plan, layout, temp_name, labels_name, out_file)
+        return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
+                      run.statements, written=False)
+
+    t = time.perf_counter()
+    data, row_id = pull.pull(con, plan, st)
+    run.stage("pull", t)
+
+    t = time.perf_counter()
+    clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
+                                leftover=options.leftover, workers=options.workers,
+                                progress=progress)
+    run.stage("cluster", t)
+    say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
+
+    labels = pa.table({"row_id": pa.array(row_id, pa.int64()),
+                       "eq_class": pa.array(clustering.labels, pa.int64())})
+    con.register(labels_name, labels)
+    try:
+        measures, verdict = _write_release(run, plan, layout, temp_name, labels_name, out_file)
+    finally:
+        con.unregister(labels_name)
+    return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
+                  run.timings, run.statements)
+
+
+def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:
+    for c in plan.numeric_qis:
+        for bound in (st.lo[c.name], st.hi[c.name]):
+            if bound in (float("inf"), float("-inf")) or (bound != bound and st.nulls[c.name] < st.n_rows):
+                raise InputError(f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
+                                 "values; clean them or declare the column with --keep/--drop")
+
+
+def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name: str,
+                   labels_name: str, out_file: str | Path | None):
+    """Build, verify and measure the release in one transaction, then publish it."""
+    con = run.con
+    export_tmp = None
+    if not run.sql_only:
+        db.execute(con, "BEGIN TRANSACTION")
+    try:
+        t = time.perf_counter()
+        if plan.options.replace:
+            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.view))], kind="VIEW", exists=True))
+            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.output))], kind="TABLE", exists=True))
+        run.write(generalize.create_release_sql(plan, temp_name, labels_name))
+        run.stage("write", t)
+
+        t = time.perf_counter()
+        verdict = None
+        if not run.sql_only:
+            verdict = verification.verify_with_labels(con, layout, plan.source.name, labels_name,
+                                                temp_name, plan.k)
+            if not verdict.ok:
+                raise VerificationError("release failed verification, nothing was written: "
+                                        + "; ".join(verdict.problems))
+        else:
+            run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
+            run.read(verification.tuple_sizes_sql(layout, temp_name))
+        run.stage("verify", t)
+
+        t = time.perf_counter()
+        measures = None
+        run.read(metrics.ncp_sql(layout, plan.source.name, temp_name))
+        if not run.sql_only:
+            measures = metrics.measure_tables(con, layout, plan.source.name, temp_name)
+        run.stage("measure", t)
+
+        t = time.perf_counter()
+        run.write(exp.Alter(this=exp.Table(this=ident(temp_name)), kind="TABLE",
+                            actions=[exp.AlterRename(this=exp.Table(this=ident(plan.output)))]))
+        if plan.options.replace or not db.view_exists(con, plan.view):
+            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.view))], kind="VIEW", exists=True))
+        run.write(generalize.create_view_sql(plan, plan.view, plan.output))
+        if out_file:
+            export_tmp = f"{out_file}.sbc-partial"
+            run.write(export_sql(plan.output, export_tmp, str(out_file)))
+        if not run.sql_only:
+            db.execute(con, "COMMIT")
+            if export_tmp:
+                os.replace(export_tmp, out_file)  # type: ignore[arg-type]
+        run.stage("write", t)
+        return measures, verdict
+    except BaseException:
+        if not run.sql_only:
+            db.execute(con, "ROLLBACK")
+            if export_tmp and os.path.exists(export_tmp):
+                os.remove(export_tmp)
+        raise
+
+
+def export_sql(table: str, path: str, final_name: str) -> exp.Expression:
+    fmt = "PARQUET" if final_name.lower().endswith((".parquet", ".pq")) else "CSV"
+    return exp.Copy(this=exp.Table(this=ident(table)), kind=False,
+                    files=[exp.Literal.string(path)],
+                    params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var(fmt))])

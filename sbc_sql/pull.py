@@ -1,0 +1,64 @@
+"""Pull stage: stream the QIs from the database as Arrow batches into columnar arrays.
+
+Numerics arrive as DOUBLE (NULL -> NaN); categoricals are turned into integer codes by
+Arrow's vectorized lookup against the domains from the statistics stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from . import db
+from .cluster.model import QIData
+from .db import Connection
+from .expressions import as_category, as_number, ref
+from .spec import Plan
+from .stats import Stats, encode
+from .templates import render
+
+BATCH_ROWS = 1 << 17
+
+
+def pull_sql(plan: Plan):
+    exprs = [as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c)
+             for c in plan.qis]
+    return render("pull_rows", source=plan.source.name, qi=exprs)
+
+
+def pull(con: Connection, plan: Plan, stats: Stats,
+         progress: Callable[[int, int], None] | None = None) -> tuple[QIData, np.ndarray]:
+    """The QIs of every row as a QIData, and each row's row_id in the source."""
+    n = stats.n_rows
+    qis = plan.qis
+    row_id = np.empty(n, dtype=np.int64)
+    columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
+    at = 0
+    for batch in db.stream(con, pull_sql(plan), BATCH_ROWS):
+        m = batch.num_rows
+        if at + m > n:
+            raise RuntimeError("the source table grew while it was being read")
+        row_id[at:at + m] = batch.column(0).to_numpy(zero_copy_only=False)
+        for i, c in enumerate(qis):
+            arr = batch.column(1 + i)
+            if c.kind == "numeric":
+                columns[i][at:at + m] = arr.to_numpy(zero_copy_only=False)
+            else:
+                columns[i][at:at + m] = encode(arr, stats.domains[c.name])
+        at += m
+        if progress is not None:
+            progress(at, n)
+    if at != n:
+        raise RuntimeError("the source table changed while it was being read")
+    data = QIData(
+        names=tuple(c.name for c in qis),
+        numeric=tuple(c.kind == "numeric" for c in qis),
+        columns=tuple(columns),
+        lo=tuple(stats.lo.get(c.name, float("nan")) for c in qis),
+        hi=tuple(stats.hi.get(c.name, float("nan")) for c in qis),
+        cardinality=tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
+        weights=plan.weights,
+        position=row_id,
+    )
+    return data, row_id

@@ -1,0 +1,277 @@
+"""Plan a run: options, column roles (flags, comments, defaults) and validation.
+
+SPEC section 1: flags win over comments; with no QI named anywhere an undeclared column is
+a QI; with QIs named an undeclared column is an error naming the flags that declare it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .cluster.leftover import LEFTOVER_MODES
+from .db import TableInfo
+from .errors import InputError, OutputExistsError, RoleError
+
+ROLES = ("qi", "sensitive", "identifier", "insensitive")
+FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop",
+                "insensitive": "--keep"}
+COMMENT_PREFIX = "sbc:"
+MODES = ("auto", "exact", "blocks")
+
+_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+            "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
+_FLOAT = {"FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"}
+_UNSUPPORTED = {"BLOB", "BIT", "INTERVAL", "BYTEA", "VARBINARY", "VARINT", "BIGNUM", "NULL"}
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for; defaults are the product's defaults."""
+
+    k: int
+    qi: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    output: str | None = None
+    replace: bool = False
+    leftover: str = "nearest"
+    weights: Mapping[str, float] = field(default_factory=dict)
+    mode: str = "auto"
+    workers: int | None = None
+    algorithm: str = "sbca"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    role: str
+    # for QIs: 'numeric' or 'categorical'; None otherwise
+    kind: str | None = None
+    # for numeric QIs stored as DATE or TIMESTAMP: 'date' or 'timestamp'
+    temporal: str | None = None
+    # where the role came from: 'flag', 'comment' or 'default'
+    origin: str = "default"
+
+
+@dataclass(frozen=True)
+class Plan:
+    source: TableInfo
+    display_name: str
+    columns: tuple[Column, ...]
+    options: Options
+    output: str
+    view: str
+    weights: tuple[float, ...]
+
+    @property
+    def k(self) -> int:
+        return self.options.k
+
+    @property
+    def qis(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.role == "qi")
+
+    @property
+    def numeric_qis(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.qis if c.kind == "numeric")
+
+    @property
+    def categorical_qis(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.qis if c.kind == "categorical")
+
+    @property
+    def verbatim(self) -> tuple[Column, ...]:
+        """Columns released as they are: sensitive and insensitive."""
+        return tuple(c for c in self.columns if c.role in ("sensitive", "insensitive"))
+
+
+def split_names(values: Iterable[str] | None) -> tuple[str, ...]:
+    """Repeatable, comma-separated column lists: ('a,b', 'c') -> ('a', 'b', 'c')."""
+    out: list[str] = []
+    for value in values or ():
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)
+
+
+def parse_weights(text: str | Iterable[str] | None) -> dict[str, float]:
+    """'age=2,zip=0.5' -> {'age': 2.0, 'zip': 0.5}."""
+    items = split_names([text] if isinstance(text, str) else text)
+    weights: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name:
+            raise InputError(f"weight '{item}' is not of the form qi=number; write e.g. --weights age=2")
+        try:
+            w = float(value)
+        except ValueError:
+            raise InputError(f"weight of '{name}' is '{value}', not a number; "
+                             f"write e.g. --weights {name}=2") from None
+        if not math.isfinite(w) or w < 0:
+            raise InputError(f"weight of '{name}' is {value}; weights must be finite and >= 0")
+        weights[name] = w
+    return weights
+
+
+def type_kind(sql_type: str) -> tuple[str | None, str | None]:
+    """(kind, temporal) of a DuckDB column type; kind None when no QI can have that type."""
+    t = sql_type.upper().strip()
+    base = re.split(r"[(\s]", t, maxsplit=1)[0]
+    if t.endswith("]") or base in ("STRUCT", "MAP", "UNION", "LIST") or base in _UNSUPPORTED:
+        return None, None
+    if base == "DATE":
+        return "numeric", "date"
+    if base.startswith("TIMESTAMP") or base == "DATETIME":
+        return "numeric", "timestamp"
+    if base in _INTEGER or base in _FLOAT or base in ("DECIMAL", "NUMERIC"):
+        return "numeric", None
+    return "categorical", None
+
+
+def comment_role(comment: str | None) -> str | None:
+    if not comment:
+        return None
+    text = comment.strip().lower()
+    if not text.startswith(COMMENT_PREFIX):
+        return None
+    role = text[len(COMMENT_PREFIX):].strip()
+    return role if role in ROLES else None
+
+
+def make_plan(info: TableInfo, options: Options, *, display_name: str | None = None) -> Plan:
+    """Resolve every column's role and check everything that needs no data."""
+    name = display_name or info.name
+    if options.k < 2:
+        raise InputError(f"k={options.k} is below 2; k-anonymity needs at least 2 rows per "
+                         "class: choose --k 2 or more")
+    if options.leftover not in LEFTOVER_MODES:
+        raise InputError(f"--leftover '{options.leftover}' is not one of {', '.join(LEFTOVER_MODES)}")
+    if options.mode not in MODES:
+        raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
+    if not info.columns:
+        raise InputError(f"table '{name}' has no columns")
+    roles = _resolve_roles(info, options, name)
+    columns = []
+    for c in info.columns:
+        role, origin = roles[c.name]
+        kind, temporal = type_kind(c.type) if role == "qi" else (None, None)
+        if role == "qi" and kind is None:
+            raise InputError(f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "
+                             "declare it with --drop, --keep or --sensitive")
+        columns.append(Column(c.name, c.type, role, kind, temporal, origin))
+    if not any(c.role == "qi" for c in columns):
+        raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
+    weights = _weights(columns, options.weights)
+    output = options.output or _default_output(name, options.k)
+    plan = Plan(info, name, tuple(columns), options, output, f"{output}_view", weights)
+    _check_release_names(plan)
+    return plan
+
+
+def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
+    known = [c.name for c in info.columns]
+    flagged: dict[str, str] = {}
+    for role, names in (("qi", options.qi), ("sensitive", options.sensitive),
+                        ("identifier", options.drop), ("insensitive", options.keep)):
+        for col in names:
+            if col not in known:
+                raise InputError(f"column '{col}' given to {FLAG_OF_ROLE[role]} does not exist in "
+                                 f"'{name}'; its columns are: {', '.join(known)}")
+            if col in flagged and flagged[col] != role:
+                raise RoleError(f"column '{col}' is given two roles ({FLAG_OF_ROLE[flagged[col]]} "
+                                f"and {FLAG_OF_ROLE[role]}); give it one")
+            flagged[col] = role
+    roles: dict[str, tuple[str, str]] = {}
+    for c in info.columns:
+        if c.name in flagged:
+            roles[c.name] = (flagged[c.name], "flag")
+        elif (role := comment_role(c.comment)) is not None:
+            roles[c.name] = (role, "comment")
+    qi_named = any(role == "qi" for role, _ in roles.values())
+    undeclared = [c for c in known if c not in roles]
+    if qi_named and undeclared:
+        raise RoleError(f"column '{undeclared[0]}' has no role while quasi-identifiers are named; "
+                        f"declare it with --qi, --sensitive, --keep or --drop "
+                        f"({len(undeclared)} undeclared column(s): {', '.join(undeclared)})")
+    for col in undeclared:
+        roles[col] = ("qi", "default")
+    return roles
+
+
+def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, ...]:
+    qis = [c.name for c in columns if c.role == "qi"]
+    for col, w in given.items():
+        if col not in qis:
+            raise InputError(f"--weights names '{col}', which is not a quasi-identifier; "
+                             f"weight only QIs ({', '.join(qis)})")
+        if not math.isfinite(w) or w < 0:
+            raise InputError(f"weight of '{col}' is {w}; weights must be finite and >= 0")
+    weights = tuple(float(given.get(q, 1.0)) for q in qis)
+    if sum(weights) <= 0:
+        raise InputError("every QI weight is 0; give at least one QI a weight above 0")
+    return weights
+
+
+def _default_output(name: str, k: int) -> str:
+    stem = re.sub(r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$", "", name.replace("\\", "/").split("/")[-1],
+                  flags=re.IGNORECASE)
+    return f"{stem}_k{k}"
+
+
+def release_names(plan: Plan) -> list[str]:
+    """Column names of the release table, in order (see README's release schema)."""
+    names = ["eq_class"]
+    for c in plan.columns:
+        if c.role == "identifier":
+            continue
+        if c.role == "qi" and c.kind == "numeric":
+            names += [f"{c.name}_min", f"{c.name}_max", f"{c.name}_has_null"]
+        else:
+            names.append(c.name)
+    return names
+
+
+def _check_release_names(plan: Plan) -> None:
+    seen: set[str] = set()
+    for n in release_names(plan):
+        if n.lower() in seen:
+            raise InputError(f"the release would have two columns named '{n}'; rename the source "
+                             "column or declare it with --drop")
+        seen.add(n.lower())
+    if any(c.name.lower() == "sbc_eq_class" for c in plan.columns):
+        raise InputError("column 'sbc_eq_class' is reserved by sbc-sql; rename it in the source")
+
+
+def check_output(plan: Plan, exists: bool, view_taken: bool) -> None:
+    """The release must not overwrite anything unless --replace, and never the source."""
+    if plan.output == plan.source.name and plan.source.from_file is None:
+        raise InputError(f"--output '{plan.output}' is the source table; choose another name")
+    if exists and not plan.options.replace:
+        raise OutputExistsError(f"table '{plan.output}' already exists; pass --replace to "
+                                "overwrite it or --output to choose another name")
+    if view_taken:
+        raise OutputExistsError(f"'{plan.view}' exists and is not a view; drop or rename it, "
+                                "or choose another --output")
+
+
+def check_rows(plan: Plan, n_rows: int) -> None:
+    if n_rows == 0:
+        raise InputError(f"table '{plan.display_name}' is empty; there is nothing to anonymize")
+    if plan.k > n_rows:
+        raise InputError(f"k={plan.k} is larger than the {n_rows} rows of "
+                         f"'{plan.display_name}'; choose k <= {n_rows}")
+
+
+def check_identifiers(plan: Plan, n_rows: int, distinct: Mapping[str, int]) -> None:
+    """An undeclared column distinct on every row looks like a direct identifier."""
+    if n_rows < 2:
+        return
+    for c in plan.columns:
+        if c.origin == "default" and distinct.get(c.name) == n_rows:
+            raise RoleError(f"column '{c.name}' is distinct on all {n_rows} rows and looks like a "
+                            "direct identifier; declare it with --drop (or --qi / --keep if it "
+                            "is not one)")

@@ -1,0 +1,147 @@
+"""Statistics stage: SQL aggregates pushed down to the database (SPEC sections 1-2).
+
+Row count, per-QI cardinality and range, and the contingency counts of consecutive
+categorical QIs in ascending cardinality, all from sql/ templates; one scan each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import db
+from .db import Connection
+from .expressions import as_category, as_number, ref
+from .spec import Column, Plan
+from .templates import render
+
+
+@dataclass(frozen=True)
+class Stats:
+    n_rows: int
+    # per column name: distinct non-NULL values and NULL count (QIs and undeclared columns)
+    distinct: dict[str, int]
+    nulls: dict[str, int]
+    # numeric QIs: min and max as numbers (NaN when all NULL)
+    lo: dict[str, float]
+    hi: dict[str, float]
+    # categorical QIs: the non-NULL values in sort order; code len(values) is NULL if present
+    domains: dict[str, pa.Array]
+    value_counts: dict[str, np.ndarray]
+    # (predecessor, QI) -> counts[m_code, n_code]
+    pair_counts: dict[tuple[str, str], np.ndarray]
+
+    def cardinality(self, name: str) -> int:
+        return self.distinct[name] + (1 if self.nulls[name] > 0 else 0)
+
+
+def row_count_sql(plan: Plan):
+    return render("row_count", source=plan.source.name)
+
+
+def distinct_counts_sql(plan: Plan, columns: list[Column]):
+    return render("distinct_counts", source=plan.source.name,
+                  col=[as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name)
+                       for c in columns])
+
+
+def numeric_ranges_sql(plan: Plan):
+    return render("numeric_ranges", source=plan.source.name,
+                  num=[as_number(ref(c.name), c) for c in plan.numeric_qis])
+
+
+def categorical_counts_sql(plan: Plan, order: list[Column]):
+    pairs = list(zip(order[:-1], order[1:]))
+    return render("categorical_counts", source=plan.source.name,
+                  cat=[as_category(ref(c.name), c) for c in order],
+                  m=[as_category(ref(m.name), m) for m, _ in pairs],
+                  n=[as_category(ref(n.name), n) for _, n in pairs])
+
+
+def collect_stats(con: Connection, plan: Plan, n_rows: int) -> Stats:
+    """Every statistic the clustering and the metrics need."""
+    profiled = [c for c in plan.columns if c.role == "qi" or c.origin == "default"]
+    row = db.fetch_one(con, distinct_counts_sql(plan, profiled))
+    total = int(row[0])
+    m = len(profiled)
+    distinct = {c.name: int(row[1 + i]) for i, c in enumerate(profiled)}
+    nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(profiled)}
+    lo: dict[str, float] = {}
+    hi: dict[str, float] = {}
+    if plan.numeric_qis:
+        r = db.fetch_one(con, numeric_ranges_sql(plan))
+        k = len(plan.numeric_qis)
+        for i, c in enumerate(plan.numeric_qis):
+            lo[c.name] = float("nan") if r[i] is None else float(r[i])
+            hi[c.name] = float("nan") if r[k + i] is None else float(r[k + i])
+    order = categorical_order(plan, distinct, nulls)
+    domains, value_counts, pair_counts = _categorical_counts(con, plan, order, nulls)
+    return Stats(n_rows, distinct, nulls, lo, hi, domains, value_counts, pair_counts)
+
+
+def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int]) -> list[Column]:
+    """Categorical QIs by ascending cardinality (NULL counted), ties by column order."""
+    cats = list(plan.categorical_qis)
+    card = {c.name: distinct[c.name] + (1 if nulls[c.name] else 0) for c in cats}
+    return sorted(cats, key=lambda c: (card[c.name], cats.index(c)))
+
+
+def _categorical_counts(con: Connection, plan: Plan, order: list[Column], nulls: dict[str, int]):
+    domains: dict[str, pa.Array] = {}
+    value_counts: dict[str, np.ndarray] = {}
+    pair_counts: dict[tuple[str, str], np.ndarray] = {}
+    if not order:
+        return domains, value_counts, pair_counts
+    table = db.fetch_arrow(con, categorical_counts_sql(plan, order))
+    c = len(order)
+    flags = np.stack([table.column(i).to_numpy(zero_copy_only=False).astype(np.int64)
+                      for i in range(c)])
+    counts = table.column(2 * c).to_numpy(zero_copy_only=False).astype(np.int64)
+    for i, col in enumerate(order):
+        alone = (flags[i] == 0) & (flags.sum(axis=0) == c - 1)
+        values = dense(table.column(c + i).filter(pa.array(alone)))
+        nonnull = values.filter(pc.is_valid(values))
+        domains[col.name] = nonnull
+        value_counts[col.name] = counts[alone]
+    for i, (m, n) in enumerate(zip(order[:-1], order[1:])):
+        both = (flags[i] == 0) & (flags[i + 1] == 0) & (flags.sum(axis=0) == c - 2)
+        mv = encode(table.column(c + i).filter(pa.array(both)), domains[m.name])
+        nv = encode(table.column(c + i + 1).filter(pa.array(both)), domains[n.name])
+        shape = (len(value_counts[m.name]), len(value_counts[n.name]))
+        grid = np.zeros(shape, dtype=np.int64)
+        np.add.at(grid, (mv, nv), counts[both])
+        pair_counts[(m.name, n.name)] = grid
+    return domains, value_counts, pair_counts
+
+
+def dense(values: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One plain Arrow array (ENUM/dictionary values decoded)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks else pa.array([], type=values.type)
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    return values
+
+
+def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:
+    """Category codes of values against the sorted non-NULL domain; NULL -> len(domain).
+
+    Vectorized in Arrow: no Python object per row. Dictionary (ENUM) input is mapped through
+    its dictionary, so only the dictionary is looked up.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        parts = [encode(chunk, domain) for chunk in values.chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    null_code = len(domain)
+    if pa.types.is_dictionary(values.type):
+        mapping = pc.index_in(values.dictionary, value_set=domain)
+        idx = pc.take(mapping, values.indices)
+    else:
+        idx = pc.index_in(values, value_set=domain)
+    missing = idx.null_count - values.null_count
+    if missing:
+        raise ValueError(f"{missing} value(s) are not in the column's domain")
+    return idx.fill_null(null_code).to_numpy(zero_copy_only=False).astype(np.int32)

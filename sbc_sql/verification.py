@@ -1,0 +1,126 @@
+"""Verify stage: a release is reported only once SQL has shown it k-anonymous and complete.
+
+With the run's class labels (during ``anonymize``) the check is row-exact: every source row
+is labelled once, released once with its own values, and lies inside its class's ranges
+and sets. For any other original + release pair, :func:`verify_pair` checks k-anonymity,
+row counts, released values and that every input row is covered by some class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from . import db
+from .db import Connection
+from .expressions import conj, ref
+from .metrics import Layout
+from .spec import Column
+from .templates import render
+
+
+@dataclass(frozen=True)
+class Verdict:
+    k: int
+    problems: tuple[str, ...] = field(default_factory=tuple)
+    facts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def inside(c: Column, row: str, cls: str) -> exp.Expression:
+    """The row's value of QI c lies within its class's range or set (NULL included)."""
+    value = ref(c.name, row)
+    is_null = exp.Is(this=value, expression=exp.Null())
+    if c.kind == "numeric":
+        in_range = exp.Between(this=value, low=ref(c.name + "_min", cls),
+                               high=ref(c.name + "_max", cls))
+        return exp.Case(ifs=[exp.If(this=is_null, true=ref(c.name + "_has_null", cls))],
+                        default=in_range)
+    values = ref(c.name, cls)
+    has_null = exp.GT(this=exp.Anonymous(this="len", expressions=[values]),
+                      expression=exp.Anonymous(this="list_count", expressions=[values]))
+    contains = exp.Anonymous(this="list_contains", expressions=[values, value])
+    return exp.Case(ifs=[exp.If(this=is_null, true=has_null)], default=contains)
+
+
+def _same(c: Column, row: str, cls: str) -> exp.Expression:
+    return exp.NullSafeEQ(this=ref(c.name, row), expression=ref(c.name, cls))
+
+
+def tuple_sizes_sql(layout: Layout, release: str) -> exp.Expression:
+    return render("tuple_sizes", release=release, qicol=layout.qi_columns())
+
+
+def check_release(con: Connection, layout: Layout, release: str, k: int) -> tuple[list[str], dict[str, int]]:
+    """k-anonymity of the release alone: every class and every generalized tuple has >= k rows."""
+    problems: list[str] = []
+    classes, smallest, _, _, released = db.fetch_one(con, render("class_sizes", release=release))
+    tuples, smallest_tuple, mixed = db.fetch_one(con, tuple_sizes_sql(layout, release))
+    facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
+             "released": int(released or 0), "tuples": int(tuples or 0),
+             "smallest_tuple": int(smallest_tuple or 0), "mixed_classes": int(mixed or 0)}
+    if facts["released"] and facts["smallest_class"] < k:
+        problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
+    if facts["released"] and facts["smallest_tuple"] < k:
+        problems.append(f"a generalized tuple is shared by {facts['smallest_tuple']} rows, "
+                        f"below k={k}")
+    if facts["mixed_classes"]:
+        problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
+    return problems, facts
+
+
+def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, release: str,
+                       k: int) -> Verdict:
+    """Row-exact verification of a release just built from ``labels``."""
+    problems, facts = check_release(con, layout, release, k)
+    source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
+        con, render("label_coverage", source=source, labels=labels))
+    facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
+    if n_labels != source_rows or labelled != source_rows or unlabelled:
+        problems.append(f"{source_rows} source rows but {labelled} labelled once "
+                        f"({n_labels} labels, {unlabelled} unlabelled)")
+    if facts["released"] != source_rows - suppressed:
+        problems.append(f"the release has {facts['released']} rows; expected "
+                        f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)")
+    inside_all = conj([inside(c, "s", "g") for c in layout.qis])
+    (outside,) = db.fetch_one(con, render("values_outside", source=source, labels=labels,
+                                          release=release, qicol=layout.qi_columns(),
+                                          inside=inside_all))
+    facts["outside"] = int(outside)
+    if outside:
+        problems.append(f"{outside} row(s) have a QI value outside their class's range or set")
+    missing, extra = db.fetch_one(con, render("rows_missing", source=source, labels=labels,
+                                              release=release,
+                                              verb=[c.name for c in layout.verbatim]))
+    facts.update(missing=int(missing), extra=int(extra))
+    if missing or extra:
+        problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")
+    return Verdict(k, tuple(problems), facts)
+
+
+def verify_pair(con: Connection, layout: Layout, original: str, release: str, k: int) -> Verdict:
+    """Verification of any original + release pair (no class labels at hand)."""
+    problems, facts = check_release(con, layout, release, k)
+    (n_rows,) = db.fetch_one(con, render("row_count", source=original))
+    facts["source_rows"] = int(n_rows)
+    if facts["released"] > n_rows:
+        problems.append(f"the release has {facts['released']} rows, more than the "
+                        f"{n_rows} input rows")
+    facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
+    cover = conj([inside(c, "s", "g") for c in layout.qis]
+                 + [_same(c, "s", "g") for c in layout.verbatim])
+    uncovered, extra = db.fetch_one(con, render("rows_uncovered", original=original,
+                                                release=release, qicol=layout.qi_columns(),
+                                                verb=[c.name for c in layout.verbatim],
+                                                inside=cover))
+    facts.update(uncovered=int(uncovered), extra=int(extra))
+    if uncovered > facts["suppressed"]:
+        problems.append(f"{uncovered} input row(s) are covered by no class of the release, but "
+                        f"only {facts['suppressed']} are missing from it")
+    if extra:
+        problems.append(f"{extra} release row(s) carry released values that the input lacks")
+    return Verdict(k, tuple(problems), facts)
