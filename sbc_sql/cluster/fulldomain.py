@@ -295,7 +295,7 @@ def tuple_keys(columns: Sequence[np.ndarray], sizes: Sequence[int], n: int) -> n
     """One int64 key per row for a tuple of small codes (mixed radix, densified if needed)."""
     key = np.zeros(n, dtype=np.int64)
     bound = 1
-    for col, size in zip(columns, sizes):
+    for col, size in zip(columns, sizes, strict=True):
         if bound * size >= 2**62:
             key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
             bound = int(key.max(initial=0)) + 1
@@ -331,8 +331,8 @@ def node_labels(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
     When the small classes hold more rows than the budget allows (only possible when no node
     is k-anonymous, i.e. n < k), every row is suppressed.
     """
-    cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain)]
-    key = tuple_keys(cols, [h.groups(lv) for h, lv in zip(hier, node)], data.n_rows)
+    cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
+    key = tuple_keys(cols, [h.groups(lv) for h, lv in zip(hier, node, strict=True)], data.n_rows)
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     small = counts[inverse] < k
@@ -371,9 +371,9 @@ def datafly(data: QIData, k: int, hierarchies: Hierarchies = None,
         return np.zeros(0, dtype=np.int64)
     node = [0] * data.n_qis
     while True:
-        cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain)]
+        cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
         fs = frequency_set(np.stack(cols), np.ones(n, dtype=np.int64),
-                           [h.groups(lv) for h, lv in zip(hier, node)])
+                           [h.groups(lv) for h, lv in zip(hier, node, strict=True)])
         if fs.small_rows(k) <= budget:
             break
         open_q = [q for q in range(data.n_qis) if node[q] < hier[q].height]
@@ -463,4 +463,4 @@ def rollup(hier: list[Hierarchy], previous: dict[tuple[int, ...], FrequencySet],
     fs = previous[src]
     codes = fs.codes.copy()
     codes[q] = hier[q].step(src[q])[codes[q]]
-    return frequency_set(codes, fs.counts, [h.groups(lv) for h, lv in zip(hier, node)])
+    return frequency_set(codes, fs.counts, [h.groups(lv) for h, lv in zip(hier, node, strict=True)])

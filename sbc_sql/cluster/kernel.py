@@ -110,7 +110,7 @@ def _pair_entries(lm, ln, n_m, n_n, seg, ent_n, ent_c, pentry, e0):
 def _build(codes, card):
     """Local codes, marginal counts and pair counts of the rows (already in sort order)."""
     n_cat, n = codes.shape
-    loc = np.empty((n_cat, n), np.int32)
+    loc = np.empty((n_cat, n), np.uint16)
     goff = np.zeros(n_cat + 1, np.int64)
     parts = []
     for c in range(n_cat):
@@ -282,6 +282,20 @@ def _sweep_categorical(codes, tb, w, first, end, dist, assign):
             dist[i] += w * tb[codes[i]]
 
 
+FUSED = True
+@_jit
+def _sweep_all(loc, act_idx, table, goff, cat_w, first, end, dist, assign):
+    na = act_idx.shape[0]
+    if na == 0:
+        return
+    for i in range(first, end):
+        d = 0.0 if assign else dist[i]
+        for j in range(na):
+            c = act_idx[j]
+            d = (cat_w[c] * table[goff[c] + loc[c, i]]) if (assign and j == 0) else d + cat_w[c] * table[goff[c] + loc[c, i]]
+        dist[i] = d
+
+
 @_jit
 def _nearest(dist, alive, first, end, k, best_d, best_i):
     """The k live rows with the smallest distance; ties go to the smaller position.
@@ -356,6 +370,7 @@ def _form_classes(num, num_w, loc, cat_w, active, card, goff, gcode, cnt, soff, 
     nz_x = np.empty(max_loc, np.float64)
     best_d = np.empty(k, np.float64)
     best_i = np.empty(k, np.int64)
+    act_idx = np.nonzero(active)[0]
     cls, first, end, live = st[0], st[1], st[2], st[3]
     formed = 0
     while live >= k and formed < max_classes:
@@ -370,7 +385,12 @@ def _form_classes(num, num_w, loc, cat_w, active, card, goff, gcode, cnt, soff, 
             if active[c]:
                 _distance_table(c, seed, k, loc, goff, gcode, cnt, card, soff, seg, ent_n,
                                 ent_c, pentry, table, keys, us, mark, nz_u, nz_x)
-        for c in range(n_cat):
+        if FUSED:
+            _sweep_all(loc, act_idx, table, goff, cat_w, first, end, dist, assign)
+            if act_idx.shape[0] > 0:
+                assign = False
+        else:
+          for c in range(n_cat):
             if active[c]:
                 _sweep_categorical(loc[c], table[goff[c]:goff[c + 1]], cat_w[c], first, end,
                                    dist, assign)

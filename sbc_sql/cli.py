@@ -1,0 +1,183 @@
+"""The sbc-sql command line (typer only: no SQL and no algorithm here)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import api
+from .errors import SbcError
+from .pipeline import Result, anonymize
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).")
+
+Names = Annotated[Optional[list[str]], typer.Option(show_default=False)]
+
+
+class ProgressBar:
+    """A one-line bar with ETA on stderr, drawn only on a terminal."""
+
+    def __init__(self, label: str, enabled: bool | None = None) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.start = time.perf_counter()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = time.perf_counter()
+        if done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        frac = done / total
+        elapsed = now - self.start
+        eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} "
+                         f"eta {eta:5.1f}s")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def _fail(err: SbcError) -> None:
+    typer.echo(f"Error: {err}", err=True)
+    raise typer.Exit(1)
+
+
+@app.command("anonymize")
+def anonymize_cmd(
+    table: Annotated[str, typer.Option(help="Table (or view) to anonymize, or a CSV/Parquet path.")],
+    k: Annotated[int, typer.Option(help="Minimum class size (k >= 2).")],
+    db: Annotated[Optional[str], typer.Option(help="DuckDB database file.")] = None,
+    qi: Names = None,
+    sensitive: Names = None,
+    drop: Names = None,
+    keep: Names = None,
+    output: Annotated[Optional[str], typer.Option(help="Release table (default <table>_k<k>).")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite an existing release.")] = False,
+    leftover: Annotated[str, typer.Option(help="Rows left when fewer than k remain: "
+                                                "nearest, last or suppress.")] = "nearest",
+    weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
+    out_file: Annotated[Optional[str], typer.Option(help="Also export the release (.parquet/.csv).")] = None,
+    sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
+    mode: Annotated[str, typer.Option(help="auto, exact (one block) or blocks.")] = "auto",
+    workers: Annotated[Optional[int], typer.Option(help="Threads for block mode (default: all cores).")] = None,
+    algorithm: Annotated[str, typer.Option(help="Clustering algorithm.")] = "sbca",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Write a verified k-anonymous release of TABLE into the database.
+
+    Roles: --qi, --sensitive, --drop (identifiers), --keep (insensitive), repeatable or
+    comma-separated, or column comments 'sbc:qi', 'sbc:sensitive', 'sbc:identifier',
+    'sbc:insensitive'.
+
+    Example: sbc-sql anonymize --db clinic.duckdb --table patients --k 5
+    """
+    log = (lambda line: typer.echo(line, err=True))
+    try:
+        result = anonymize(db, table, k, qi=qi or (), sensitive=sensitive or (), drop=drop or (),
+                           keep=keep or (), output=output, replace=replace, leftover=leftover,
+                           weights=weights, out_file=out_file, sql_only=sql, mode=mode,
+                           workers=workers, algorithm=algorithm, log=log,
+                           progress=ProgressBar("clustering"))
+    except SbcError as err:
+        _fail(err)
+        return
+    if sql:
+        typer.echo("\n".join(result.statements))
+        return
+    if as_json:
+        typer.echo(json.dumps(summary_dict(result), indent=2))
+    else:
+        typer.echo(summary_text(result))
+
+
+def summary_dict(result: Result) -> dict[str, object]:
+    m = result.measures
+    assert m is not None
+    return {"release": result.release, "view": result.view, "k": result.plan.k,
+            "mode": result.mode, **m.as_dict(),
+            "seconds": {s: round(t, 4) for s, t in result.timings.items()}}
+
+
+def summary_text(result: Result) -> str:
+    m = result.measures
+    assert m is not None
+    stages = ("plan", "stats", "pull", "cluster", "write", "measure", "verify")
+    lines = [
+        f"release '{result.release}' (view '{result.view}'): verified {result.plan.k}-anonymous "
+        f"and complete",
+        f"  rows in {m.n_rows}, rows out {m.released}, suppressed {m.suppressed}",
+        f"  classes {m.classes}: smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}",
+        f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
+        "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
+        "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
+    ]
+    return "\n".join(lines)
+
+
+@app.command("measure")
+def measure_cmd(
+    db: Annotated[str, typer.Option(help="DuckDB database file.")],
+    original: Annotated[str, typer.Option(help="The input table.")],
+    release: Annotated[str, typer.Option(help="The release table.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """NCP per QI and total, utility, classes and smallest class of a release.
+
+    Example: sbc-sql measure --db clinic.duckdb --original patients --release patients_k5
+    """
+    try:
+        m = api.measure(db, original, release)
+    except SbcError as err:
+        _fail(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(m.as_dict(), indent=2))
+        return
+    typer.echo(f"rows {m.n_rows}, released {m.released}, suppressed {m.suppressed}")
+    typer.echo(f"classes {m.classes}, smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}")
+    typer.echo(f"total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}")
+    for q, v in m.ncp.items():
+        typer.echo(f"  NCP {q}: {v:.4f}")
+
+
+@app.command("verify")
+def verify_cmd(
+    db: Annotated[str, typer.Option(help="DuckDB database file.")],
+    original: Annotated[str, typer.Option(help="The input table.")],
+    release: Annotated[str, typer.Option(help="The release table.")],
+    k: Annotated[int, typer.Option(help="The k to check.")],
+) -> None:
+    """Exit 0 only if RELEASE is k-anonymous and complete against ORIGINAL.
+
+    Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
+    """
+    try:
+        verdict = api.verify(db, original, release, k)
+    except SbcError as err:
+        _fail(err)
+        return
+    facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
+    if verdict.ok:
+        typer.echo(f"ok: '{release}' is {k}-anonymous and complete ({facts})")
+        return
+    for problem in verdict.problems:
+        typer.echo(f"Error: {problem}", err=True)
+    raise typer.Exit(1)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
