@@ -282,8 +282,10 @@ def resolve_hierarchies(data: QIData, hierarchies: Hierarchies) -> list[Hierarch
     given: dict[int, Hierarchy | None] = {}
     if isinstance(hierarchies, Mapping):
         for key, h in hierarchies.items():
-            q = data.names.index(key) if isinstance(key, str) else int(key)
-            given[q] = h
+            if isinstance(key, str) and key not in data.names:
+                raise InputError(f"a hierarchy is given for {key!r}, which is not a QI; "
+                                 f"the QIs are {', '.join(data.names)}")
+            given[data.names.index(key) if isinstance(key, str) else int(key)] = h
     elif hierarchies is not None:
         if len(hierarchies) != data.n_qis:
             raise InputError(f"{len(hierarchies)} hierarchies given for {data.n_qis} QIs")
@@ -324,6 +326,17 @@ def frequency_set(codes: np.ndarray, counts: np.ndarray, sizes: Sequence[int]) -
     return FrequencySet(codes[:, first], merged)
 
 
+def node_columns(hier: list[Hierarchy], domain: list[np.ndarray], node: Sequence[int]
+                 ) -> list[np.ndarray]:
+    """Every row's group id per QI at a lattice node."""
+    return [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
+
+
+def node_sizes(hier: list[Hierarchy], node: Sequence[int]) -> list[int]:
+    """Number of groups per QI at a lattice node (the radix of its tuple keys)."""
+    return [h.groups(lv) for h, lv in zip(hier, node, strict=True)]
+
+
 def node_labels(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
                 node: Sequence[int], k: int, budget: float) -> np.ndarray:
     """Class per row at a lattice node; rows of classes below k suppressed within budget.
@@ -331,8 +344,7 @@ def node_labels(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
     When the small classes hold more rows than the budget allows (only possible when no node
     is k-anonymous, i.e. n < k), every row is suppressed.
     """
-    cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
-    key = tuple_keys(cols, [h.groups(lv) for h, lv in zip(hier, node, strict=True)], data.n_rows)
+    key = tuple_keys(node_columns(hier, domain, node), node_sizes(hier, node), data.n_rows)
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     small = counts[inverse] < k
@@ -371,9 +383,8 @@ def datafly(data: QIData, k: int, hierarchies: Hierarchies = None,
         return np.zeros(0, dtype=np.int64)
     node = [0] * data.n_qis
     while True:
-        cols = [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
-        fs = frequency_set(np.stack(cols), np.ones(n, dtype=np.int64),
-                           [h.groups(lv) for h, lv in zip(hier, node, strict=True)])
+        fs = frequency_set(np.stack(node_columns(hier, domain, node)),
+                           np.ones(n, dtype=np.int64), node_sizes(hier, node))
         if fs.small_rows(k) <= budget:
             break
         open_q = [q for q in range(data.n_qis) if node[q] < hier[q].height]
@@ -463,4 +474,4 @@ def rollup(hier: list[Hierarchy], previous: dict[tuple[int, ...], FrequencySet],
     fs = previous[src]
     codes = fs.codes.copy()
     codes[q] = hier[q].step(src[q])[codes[q]]
-    return frequency_set(codes, fs.counts, [h.groups(lv) for h, lv in zip(hier, node, strict=True)])
+    return frequency_set(codes, fs.counts, node_sizes(hier, node))

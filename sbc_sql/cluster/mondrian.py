@@ -31,8 +31,9 @@ def mondrian(data: QIData, k: int) -> np.ndarray:
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     if n == 0 or n < k:
         return labels
-    ranks, rank_values = zip(*(split_keys(data, q) for q in range(data.n_qis)), strict=True)
-    group = partition_rows(data, np.stack(ranks), rank_values, k)
+    keys = [split_keys(data, q) for q in range(data.n_qis)]
+    ranks = np.stack([rank for rank, _ in keys])
+    group = partition_rows(data, ranks, tuple(values for _, values in keys), k)
     return first_position_labels(group, data.position)
 
 
