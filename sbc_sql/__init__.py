@@ -1,11 +1,12 @@
 """sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
 
-Public API: :func:`anonymize`, :func:`measure`, :func:`verify`.
+Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`.
 """
 
 from .api import measure, verify
 from .errors import SbcError
+from .evaluate import Evaluation, evaluate
 from .pipeline import Result, anonymize
 
-__all__ = ["Result", "SbcError", "anonymize", "measure", "verify"]
+__all__ = ["Evaluation", "Result", "SbcError", "anonymize", "evaluate", "measure", "verify"]
 __version__ = "0.1.0"

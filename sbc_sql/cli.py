@@ -12,7 +12,9 @@ import typer
 
 from . import api
 from .errors import SbcError
+from .evaluate import Evaluation, evaluate, evaluation_sql
 from .pipeline import Result, anonymize
+from .spec import parse_weights
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).")
@@ -173,6 +175,58 @@ def verify_cmd(
     for problem in verdict.problems:
         typer.echo(f"Error: {problem}", err=True)
     raise typer.Exit(1)
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    db: Annotated[str, typer.Option(help="DuckDB database file.")],
+    original: Annotated[str, typer.Option(help="The input table.")],
+    release: Annotated[str, typer.Option(help="The release table.")],
+    sensitive: Annotated[Optional[str], typer.Option(
+        help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")] = None,
+    k_r: Annotated[float, typer.Option("--k-r", help="RGCP weight of virtual classes.")] = 2.0,
+    n_r: Annotated[float, typer.Option("--n-r", help="RGCP weight when no class exists.")] = 4.0,
+    queries: Annotated[int, typer.Option(help="Random COUNT queries per selectivity "
+                                               "(0: no query error).")] = 200,
+    selectivity: Annotated[Optional[list[float]], typer.Option(
+        help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random queries.")] = 0,
+    k: Annotated[Optional[int], typer.Option(help="k of C_AVG (default: smallest class).")] = None,
+    weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    sql: Annotated[bool, typer.Option("--sql", help="Print the SQL; run nothing.")] = False,
+) -> None:
+    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
+    --sensitive, l-diversity, t-closeness and beta-likeness of a release.
+
+    Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5 --sensitive diagnosis
+    """
+    try:
+        w = parse_weights(weights) if weights else None
+        if sql:
+            typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive,
+                                                weights=w)))
+            return
+        result = evaluate(db, original, release, sensitive=sensitive, k_r=k_r, n_r=n_r,
+                          queries=queries, selectivities=tuple(selectivity or (0.01, 0.05, 0.1)),
+                          seed=seed, weights=w, k=k)
+    except SbcError as err:
+        _fail(err)
+        return
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    typer.echo(evaluation_text(result))
+
+
+def evaluation_text(result: Evaluation) -> str:
+    """One metric a line, numbers to 4 decimals."""
+    width = max(len(name) for name, _ in result.rows())
+    lines = []
+    for name, value in result.rows():
+        shown = f"{value:.4f}" if isinstance(value, float) else str(value)
+        lines.append(f"{name:<{width}}  {shown}")
+    return "\n".join(lines)
 
 
 def main() -> None:

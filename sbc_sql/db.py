@@ -41,17 +41,23 @@ def connect(db: str | Path | Connection | None, *, must_exist: bool = True) -> C
     if isinstance(db, duckdb.DuckDBPyConnection):
         return db
     if db is None or str(db) == ":memory:":
-        return duckdb.connect()
+        return _quiet(duckdb.connect())
     path = Path(db)
     if must_exist and not path.exists():
         raise InputError(f"database file '{path}' does not exist; pass an existing DuckDB file "
                          "with --db (examples/make_clinic_db.py makes one)")
     try:
-        return duckdb.connect(str(path))
+        return _quiet(duckdb.connect(str(path)))
     except duckdb.Error as err:
         first = str(err).splitlines()[0]
         raise InputError(f"cannot open '{path}' as a DuckDB database ({first}); "
                          "pass a DuckDB database file with --db") from None
+
+
+def _quiet(con: Connection) -> Connection:
+    """Our own progress bar speaks for the run; DuckDB's would interleave with it."""
+    con.execute("SET enable_progress_bar = false").fetchall()
+    return con
 
 
 def to_sql(tree: exp.Expression | str) -> str:

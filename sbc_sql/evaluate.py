@@ -1,0 +1,616 @@
+"""Evaluate stage: information loss, risk and query accuracy of a release (SPEC section 4).
+
+:func:`evaluate` takes any original + release pair and reports, each computed by an SQL
+aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/``c_max``/
+``c_has_null`` for a numeric QI, a sorted LIST for a categorical one, the other columns
+verbatim; suppressed rows are simply absent):
+
+* NCP per QI and total, and utility, as :func:`sbc_sql.metrics.measure_tables` computes
+  them. **GCP is the total NCP**: SPEC section 4's normalised GCP, which charges a
+  suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
+* **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
+  ``[sum over untouched classes |E| * NCP(E) + k_r * sum over virtual classes |g| * NCP(g)]
+  / (n * d)``, with NCP(.) the weighted sum over QIs of a class's NCP per record. Each
+  removed record joins its *nearest* class, the class whose summed NCP
+  ``|E| * NCP(E)`` grows least when the record is added (the rule of ``--leftover
+  nearest``; ties: the smaller NCP increase rounded to 1e-9, then the smaller eq_class);
+  a class that some record joins becomes the virtual class g = E + its joiners. With no
+  class at all, RGCP = ``n_r * n * NCP(gF) / (n * d)`` with gF one class of every input row.
+* Which records were removed: the release has no row ids, so a record counts as removed
+  when no class can hold it (no class's tuple covers its QI values while holding a row
+  with its verbatim values). If the release holds fewer rows than that leaves (a
+  suppressed record lay inside a class's box), those S - U *hidden* removed records are
+  charged to the classes whose covered records outnumber their size (each covered record
+  counted at its cheapest covering class), in eq_class order; they widen nothing, so they
+  only grow g. This is exact when boxes holding the same verbatim values do not overlap.
+* Discernibility ``DM = sum |E|^2 + |S| * n``; ``C_AVG = (n - |S|) / |E| / k`` with k the
+  smallest class unless given; classes, smallest, mean and largest class; distinct
+  generalized tuples; suppressed rows S = n - release rows.
+* With ``sensitive`` given (never inferred): distinct l-diversity (fewest distinct values
+  in a class; NULL is a value), t-closeness by the Earth Mover's Distance against the
+  *input's* distribution (categorical or boolean: equal ground distance, 0.5 * sum |p - q|;
+  numeric or temporal: ordered distance over the input's sorted distinct values, divided by
+  m - 1), basic beta-likeness ``max (q - p) / p`` over classes and values with q > p, and
+  enhanced beta-likeness ``max min((q - p) / p, -ln p)`` over the same (seed 004 caps
+  beta at -ln p for frequent values).
+* **Record linkage** RL (seed 004: P = 1/|E| when the record's nearest class is its own).
+  Without row ids a record's own class is not visible, so the attacker, knowing a
+  record's QI values, picks uniformly among the release rows of every class whose
+  generalized tuple covers them: ``RL = sum over records r that some class can hold of
+  1 / (rows in the classes covering r)``, which is seed 004's 1/|E| when one class covers
+  r; records no class can hold add 0. Reported as a count and as a share of n (a hidden
+  removed record, see above, counts as if released, so RL is then an upper bound).
+* **Aggregate query error** (seed 004, AQA): for each target selectivity s, ``queries``
+  random COUNT queries over every QI at once, each QI restricted to a fraction
+  f = s^(1/d) of its input values: a numeric QI to the interval between the input's
+  empirical quantiles u and u + f (u uniform in [0, 1 - f]), a categorical QI to a
+  uniform random subset of round(f * cardinality) (at least 1) of its values (NULL among
+  them). Expected selectivity per QI is about f, so about s overall when QIs are
+  independent (``true_share`` reports what it was). True counts come from the input;
+  estimates from the release, each class contributing |E| * the product over QIs of the
+  overlap share (numeric: |[lo, hi] & [min, max]| / (max - min), a point class 1 if
+  inside; the NULL part of a class is ignored; categorical: |set & query| / |set|). Mean
+  relative error over the queries whose true count is above 0 (``used`` says how many).
+  The queries come from numpy's generator seeded with ``seed``: same seed, same queries.
+
+Sums run over DECIMAL(38, 18) terms, so every figure is the same bit for bit on every
+run (DuckDB's parallel DOUBLE sums are not). Cost: the coverage step pairs each distinct
+input row with each class (n x classes inside-tests), the query step each query with each
+input row and each class. Temporary tables ``sbc_eval_<hex>_*`` and a registered Arrow
+table of the queries are made for the run and dropped after it. :func:`evaluation_sql`
+returns the statements.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from . import db, metrics
+from .api import _layout, _tables
+from .db import Connection
+from .errors import InputError
+from .expressions import alias, as_number, conj, ref
+from .metrics import Layout, cost_expression
+from .spec import Column, type_kind
+from .templates import ident, render
+from .verification import inside
+
+DEFAULT_SELECTIVITIES = (0.01, 0.05, 0.1)
+
+
+@dataclass(frozen=True)
+class QueryError:
+    """Aggregate query error at one target selectivity."""
+
+    selectivity: float
+    queries: int
+    used: int
+    relative_error: float | None
+    true_share: float | None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What :func:`evaluate` measured; ``as_dict()`` for JSON, ``rows()`` for a table."""
+
+    n_rows: int
+    released: int
+    suppressed: int
+    ncp: dict[str, float]
+    total_ncp: float
+    utility: float
+    gcp: float
+    rgcp: float
+    k_r: float
+    n_r: float
+    removed_uncovered: int
+    removed_hidden: int
+    virtual_classes: int
+    discernibility: int
+    c_avg: float | None
+    k: int
+    classes: int
+    smallest_class: int
+    mean_class: float
+    largest_class: int
+    tuples: int
+    record_linkage: float
+    record_linkage_share: float
+    sensitive: str | None = None
+    l_diversity: int | None = None
+    t_closeness: float | None = None
+    beta_likeness: float | None = None
+    enhanced_beta_likeness: float | None = None
+    query_error: tuple[QueryError, ...] = field(default_factory=tuple)
+    seed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready values."""
+        out = asdict(self)
+        out["query_error"] = [asdict(q) for q in self.query_error]
+        return out
+
+    def rows(self) -> list[tuple[str, Any]]:
+        """(metric, value) pairs, one a line; the query error one triple per selectivity."""
+        out: list[tuple[str, Any]] = []
+        for key, value in self.as_dict().items():
+            if key == "ncp":
+                out += [(f"ncp[{q}]", v) for q, v in value.items()]
+            elif key == "query_error":
+                for q in value:
+                    s = q["selectivity"]
+                    out += [(f"query_error@{s:g}", q["relative_error"]),
+                            (f"query_used@{s:g}", q["used"]),
+                            (f"query_true_share@{s:g}", q["true_share"])]
+            elif value is not None:
+                out.append((key, value))
+        return out
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The run's temporary tables."""
+
+    src: str
+    classes: str
+    tuples: str
+    cov: str
+    queries: str
+
+    @classmethod
+    def fresh(cls) -> _Names:
+        stem = f"sbc_eval_{secrets.token_hex(4)}"
+        return cls(f"{stem}_src", f"{stem}_classes", f"{stem}_tuples", f"{stem}_cov",
+                   f"{stem}_queries")
+
+
+# ---------------------------------------------------------------------------------------
+# expressions
+
+
+def weighted_cost(layout: Layout) -> exp.Expression:
+    """Sum over QIs of weight * NCP of one class (over alias r and src)."""
+    out: exp.Expression | None = None
+    for c, w in zip(layout.qis, layout.weights):
+        term: exp.Expression = exp.Mul(this=exp.Literal.number(w),
+                                       expression=exp.Paren(this=cost_expression(c)))
+        out = term if out is None else exp.Add(this=out, expression=term)
+    return out if out is not None else exp.Literal.number(0.0)
+
+
+def _has_null_list(values: exp.Expression) -> exp.Expression:
+    return exp.GT(this=exp.Anonymous(this="len", expressions=[values]),
+                  expression=exp.Anonymous(this="list_count", expressions=[values]))
+
+
+def _lesser(a: exp.Expression, b: exp.Expression, *, greater: bool = False) -> exp.Expression:
+    """The smaller (or greater) of two values, either of which may be NULL."""
+    cmp = exp.GT if greater else exp.LT
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=a, expression=exp.Null()), true=b),
+                         exp.If(this=exp.Is(this=b, expression=exp.Null()), true=a),
+                         exp.If(this=cmp(this=a, expression=b), true=a)], default=b)
+
+
+def _or_false(e: exp.Expression) -> exp.Expression:
+    return exp.Coalesce(this=e, expressions=[exp.false()])
+
+
+def extend_columns(layout: Layout, rec: str = "l", cls: str = "g") -> list[exp.Expression]:
+    """Class cls's generalized tuple with the input record rec added, named like the release."""
+    out: list[exp.Expression] = []
+    for c in layout.qis:
+        if c.kind == "numeric":
+            v = ref(c.name, rec)
+            out += [alias(_lesser(ref(c.name + "_min", cls), v), c.name + "_min"),
+                    alias(_lesser(ref(c.name + "_max", cls), v, greater=True), c.name + "_max"),
+                    alias(exp.or_(_or_false(ref(c.name + "_has_null", cls)),
+                                  exp.Is(this=v, expression=exp.Null())), c.name + "_has_null")]
+        else:
+            grown = exp.Anonymous(this="list_append", expressions=[ref(c.name, cls),
+                                                                   ref(c.name, rec)])
+            out.append(alias(exp.Case(ifs=[exp.If(this=_or_false(inside(c, rec, cls)),
+                                                  true=ref(c.name, cls))], default=grown),
+                             c.name))
+    return out
+
+
+def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Expression]:
+    """Class cls's tuple with the records aggregated in add (``_lo``/``_hi``/``_null``,
+    ``_vals``/``_null``) added: the virtual class's generalized tuple."""
+    out: list[exp.Expression] = []
+    for c in layout.qis:
+        if c.kind == "numeric":
+            out += [alias(_lesser(ref(c.name + "_min", cls), ref(c.name + "_lo", add)),
+                          c.name + "_min"),
+                    alias(_lesser(ref(c.name + "_max", cls), ref(c.name + "_hi", add),
+                                  greater=True), c.name + "_max"),
+                    alias(exp.or_(_or_false(ref(c.name + "_has_null", cls)),
+                                  _or_false(ref(c.name + "_null", add))), c.name + "_has_null")]
+        else:
+            values = ref(c.name, cls)
+            merged = exp.Anonymous(this="list_distinct", expressions=[exp.Anonymous(
+                this="list_concat", expressions=[values, exp.Coalesce(
+                    this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])])])])
+            with_null = exp.Anonymous(this="list_append", expressions=[merged.copy(), exp.Null()])
+            out.append(alias(exp.Case(ifs=[exp.If(
+                this=exp.or_(_has_null_list(values), _or_false(ref(c.name + "_null", add))),
+                true=with_null)], default=merged), c.name))
+    return out
+
+
+def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Expression:
+    """The input row lies inside the query on every QI."""
+    parts: list[exp.Expression] = []
+    for c in layout.qis:
+        value = ref(c.name, row)
+        if c.kind == "numeric":
+            parts.append(exp.Between(this=as_number(value, c), low=ref(c.name + "_lo", query),
+                                     high=ref(c.name + "_hi", query)))
+        else:
+            contains = exp.Anonymous(this="list_contains", expressions=[
+                ref(c.name + "_vals", query), exp.cast(value, "VARCHAR")])
+            parts.append(exp.Case(ifs=[exp.If(this=exp.Is(this=value, expression=exp.Null()),
+                                              true=ref(c.name + "_null", query))],
+                                  default=contains))
+    return conj(parts)
+
+
+def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Expression:
+    """Expected share of a class's rows that the query counts (uniform spread, QIs
+    independent): the product over QIs of the overlap of range or set with the query."""
+    one, zero = exp.Literal.number(1.0), exp.Literal.number(0.0)
+    out: exp.Expression | None = None
+    for c in layout.qis:
+        if c.kind == "numeric":
+            lo = as_number(ref(c.name + "_min", cls), c)
+            hi = as_number(ref(c.name + "_max", cls), c)
+            qlo, qhi = ref(c.name + "_lo", query), ref(c.name + "_hi", query)
+            overlap = exp.Sub(this=exp.Least(this=qhi, expressions=[hi.copy()]),
+                              expression=exp.Greatest(this=qlo, expressions=[lo.copy()]))
+            part: exp.Expression = exp.Case(ifs=[
+                exp.If(this=exp.Is(this=ref(c.name + "_min", cls), expression=exp.Null()),
+                       true=zero),
+                exp.If(this=exp.EQ(this=hi.copy(), expression=lo.copy()), true=exp.Case(
+                    ifs=[exp.If(this=exp.Between(this=lo.copy(), low=qlo.copy(),
+                                                 high=qhi.copy()), true=one)], default=zero)),
+            ], default=exp.Div(
+                this=exp.Greatest(this=exp.Paren(this=overlap), expressions=[zero.copy()]),
+                expression=exp.Nullif(this=exp.Sub(this=hi.copy(), expression=lo.copy()),
+                                      expression=exp.Literal.number(0))))
+        else:
+            values = ref(c.name, cls)
+            common = exp.Anonymous(this="len", expressions=[exp.Anonymous(
+                this="list_intersect", expressions=[
+                    exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
+                    ref(c.name + "_vals", query)])])
+            null_hit = exp.Case(ifs=[exp.If(this=exp.and_(_or_false(ref(c.name + "_null", query)),
+                                                          _has_null_list(values.copy())),
+                                            true=exp.Literal.number(1))],
+                                default=exp.Literal.number(0))
+            part = exp.Div(this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)),
+                                         "DOUBLE"),
+                           expression=exp.Nullif(this=exp.Anonymous(this="len",
+                                                                    expressions=[values.copy()]),
+                                                 expression=exp.Literal.number(0)))
+        part = exp.Coalesce(this=part, expressions=[zero.copy()])
+        out = part if out is None else exp.Mul(this=exp.Paren(this=out), expression=part)
+    return out if out is not None else one
+
+
+def _uid(layout: Layout) -> exp.Expression:
+    keys = [ref(c.name) for c in (*layout.qis, *layout.verbatim)]
+    order = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False) for k in keys])
+    return exp.Window(this=exp.RowNumber(), order=order)
+
+
+# ---------------------------------------------------------------------------------------
+# statements
+
+
+def source_stats_sql(layout: Layout, original: str, target: str) -> exp.Expression:
+    return render("eval_source_stats", target=target, original=original,
+                  num=[c.name for c in layout.qis if c.kind == "numeric"],
+                  cat=[c.name for c in layout.qis if c.kind == "categorical"])
+
+
+def classes_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
+    return render("eval_classes", target=names.classes, release=release, src=names.src,
+                  qicol=layout.qi_columns(), cost=weighted_cost(layout))
+
+
+def tuples_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
+    return render("eval_tuples", target=names.tuples, original=original,
+                  col=[c.name for c in (*layout.qis, *layout.verbatim)], uid=_uid(layout))
+
+
+def coverage_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
+    covers = conj([inside(c, "t", "g") for c in layout.qis])
+    same = conj([exp.NullSafeEQ(this=ref(c.name, "t"), expression=ref(c.name, "cv"))
+                 for c in layout.verbatim])
+    return render("eval_coverage", target=names.cov, tuples=names.tuples, classes=names.classes,
+                  release=release, verb=[c.name for c in layout.verbatim], inside=covers,
+                  same=same)
+
+
+def linkage_sql(names: _Names) -> exp.Expression:
+    return render("eval_linkage", cov=names.cov)
+
+
+def rgcp_sql(layout: Layout, names: _Names) -> exp.Expression:
+    return render("eval_rgcp", tuples=names.tuples, cov=names.cov, classes=names.classes,
+                  src=names.src, num=[c.name for c in layout.qis if c.kind == "numeric"],
+                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
+                  extend=extend_columns(layout), union=union_columns(layout),
+                  cost=weighted_cost(layout))
+
+
+def whole_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
+    return render("eval_whole", original=original, src=names.src,
+                  num=[c.name for c in layout.qis if c.kind == "numeric"],
+                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
+                  cost=weighted_cost(layout))
+
+
+def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
+    return render("eval_class_stats", release=release, qicol=layout.qi_columns())
+
+
+def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:
+    """l, categorical EMD and beta; plus the ordered EMD for a numeric sensitive column."""
+    out = [render("eval_sensitive", original=original, release=release, sens=sensitive.name)]
+    if type_kind(sensitive.type)[0] == "numeric":
+        out.append(render("eval_emd_ordered", original=original, release=release,
+                          sens=sensitive.name))
+    return out
+
+
+def value_counts_sql(c: Column, original: str) -> exp.Expression:
+    value = as_number(ref(c.name), c) if c.kind == "numeric" else exp.cast(ref(c.name), "VARCHAR")
+    return render("eval_value_counts", original=original, value=value)
+
+
+def queries_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
+    return render("eval_queries", original=original, classes=names.classes,
+                  queries=names.queries, match=match_expression(layout),
+                  share=share_expression(layout))
+
+
+def _drop(name: str) -> exp.Expression:
+    return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
+
+
+# ---------------------------------------------------------------------------------------
+# queries
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A QI's input values: numeric ones sorted with their counts; categorical ones as text
+    (None for NULL)."""
+
+    column: Column
+    values: list[Any]
+    counts: np.ndarray
+
+
+def make_queries(domains: Sequence[Domain], selectivities: Sequence[float], queries: int,
+                 seed: int) -> pa.Table:
+    """The random COUNT queries as an Arrow table: sbc_qid, sbc_sel, then per numeric QI
+    ``<name>_lo``/``<name>_hi`` (DOUBLE) and per categorical QI ``<name>_vals`` (list of
+    text) and ``<name>_null`` (whether NULL is selected)."""
+    rng = np.random.default_rng(seed)
+    d = max(len(domains), 1)
+    cols: dict[str, list[Any]] = {"sbc_qid": [], "sbc_sel": []}
+    for dom in domains:
+        if dom.column.kind == "numeric":
+            cols[dom.column.name + "_lo"], cols[dom.column.name + "_hi"] = [], []
+        else:
+            cols[dom.column.name + "_vals"], cols[dom.column.name + "_null"] = [], []
+    prepared = []
+    for dom in domains:
+        if dom.column.kind == "numeric":
+            keep = [i for i, v in enumerate(dom.values) if v is not None]
+            vals = np.asarray([dom.values[i] for i in keep], dtype=np.float64)
+            cum = np.cumsum(dom.counts[keep]) if keep else np.zeros(0)
+            prepared.append((vals, cum / cum[-1] if len(cum) else cum))
+        else:
+            prepared.append((dom.values, None))
+    qid = 0
+    for sel in selectivities:
+        f = min(max(float(sel), 0.0), 1.0) ** (1.0 / d)
+        for _ in range(queries):
+            cols["sbc_qid"].append(qid)
+            cols["sbc_sel"].append(float(sel))
+            qid += 1
+            for dom, (vals, cdf) in zip(domains, prepared):
+                name = dom.column.name
+                if dom.column.kind == "numeric":
+                    u = float(rng.uniform(0.0, 1.0 - f)) if f < 1.0 else 0.0
+                    if len(vals) == 0:
+                        lo = hi = None
+                    else:
+                        # the values holding the input's quantiles u and u + f
+                        last = len(vals) - 1
+                        i = min(int(np.searchsorted(cdf, u, side="right")), last)
+                        j = min(int(np.searchsorted(cdf, min(u + f, 1.0) - 1e-12)), last)
+                        lo, hi = float(vals[i]), float(vals[max(i, j)])
+                    cols[name + "_lo"].append(lo)
+                    cols[name + "_hi"].append(hi)
+                else:
+                    card = len(vals)
+                    size = max(1, int(round(f * card))) if card else 0
+                    picked = rng.choice(card, size=size, replace=False) if card else []
+                    chosen = [vals[int(i)] for i in sorted(picked)]
+                    cols[name + "_vals"].append([v for v in chosen if v is not None])
+                    cols[name + "_null"].append(any(v is None for v in chosen))
+    types: dict[str, pa.DataType] = {"sbc_qid": pa.int64(), "sbc_sel": pa.float64()}
+    for dom in domains:
+        if dom.column.kind == "numeric":
+            types[dom.column.name + "_lo"] = types[dom.column.name + "_hi"] = pa.float64()
+        else:
+            types[dom.column.name + "_vals"] = pa.list_(pa.string())
+            types[dom.column.name + "_null"] = pa.bool_()
+    return pa.table({name: pa.array(values, type=types[name]) for name, values in cols.items()})
+
+
+def domains(con: Connection, layout: Layout, original: str) -> list[Domain]:
+    out = []
+    for c in layout.qis:
+        rows = db.fetch_all(con, value_counts_sql(c, original))
+        out.append(Domain(c, [r[0] for r in rows],
+                          np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
+    return out
+
+
+def query_error(con: Connection, layout: Layout, original: str, names: _Names,
+                table: pa.Table) -> tuple[QueryError, ...]:
+    """Run the queries in ``table`` (see :func:`make_queries`) against input and release;
+    needs the classes table of the run."""
+    con.register(names.queries, table)
+    try:
+        rows = db.fetch_all(con, queries_sql(layout, original, names))
+    finally:
+        con.unregister(names.queries)
+    return tuple(QueryError(float(s), int(n), int(u), None if e is None else float(e),
+                            None if t is None else float(t)) for s, n, u, e, t in rows)
+
+
+# ---------------------------------------------------------------------------------------
+# the run
+
+
+def _check(k_r: float, n_r: float, queries: int, selectivities: Sequence[float],
+           k: int | None) -> None:
+    if not (math.isfinite(k_r) and math.isfinite(n_r) and n_r > k_r > 1):
+        raise InputError(f"RGCP needs n_r > k_r > 1; got k_r={k_r}, n_r={n_r} "
+                         "(defaults: --k-r 2 --n-r 4)")
+    if queries < 0:
+        raise InputError(f"queries={queries} is negative; choose --queries 0 or more")
+    bad = [s for s in selectivities if not (0 < float(s) <= 1)]
+    if bad:
+        raise InputError(f"selectivities must lie in (0, 1]; got {bad}; "
+                         "write e.g. --selectivity 0.05")
+    if k is not None and k < 1:
+        raise InputError(f"k={k} is below 1; choose --k 1 or more, or leave it out")
+
+
+def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column | None:
+    if sensitive is None:
+        return None
+    for c in layout.verbatim:
+        if c.name == sensitive:
+            return c
+    if any(c.name == sensitive for c in layout.qis):
+        raise InputError(f"'{sensitive}' is a generalized QI of the release, not a column "
+                         "released verbatim; pass a sensitive column with --sensitive")
+    raise InputError(f"'{sensitive}' is not a column of both '{original}' and the release; "
+                     "pass one of: " + ", ".join(c.name for c in layout.verbatim))
+
+
+@contextmanager
+def _scratch(con: Connection, names: _Names) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for name in (names.cov, names.tuples, names.classes, names.src):
+            db.execute(con, _drop(name))
+
+
+def evaluation_sql(database_or_con: str | Path | Connection, original: str, release: str, *,
+                   sensitive: str | None = None, weights: Mapping[str, float] | None = None,
+                   ) -> list[str]:
+    """The statements :func:`evaluate` runs, in order, without running them (the query
+    bounds table is data, registered from Arrow under the name the last statement uses;
+    NCP comes from :func:`sbc_sql.metrics.ncp_sql`)."""
+    con = db.connect(database_or_con)
+    _tables(con, original, release)
+    layout = _layout(con, original, release, weights)
+    sens = _sensitive(layout, sensitive, original)
+    names = _Names.fresh()
+    trees = [metrics.ncp_sql(layout, original, release),
+             render("class_sizes", release=release), class_stats_sql(layout, release),
+             source_stats_sql(layout, original, names.src), classes_sql(layout, release, names),
+             tuples_sql(layout, original, names), coverage_sql(layout, release, names),
+             linkage_sql(names), rgcp_sql(layout, names), whole_sql(layout, original, names)]
+    if sens is not None:
+        trees += sensitive_sql(original, release, sens)
+    trees += [value_counts_sql(c, original) for c in layout.qis]
+    trees.append(queries_sql(layout, original, names))
+    trees += [_drop(n) for n in (names.cov, names.tuples, names.classes, names.src)]
+    return [db.to_sql(t) + ";" for t in trees]
+
+
+def evaluate(database_or_con: str | Path | Connection, original: str, release: str, *,
+             sensitive: str | None = None, k_r: float = 2.0, n_r: float = 4.0,
+             queries: int = 200, selectivities: Sequence[float] = DEFAULT_SELECTIVITIES,
+             seed: int = 0, weights: Mapping[str, float] | None = None,
+             k: int | None = None) -> Evaluation:
+    """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
+    error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
+    ``release`` against ``original`` (definitions: this module's docstring).
+
+    ``k`` is the k of C_AVG (default: the smallest class). ``queries=0`` skips the query
+    error.
+    """
+    _check(k_r, n_r, queries, selectivities, k)
+    con = db.connect(database_or_con)
+    _tables(con, original, release)
+    layout = _layout(con, original, release, weights)
+    sens = _sensitive(layout, sensitive, original)
+    m = metrics.measure_tables(con, layout, original, release)
+    n = m.n_rows
+    squares, tuples = db.fetch_one(con, class_stats_sql(layout, release))
+    wsum = sum(layout.weights)
+    names = _Names.fresh()
+    with _scratch(con, names):
+        db.execute(con, source_stats_sql(layout, original, names.src))
+        db.execute(con, classes_sql(layout, release, names))
+        db.execute(con, tuples_sql(layout, original, names))
+        db.execute(con, coverage_sql(layout, release, names))
+        _, uncovered, linkage = db.fetch_one(con, linkage_sql(names))
+        uncovered = int(uncovered)
+        hidden = max(m.suppressed - uncovered, 0)
+        if m.classes:
+            untouched, virtual, virtual_classes, _ = db.fetch_one(
+                con, rgcp_sql(layout, names), {"hidden": hidden})
+            cost = float(untouched) + k_r * float(virtual)
+        else:
+            (whole,) = db.fetch_one(con, whole_sql(layout, original, names))
+            virtual_classes = 0
+            cost = n_r * n * float(whole or 0.0)
+        rgcp = cost / (n * wsum) if n and wsum else 0.0
+        l_div: int | None = None
+        t_close = beta = enhanced = None
+        if sens is not None and m.classes:
+            stmts = sensitive_sql(original, release, sens)
+            row = db.fetch_one(con, stmts[0])
+            if len(stmts) > 1:
+                row = row[:1] + db.fetch_one(con, stmts[1]) + row[2:]
+            l_div, t_close, beta, enhanced = int(row[0]), *(float(v) for v in row[1:4])
+        errors: tuple[QueryError, ...] = ()
+        if queries and selectivities:
+            table = make_queries(domains(con, layout, original), selectivities, queries, seed)
+            errors = query_error(con, layout, original, names, table)
+    k_used = int(k) if k is not None else m.smallest
+    c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
+    return Evaluation(
+        n_rows=n, released=m.released, suppressed=m.suppressed, ncp=dict(m.ncp),
+        total_ncp=m.total_ncp, utility=m.utility, gcp=m.total_ncp, rgcp=rgcp, k_r=k_r, n_r=n_r,
+        removed_uncovered=uncovered, removed_hidden=hidden,
+        virtual_classes=int(virtual_classes or 0),
+        discernibility=int(squares) + m.suppressed * n, c_avg=c_avg, k=k_used,
+        classes=m.classes, smallest_class=m.smallest, mean_class=m.mean,
+        largest_class=m.largest, tuples=int(tuples),
+        record_linkage=float(linkage), record_linkage_share=float(linkage) / n if n else 0.0,
+        sensitive=sensitive, l_diversity=l_div, t_closeness=t_close, beta_likeness=beta,
+        enhanced_beta_likeness=enhanced, query_error=errors, seed=seed)
