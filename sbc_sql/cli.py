@@ -13,6 +13,7 @@ import typer
 from . import api
 from .errors import SbcError
 from .evaluate import Evaluation, evaluate, evaluation_sql
+from .hierarchies import parse_hierarchy_options
 from .pipeline import Result, anonymize
 from .spec import parse_weights
 
@@ -72,7 +73,12 @@ def anonymize_cmd(
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
     mode: Annotated[str, typer.Option(help="auto, exact (one block) or blocks.")] = "auto",
     workers: Annotated[Optional[int], typer.Option(help="Threads for block mode (default: all cores).")] = None,
-    algorithm: Annotated[str, typer.Option(help="Clustering algorithm.")] = "sbca",
+    algorithm: Annotated[str, typer.Option(
+        help="sbca (default), mondrian, kmember, datafly or incognito.")] = "sbca",
+    hierarchy: Annotated[Optional[list[str]], typer.Option(
+        help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable).")] = None,
+    max_suppression: Annotated[float, typer.Option(
+        help="Share of rows datafly/incognito may suppress.")] = 0.01,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Write a verified k-anonymous release of TABLE into the database.
@@ -88,7 +94,9 @@ def anonymize_cmd(
         result = anonymize(db, table, k, qi=qi or (), sensitive=sensitive or (), drop=drop or (),
                            keep=keep or (), output=output, replace=replace, leftover=leftover,
                            weights=weights, out_file=out_file, sql_only=sql, mode=mode,
-                           workers=workers, algorithm=algorithm, log=log,
+                           workers=workers, algorithm=algorithm,
+                           hierarchies=parse_hierarchy_options(hierarchy),
+                           max_suppression=max_suppression, log=log,
                            progress=ProgressBar("clustering"))
     except SbcError as err:
         _fail(err)
@@ -227,6 +235,52 @@ def evaluation_text(result: Evaluation) -> str:
         shown = f"{value:.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{name:<{width}}  {shown}")
     return "\n".join(lines)
+
+
+@app.command("compare")
+def compare_cmd(
+    db: Annotated[str, typer.Option(help="DuckDB database file.")],
+    table: Annotated[str, typer.Option(help="Table to anonymize.")],
+    k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
+    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = "sbca,mondrian,datafly,incognito,kmember",
+    qi: Names = None,
+    sensitive: Names = None,
+    drop: Names = None,
+    keep: Names = None,
+    hierarchy: Annotated[Optional[list[str]], typer.Option(
+        help="col=path.csv hierarchy for datafly/incognito (repeatable).")] = None,
+    max_suppression: Annotated[float, typer.Option(
+        help="Share of rows datafly/incognito may suppress.")] = 0.01,
+    plot: Annotated[Optional[str], typer.Option(help="Write NCP against k as a PNG.")] = None,
+    csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write the rows as CSV.")] = None,
+    keep_releases: Annotated[bool, typer.Option(help="Keep every release table.")] = False,
+) -> None:
+    """One row per (algorithm, k): NCP, utility, classes, distinct tuples, suppressed, time.
+
+    Example: sbc-sql compare --db clinic.duckdb --table patients --k 2,5,10 --plot ncp.png
+    """
+    from . import compare as cmp
+
+    try:
+        ks = cmp.parse_ks(k)
+        header = cmp.table_text([]).splitlines()[0]
+        typer.echo(header)
+        rows = cmp.compare(db, table, ks, [a.strip() for a in algorithms.split(",") if a.strip()],
+                           keep_releases=keep_releases, qi=qi or (), sensitive=sensitive or (),
+                           drop=drop or (), keep=keep or (),
+                           hierarchies=parse_hierarchy_options(hierarchy),
+                           max_suppression=max_suppression,
+                           on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]))
+    except ValueError as err:
+        _fail(SbcError(f"--k '{k}' is not a comma-separated list of integers ({err})"))
+        return
+    except SbcError as err:
+        _fail(err)
+        return
+    if csv_path:
+        cmp.write_csv(rows, csv_path)
+    if plot:
+        cmp.plot(rows, plot, title=f"{table}: total NCP against k")
 
 
 def main() -> None:

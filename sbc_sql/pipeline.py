@@ -19,6 +19,8 @@ from . import db, generalize, metrics, pull, spec, stats, verification
 from .cluster.dispatch import run_clustering
 from .db import Connection
 from .errors import InputError, VerificationError
+from .hierarchies import HierarchySpec
+from .hierarchies import resolve as resolve_hierarchies
 from .templates import ident, render
 
 Log = Callable[[str], None]
@@ -77,6 +79,8 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
               leftover: str = "nearest", weights: Mapping[str, float] | str | None = None,
               out_file: str | Path | None = None, sql_only: bool = False, mode: str = "auto",
               workers: int | None = None, algorithm: str = "sbca",
+              hierarchies: Mapping[str, HierarchySpec] | None = None,
+              max_suppression: float = 0.01,
               log: Log | None = None, progress: Progress | None = None) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
 
@@ -89,7 +93,8 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
     options = spec.Options(k=int(k), qi=spec.split_names(qi), sensitive=spec.split_names(sensitive),
                            drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
                            replace=replace, leftover=leftover, weights=dict(weights or {}),
-                           mode=mode, workers=workers, algorithm=algorithm)
+                           mode=mode, workers=workers, algorithm=algorithm,
+                           max_suppression=max_suppression)
     if database is None and not out_file and not sql_only:
         raise InputError("no --db given, so the release would not be kept; pass --db FILE "
                          "(it is created if missing) or --out-file release.parquet")
@@ -134,7 +139,8 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
     t = time.perf_counter()
     clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
                                 leftover=options.leftover, workers=options.workers,
-                                progress=progress)
+                                hierarchies=resolve_hierarchies(data, st, hierarchies),
+                                max_suppression=options.max_suppression, progress=progress)
     run.stage("cluster", t)
     say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .cluster.dispatch import ALGORITHMS
 from .cluster.leftover import LEFTOVER_MODES
 from .db import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
@@ -43,6 +44,7 @@ class Options:
     mode: str = "auto"
     workers: int | None = None
     algorithm: str = "sbca"
+    max_suppression: float = 0.01
 
 
 @dataclass(frozen=True)
@@ -150,10 +152,20 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
                          "class: choose --k 2 or more")
     if options.leftover not in LEFTOVER_MODES:
         raise InputError(f"--leftover '{options.leftover}' is not one of {', '.join(LEFTOVER_MODES)}")
+    if options.algorithm not in ALGORITHMS:
+        raise InputError(f"--algorithm '{options.algorithm}' is not one of {', '.join(ALGORITHMS)}")
+    if not 0.0 <= options.max_suppression < 1.0:
+        raise InputError(f"--max-suppression {options.max_suppression} is outside [0, 1); give "
+                         "a share of rows such as 0.01")
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
+    for c in info.columns:
+        # the SQL stages key rows by DuckDB's rowid, which a column of that name hides
+        if c.name.lower() == "rowid":
+            raise InputError(f"column '{c.name}' of '{name}' hides DuckDB's row position; rename "
+                             "it in the source (e.g. ALTER TABLE ... RENAME COLUMN)")
     roles = _resolve_roles(info, options, name)
     columns = []
     for c in info.columns:
