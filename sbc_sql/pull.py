@@ -15,7 +15,7 @@ from .cluster.model import QIData
 from .db import Connection
 from .expressions import as_category, as_number, ref
 from .spec import Plan
-from .stats import Stats, encode
+from .stats import Stats, encode_column
 from .templates import render
 
 BATCH_ROWS = 1 << 17
@@ -45,7 +45,7 @@ def pull(con: Connection, plan: Plan, stats: Stats,
             if c.kind == "numeric":
                 columns[i][at:at + m] = arr.to_numpy(zero_copy_only=False)
             else:
-                columns[i][at:at + m] = encode(arr, stats.domains[c.name])
+                columns[i][at:at + m] = encode_column(arr, stats.domains[c.name], c)
         at += m
         if progress is not None:
             progress(at, n)

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from . import db
 from .db import Connection
+from .errors import InputError
 from .expressions import as_category, as_number, ref
 from .spec import Column, Plan
 from .templates import render
@@ -108,8 +109,8 @@ def _categorical_counts(con: Connection, plan: Plan, order: list[Column], nulls:
         value_counts[col.name] = counts[alone]
     for i, (m, n) in enumerate(zip(order[:-1], order[1:])):
         both = (flags[i] == 0) & (flags[i + 1] == 0) & (flags.sum(axis=0) == c - 2)
-        mv = encode(table.column(c + i).filter(pa.array(both)), domains[m.name])
-        nv = encode(table.column(c + i + 1).filter(pa.array(both)), domains[n.name])
+        mv = encode_column(table.column(c + i).filter(pa.array(both)), domains[m.name], m)
+        nv = encode_column(table.column(c + i + 1).filter(pa.array(both)), domains[n.name], n)
         shape = (len(value_counts[m.name]), len(value_counts[n.name]))
         grid = np.zeros(shape, dtype=np.int64)
         np.add.at(grid, (mv, nv), counts[both])
@@ -124,6 +125,20 @@ def dense(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     return values
+
+
+def encode_column(values: pa.ChunkedArray | pa.Array, domain: pa.Array, column: Column,
+                  ) -> np.ndarray:
+    """:func:`encode` for a named QI, with an error that says what to do."""
+    try:
+        return encode(values, domain)
+    except ValueError:
+        # SQL grouped values that differ byte for byte: a collation such as NOCASE makes
+        # 'a' and 'A' one group there, two values here
+        raise InputError(f"categorical quasi-identifier '{column.name}' ({column.type}) holds "
+                         "values that are equal under its collation but differ; read it "
+                         "through a view that selects it with COLLATE \"binary\", or declare "
+                         "it with --keep or --drop") from None
 
 
 def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:

@@ -34,9 +34,11 @@ _REPEATABLE = (exp.Select, exp.Group, exp.GroupingSets, exp.Order, exp.Tuple, ex
 def sql_dir() -> Path:
     """Folder of the templates: inside the installed package, or the checkout's sql/."""
     try:
-        path = Path(str(resources.files("sbc_sql.sql")))
-        if (path / "row_count.sql").is_file():
-            return path
+        # sbc_sql/sql has no __init__.py, so files() is a MultiplexedPath whose str() is its
+        # repr, not a path; a file inside it is a real path
+        marker = Path(str(resources.files("sbc_sql.sql") / "row_count.sql"))
+        if marker.is_file():
+            return marker.parent
     except (ModuleNotFoundError, TypeError):
         pass
     return Path(__file__).resolve().parent.parent / "sql"
@@ -136,8 +138,11 @@ def _was_slot(item: exp.Expression) -> bool:
 
 
 def _substitute(tree: exp.Expression, keys: Mapping[str, SlotValue]) -> exp.Expression:
+    # Slots are unquoted in the templates; a quoted identifier is a name already filled in
+    # (a column called "__source" must stay that column, not become the source table).
     def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__"):
+        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__") \
+                and not node.this.quoted:
             hit = _slot_of_bound(node.name, keys)
             if hit is not None:
                 value, suffix = hit
@@ -145,7 +150,7 @@ def _substitute(tree: exp.Expression, keys: Mapping[str, SlotValue]) -> exp.Expr
                     if suffix:
                         raise ValueError(f"expression slot {node.name!r} cannot take a suffix")
                     return copy.deepcopy(value)
-        if isinstance(node, exp.Identifier) and node.name.startswith("__"):
+        if isinstance(node, exp.Identifier) and node.name.startswith("__") and not node.quoted:
             hit = _slot_of_bound(node.name, keys)
             if hit is not None:
                 value, suffix = hit

@@ -111,8 +111,8 @@ def verify_pair(con: Connection, layout: Layout, original: str, release: str, k:
         problems.append(f"the release has {facts['released']} rows, more than the "
                         f"{n_rows} input rows")
     facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
-    cover = conj([inside(c, "s", "g") for c in layout.qis]
-                 + [_same(c, "s", "g") for c in layout.verbatim])
+    cover = conj([inside(c, "sbc_s", "g") for c in layout.qis]
+                 + [_same(c, "sbc_s", "g") for c in layout.verbatim])
     uncovered, extra = db.fetch_one(con, render("rows_uncovered", original=original,
                                                 release=release, qicol=layout.qi_columns(),
                                                 verb=[c.name for c in layout.verbatim],

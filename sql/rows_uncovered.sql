@@ -3,17 +3,16 @@
 -- whose released columns do not occur in the input as often.
 -- Slots: __original (input table), __release (release table), __qicol (list of the
 -- release's QI columns), __verb (list of sensitive and insensitive columns), __inside (one
--- expression over s and g). Parameters: none.
+-- expression over sbc_s and g). Parameters: none. The input's alias is sbc_s, not s: inside
+-- the subquery a released column named s (a STRUCT or MAP) would capture s."age".
 WITH g AS (
   SELECT DISTINCT __qicol, __verb FROM __release
+), extra_rows AS (
+  SELECT 1 AS one, __verb FROM __release EXCEPT ALL SELECT 1 AS one, __verb FROM __original
 )
 SELECT
   (
-    SELECT COUNT(*) FROM __original AS s
+    SELECT COUNT(*) FROM __original AS sbc_s
     WHERE NOT EXISTS (SELECT 1 FROM g WHERE COALESCE(__inside, FALSE))
   ) AS uncovered,
-  (
-    SELECT COUNT(*) FROM (
-      SELECT 1 AS one, __verb FROM __release EXCEPT ALL SELECT 1 AS one, __verb FROM __original
-    ) AS x
-  ) AS extra
+  (SELECT COUNT(*) FROM extra_rows) AS extra

@@ -1,0 +1,1 @@
+SELECT GROUPING("c at") AS "g_0", GROUPING("c2") AS "g_1", "c at", "c2", COUNT(*) AS n_rows FROM "we""ird; drop table x" GROUP BY GROUPING SETS (("c at"), ("c2"), ("c at", "c2")) ORDER BY GROUPING("c at"), GROUPING("c2"), "c at", "c2"

@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS n_rows, COUNT(DISTINCT "se""l ect") AS "distinct_values_0", COUNT(DISTINCT "d") AS "distinct_values_1", COUNT(DISTINCT "c at") AS "distinct_values_2", COUNT(DISTINCT "c2") AS "distinct_values_3", COUNT("se""l ect") AS "non_null_0", COUNT("d") AS "non_null_1", COUNT("c at") AS "non_null_2", COUNT("c2") AS "non_null_3" FROM "we""ird; drop table x"

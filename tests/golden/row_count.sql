@@ -1,0 +1,1 @@
+SELECT COUNT(*) AS n_rows FROM "we""ird; drop table x"

@@ -1,0 +1,133 @@
+"""Plain helpers shared by the test modules (conftest.py exposes them as fixtures too).
+
+They are functions, not fixtures, so hypothesis tests can call them inside ``@given``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+EPOCH = dt.date(1970, 1, 1)
+
+
+def q(name: str) -> str:
+    """A quoted SQL identifier, for the tests' own SQL (the product quotes through sqlglot)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def make_table(con: duckdb.DuckDBPyConnection, name: str, df: pd.DataFrame,
+               types: Mapping[str, str] | None = None) -> None:
+    """CREATE TABLE name from a DataFrame, each column CAST to its SQL type (None -> NULL)."""
+    types = dict(types or {})
+    view = "sbc_test_frame"
+    con.register(view, df)
+    try:
+        cols = ", ".join(
+            f"CAST({q(c)} AS {types[c]}) AS {q(c)}" if c in types else q(c) for c in df.columns)
+        con.execute(f"CREATE TABLE {q(name)} AS SELECT {cols} FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None,
+         ) -> list[dict[str, Any]]:
+    """A query's rows as dicts of Python values (lists stay lists, dates stay dates)."""
+    cur = con.execute(sql, params) if params is not None else con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
+    """A query's result as an object-typed DataFrame of Python values."""
+    cur = con.execute(sql)
+    names = [d[0] for d in cur.description]
+    return pd.DataFrame(cur.fetchall(), columns=names, dtype=object)
+
+
+def snapshot(con: duckdb.DuckDBPyConnection, table: str) -> tuple[list, list]:
+    """Schema (names, types, comments) and every row of a table, in a stable order."""
+    schema = con.execute("SELECT column_name, data_type, comment FROM duckdb_columns() "
+                         "WHERE table_name = ? ORDER BY column_index", [table]).fetchall()
+    data = con.execute(f"SELECT * FROM {q(table)} ORDER BY ALL").fetchall()
+    return schema, data
+
+
+def catalog(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Every user table and view of the connection (temporary ones included)."""
+    tables = con.execute("SELECT 'table', table_name FROM duckdb_tables() "
+                         "WHERE NOT internal ORDER BY 2").fetchall()
+    views = con.execute("SELECT 'view', view_name FROM duckdb_views() "
+                        "WHERE NOT internal ORDER BY 2").fetchall()
+    return sorted(tables + views)
+
+
+def file_catalog(path: Path) -> list[tuple[str, str]]:
+    with duckdb.connect(str(path)) as con:
+        return catalog(con)
+
+
+def days(value: dt.date) -> int:
+    return (value - EPOCH).days
+
+
+def as_number(value: Any) -> float:
+    """Dates as days and timestamps as microseconds since 1970, like the product's SQL."""
+    if isinstance(value, dt.datetime):
+        return (value - dt.datetime(1970, 1, 1)) / dt.timedelta(microseconds=1)
+    if isinstance(value, dt.date):
+        return float(days(value))
+    return float(value)
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(args: Sequence[str]) -> CliResult:
+    """The typer app in-process, stdout and stderr kept apart."""
+    from typer.testing import CliRunner
+
+    from sbc_sql.cli import app
+
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return CliResult(res.exit_code, res.stdout, res.stderr)
+
+
+def run_module(args: Sequence[str], cwd: Path | None = None, timeout: float = 120,
+               ) -> subprocess.CompletedProcess[str]:
+    """``python -m sbc_sql ARGS`` in a fresh interpreter (a true end-to-end run)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return subprocess.run([sys.executable, "-m", "sbc_sql", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def load_example(relative: str):
+    """Import a script from examples/ (not a package) by path."""
+    path = ROOT / relative
+    name = f"sbc_test_script_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

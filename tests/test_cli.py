@@ -1,0 +1,166 @@
+"""The command line end to end on the seeded clinic database of examples/make_clinic_db.py.
+
+400 patients and k = 5: SBCA forms 80 classes of exactly 5 rows, so verify passes at k = 5
+and fails at k = 6.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from helpers import load_example, run_cli, run_module, snapshot
+
+ROWS, K = 400, 5
+RELEASE_COLUMNS = [
+    ("eq_class", "BIGINT"),
+    ("birth_date_min", "DATE"), ("birth_date_max", "DATE"), ("birth_date_has_null", "BOOLEAN"),
+    ("age_min", "INTEGER"), ("age_max", "INTEGER"), ("age_has_null", "BOOLEAN"),
+    ("zip", "VARCHAR[]"), ("sex", "VARCHAR[]"), ("nationality", "VARCHAR[]"),
+    ("diagnosis", "VARCHAR"),
+]
+VIEW_COLUMNS = ["eq_class", "birth_date", "age", "zip", "sex", "nationality", "diagnosis"]
+
+
+def make_clinic(path: Path) -> Path:
+    clinic = load_example("examples/make_clinic_db.py")
+    return Path(clinic.make_clinic_db(path, ROWS, 7))
+
+
+@pytest.fixture(scope="module")
+def clinic(tmp_path_factory) -> dict:
+    """The clinic database after one `anonymize --k 5` run, and what that run printed."""
+    path = make_clinic(tmp_path_factory.mktemp("clinic") / "clinic.duckdb")
+    with duckdb.connect(str(path)) as con:
+        source_before = snapshot(con, "patients")
+    res = run_cli(["anonymize", "--db", path, "--table", "patients", "--k", K])
+    return {"path": path, "run": res, "source_before": source_before}
+
+
+def describe(path: Path, table: str) -> list[tuple[str, str]]:
+    with duckdb.connect(str(path)) as con:
+        return [(r[0], r[1]) for r in con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+            "ORDER BY column_index", [table]).fetchall()]
+
+
+def test_anonymize_succeeds_and_says_verified(clinic):
+    res = clinic["run"]
+    assert res.exit_code == 0, res.stderr
+    first = res.stdout.splitlines()[0]
+    assert first == f"release 'patients_k{K}' (view 'patients_k{K}_view'): verified " \
+                    f"{K}-anonymous and complete"
+    assert f"rows in {ROWS}, rows out {ROWS}, suppressed 0" in res.stdout
+    assert f"classes {ROWS // K}: smallest {K}" in res.stdout
+    # roles come from the column comments, logged on stderr
+    assert "column 'name' (VARCHAR): identifier [comment]" in res.stderr
+    assert "column 'ssn' (VARCHAR): identifier [comment]" in res.stderr
+    assert "column 'diagnosis' (VARCHAR): sensitive [comment]" in res.stderr
+    assert "column 'zip' (VARCHAR): categorical quasi-identifier [default]" in res.stderr
+
+
+def test_release_and_view_have_the_expected_columns(clinic):
+    assert describe(clinic["path"], f"patients_k{K}") == RELEASE_COLUMNS
+    assert [c for c, _ in describe(clinic["path"], f"patients_k{K}_view")] == VIEW_COLUMNS
+    with duckdb.connect(str(clinic["path"])) as con:
+        sizes = con.execute(f"SELECT count(*) FROM patients_k{K} GROUP BY eq_class").fetchall()
+        view_rows = con.execute(f"SELECT count(*) FROM patients_k{K}_view").fetchone()
+        # the readable view: '25-40' style ranges, '..' between dates, '|' between values
+        age, birth = con.execute(f"SELECT age, birth_date FROM patients_k{K}_view "
+                                 "WHERE age LIKE '%-%' LIMIT 1").fetchone()
+    assert {s for (s,) in sizes} == {K}
+    assert view_rows == (ROWS,)
+    assert age.count("-") == 1 and ".." in birth
+
+
+def test_identifiers_are_dropped_and_the_source_is_unchanged(clinic):
+    with duckdb.connect(str(clinic["path"])) as con:
+        identifiers = con.execute("SELECT name, ssn FROM patients").fetchall()
+        released = str(con.execute(f"SELECT * FROM patients_k{K}").fetchall())
+        assert snapshot(con, "patients") == clinic["source_before"]
+    assert len(identifiers) == ROWS
+    assert not any(name in released or ssn in released for name, ssn in identifiers)
+
+
+def test_json_summary_parses_and_matches_measure(clinic, cli, tmp_path):
+    path = clinic["path"]
+    res = cli(["anonymize", "--db", path, "--table", "patients", "--k", "10", "--json",
+               "--output", "p10"])
+    assert res.exit_code == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["release"] == "p10" and summary["view"] == "p10_view" and summary["k"] == 10
+    assert (summary["rows"], summary["released"], summary["suppressed"]) == (ROWS, ROWS, 0)
+    assert summary["smallest_class"] == 10
+    assert set(summary["ncp"]) == {"birth_date", "age", "zip", "sex", "nationality"}
+    assert 0 < summary["total_ncp"] < 1
+    assert summary["utility"] == pytest.approx(1 - summary["total_ncp"])
+    measured = cli(["measure", "--db", path, "--original", "patients", "--release", "p10",
+                    "--json"])
+    assert measured.exit_code == 0, measured.stderr
+    m = json.loads(measured.stdout)
+    assert m["total_ncp"] == pytest.approx(summary["total_ncp"], abs=1e-12)
+    assert m["ncp"] == pytest.approx(summary["ncp"], abs=1e-12)
+    assert m["classes"] == ROWS // 10
+
+
+def test_measure_prints_the_figures(clinic, cli):
+    res = cli(["measure", "--db", clinic["path"], "--original", "patients", "--release",
+               f"patients_k{K}"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"rows {ROWS}, released {ROWS}, suppressed 0"
+    assert lines[1].startswith(f"classes {ROWS // K}, smallest {K}")
+    assert lines[2].startswith("total NCP 0.")
+    assert [line.split()[1] for line in lines[3:]] == [
+        "birth_date:", "age:", "zip:", "sex:", "nationality:"]
+
+
+def test_verify_passes_at_k_and_fails_above(clinic, cli):
+    args = ["verify", "--db", clinic["path"], "--original", "patients", "--release",
+            f"patients_k{K}"]
+    ok = cli([*args, "--k", K])
+    assert ok.exit_code == 0, ok.stderr
+    assert ok.stdout.startswith(f"ok: 'patients_k{K}' is {K}-anonymous and complete")
+    assert f"smallest_class {K}" in ok.stdout
+    bad = cli([*args, "--k", K + 1])
+    assert bad.exit_code == 1
+    assert bad.stdout == ""
+    assert f"Error: the smallest class has {K} rows, below k={K + 1}" in bad.stderr.splitlines()
+
+
+def test_verify_catches_a_tampered_release(clinic, cli):
+    path = clinic["path"]
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"CREATE TABLE tampered AS SELECT * FROM patients_k{K}")
+        # shrink one class's age range so some of its rows fall outside
+        con.execute("UPDATE tampered SET age_min = age_max WHERE eq_class = "
+                    "(SELECT min(eq_class) FROM tampered WHERE age_min < age_max)")
+    res = cli(["verify", "--db", path, "--original", "patients", "--release", "tampered",
+               "--k", K])
+    assert res.exit_code == 1
+    assert "covered by no class" in res.stderr
+
+
+def test_help_in_a_fresh_interpreter():
+    res = run_module(["--help"])
+    assert res.returncode == 0, res.stderr
+    for command in ("anonymize", "measure", "verify"):
+        assert command in res.stdout
+
+
+def test_anonymize_in_a_fresh_interpreter(tmp_path):
+    path = make_clinic(tmp_path / "fresh.duckdb")
+    res = run_module(["anonymize", "--db", path, "--table", "patients", "--k", "4", "--json"])
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["release"] == "patients_k4" and summary["smallest_class"] == 4
+    res = run_module(["verify", "--db", path, "--original", "patients", "--release",
+                      "patients_k4", "--k", "4"])
+    assert res.returncode == 0, res.stderr
+    res = run_module(["anonymize", "--db", path, "--table", "patients", "--k", "4"])
+    assert res.returncode == 1
+    assert res.stderr.strip().splitlines() == [
+        ("Error: table 'patients_k4' already exists; pass --replace to overwrite it or "
+         "--output to choose another name")]

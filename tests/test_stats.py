@@ -1,0 +1,328 @@
+"""The SQL aggregates of the statistics and pull stages against pandas, and golden SQL for every
+template in sql/ rendered with hostile identifiers.
+
+Golden files live in tests/golden/<template>.sql; after an intended change to a template or to
+the SQL builders, regenerate them with ``SBC_UPDATE_GOLDEN=1 pytest tests/test_stats.py`` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+import sqlglot
+from helpers import as_number, make_table, q
+from hypothesis import HealthCheck, given, settings
+from sqlglot import exp
+from strategies import NUMERIC_TYPES, TableCase, tables
+
+from sbc_sql import db, generalize, metrics, pull, spec, stats, templates, verification
+from sbc_sql.expressions import alias, as_category, conj, ref
+from sbc_sql.expressions import as_number as sql_number
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("SBC_UPDATE_GOLDEN") == "1"
+
+
+def make_plan(con, table: str, qis, sensitive=("dis",)) -> spec.Plan:
+    return spec.make_plan(db.open_source(con, table),
+                          spec.Options(k=2, qi=tuple(qis), sensitive=tuple(sensitive)))
+
+
+HAND = pd.DataFrame({
+    "n": pd.Series([3, None, 7, 7, -2, None, 3, 10], dtype=object),
+    "f": pd.Series([0.5, 0.5, None, -1.25, 2.0, 2.0, 0.5, None], dtype=object),
+    "d": pd.Series(["2020-01-05", None, "2019-12-31", "2020-01-05", None, "2021-03-01",
+                    "2020-02-29", "2020-01-05"], dtype=object),
+    "sex": pd.Series(["F", "M", "F", "F", "M", "M", "F", "M"], dtype=object),
+    "city": pd.Series(["Oslo", None, "Rome", "Oslo", "Lima", None, "Rome", "Oslo"], dtype=object),
+    "one": pd.Series(["x"] * 8, dtype=object),
+    "flag": pd.Series([True, None, False, True, True, None, False, True], dtype=object),
+    "dis": pd.Series(["a", "b", "c", "d", "e", "f", "g", "h"], dtype=object),
+})
+HAND_TYPES = {"n": "INTEGER", "f": "DOUBLE", "d": "DATE", "sex": "VARCHAR", "city": "VARCHAR",
+              "one": "VARCHAR", "flag": "BOOLEAN", "dis": "VARCHAR"}
+HAND_QIS = ("n", "f", "d", "sex", "city", "one", "flag")
+
+
+@pytest.fixture
+def hand(con):
+    make_table(con, "t", HAND, HAND_TYPES)
+    plan = make_plan(con, "t", HAND_QIS)
+    return con, plan, stats.collect_stats(con, plan, len(HAND))
+
+
+def python_values(df: pd.DataFrame, types: dict[str, str]) -> pd.DataFrame:
+    out = df.copy()
+    for c, t in types.items():
+        if t == "DATE":
+            out[c] = [None if v is None else dt.date.fromisoformat(v) for v in out[c]]
+    return out
+
+
+def expected_order(df: pd.DataFrame, cats: list[str]) -> list[str]:
+    card = {c: df[c].nunique(dropna=True) + int(df[c].isna().any()) for c in cats}
+    return sorted(cats, key=lambda c: (card[c], cats.index(c)))
+
+
+def check_stats(con, df: pd.DataFrame, types: dict[str, str], qis, plan, st) -> None:
+    """Every statistic against pandas on the same rows."""
+    df = python_values(df, types)
+    n = len(df)
+    (count,) = db.fetch_one(con, stats.row_count_sql(plan))
+    assert count == st.n_rows == n
+    for c in qis:
+        present = [v for v in df[c] if v is not None]
+        assert st.distinct[c] == len(set(present)), c
+        assert st.nulls[c] == n - len(present), c
+    numeric = [c for c in qis if types[c] in NUMERIC_TYPES]
+    for c in numeric:
+        nums = [as_number(v) for v in df[c] if v is not None]
+        if nums:
+            assert (st.lo[c], st.hi[c]) == (min(nums), max(nums)), c
+        else:
+            assert np.isnan(st.lo[c]) and np.isnan(st.hi[c]), c
+    cats = [c for c in qis if types[c] not in NUMERIC_TYPES]
+    order = expected_order(df, cats)
+    assert [c.name for c in stats.categorical_order(plan, st.distinct, st.nulls)] == order
+    for c in cats:
+        domain = sorted({v for v in df[c] if v is not None})
+        assert st.domains[c].to_pylist() == domain, c
+        want = [sum(1 for v in df[c] if v == x) for x in domain]
+        if df[c].isna().any():
+            want.append(int(df[c].isna().sum()))
+        assert st.value_counts[c].tolist() == want, c
+        assert st.cardinality(c) == len(want)
+    assert set(st.pair_counts) == set(itertools.pairwise(order))
+    for m, k in itertools.pairwise(order):
+        dm = st.domains[m].to_pylist()
+        dk = st.domains[k].to_pylist()
+
+        def code(v, domain):
+            return len(domain) if v is None else domain.index(v)
+
+        grid = np.zeros((st.cardinality(m), st.cardinality(k)), dtype=np.int64)
+        for a, b in zip(df[m], df[k]):
+            grid[code(a, dm), code(b, dk)] += 1
+        assert st.pair_counts[(m, k)].tolist() == grid.tolist(), (m, k)
+
+
+def check_pull(con, df: pd.DataFrame, types: dict[str, str], plan, st) -> None:
+    """Pulled arrays decode back to the table's values, row by row in rowid order."""
+    df = python_values(df, types)
+    data, row_id = pull.pull(con, plan, st)
+    assert sorted(row_id.tolist()) == list(range(len(df)))
+    assert data.names == tuple(c.name for c in plan.qis)
+    for i, c in enumerate(plan.qis):
+        col = data.columns[i]
+        for r, v in zip(row_id, col):
+            orig = df[c.name].iloc[int(r)]
+            if c.kind == "numeric":
+                assert (np.isnan(v) if orig is None else v == as_number(orig)), c.name
+            else:
+                domain = st.domains[c.name].to_pylist()
+                assert (None if v == len(domain) else domain[v]) == orig, c.name
+
+
+def test_stats_on_a_hand_table(hand):
+    con, plan, st = hand
+    check_stats(con, HAND, HAND_TYPES, HAND_QIS, plan, st)
+
+
+def test_stats_hand_numbers(hand):
+    # a few figures read off the table by eye, so the pandas reference is itself checked
+    _, _, st = hand
+    assert st.n_rows == 8
+    assert (st.distinct["n"], st.nulls["n"], st.lo["n"], st.hi["n"]) == (4, 2, -2.0, 10.0)
+    assert (st.lo["d"], st.hi["d"]) == (18261.0, 18687.0)  # 2019-12-31 and 2021-03-01 in days
+    assert st.value_counts["city"].tolist() == [1, 3, 2, 2]  # Lima, Oslo, Rome, NULL
+    assert st.domains["flag"].to_pylist() == [False, True]
+    assert [c for c in ("one", "sex", "flag", "city")] == \
+        [c.name for c in stats.categorical_order(hand[1], st.distinct, st.nulls)]
+    assert st.pair_counts[("sex", "flag")].tolist() == [[2, 2, 0], [0, 2, 2]]
+
+
+def test_pull_on_a_hand_table(hand):
+    con, plan, st = hand
+    check_pull(con, HAND, HAND_TYPES, plan, st)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_stats_and_pull_match_pandas(case: TableCase):
+    con = duckdb.connect()
+    make_table(con, "t", case.df, case.types)
+    plan = make_plan(con, "t", case.qis, sensitive=("sid", "dis"))
+    st = stats.collect_stats(con, plan, case.n)
+    check_stats(con, case.df, case.types, case.qis, plan, st)
+    check_pull(con, case.df, case.types, plan, st)
+    con.close()
+
+
+def test_timestamp_ranges_are_microseconds(con):
+    con.execute("CREATE TABLE t (ts TIMESTAMP, dis VARCHAR)")
+    con.execute("INSERT INTO t VALUES ('1970-01-01 00:00:01', 'a'), ('1970-01-02', 'b'), "
+                "(NULL, 'c')")
+    plan = make_plan(con, "t", ["ts"])
+    st = stats.collect_stats(con, plan, 3)
+    assert (st.lo["ts"], st.hi["ts"], st.nulls["ts"]) == (1e6, 86_400e6, 1)
+
+
+# ---------------------------------------------------------------------------- golden SQL
+
+SOURCE = 'we"ird; drop table x'
+RELEASE = 'rel"ease; drop table x'
+VIEW = 'vi"ew; drop table x'
+LABELS = 'lab"els; drop table x'
+NUM = 'se"l ect'
+QUOTED = '"we""ird; drop table x"'
+
+
+@pytest.fixture
+def hostile(con):
+    """A source with hostile table and column names, its labels, and a table named x."""
+    con.execute("CREATE TABLE x (keep INTEGER)")
+    con.execute("INSERT INTO x VALUES (42)")
+    con.execute(f"CREATE TABLE {q(SOURCE)} ({q(NUM)} INTEGER, d DATE, {q('c at')} VARCHAR, "
+                "c2 VARCHAR, dis VARCHAR)")
+    con.execute(f"INSERT INTO {q(SOURCE)} VALUES (1, '2020-01-01', 'a', 'u', 'p'), "
+                "(2, NULL, 'a', 'v', 'q'), (NULL, '2020-01-03', 'b', 'u', 'r'), "
+                "(4, '2020-01-04', NULL, 'w', 's')")
+    con.execute(f"CREATE TABLE {q(LABELS)} AS SELECT * FROM (VALUES (0, 0), (1, 0), (2, 1), "
+                "(3, 1)) AS v(row_id, eq_class)")
+    plan = make_plan(con, SOURCE, [NUM, "d", "c at", "c2"])
+    return con, plan
+
+
+def slots(plan: spec.Plan) -> dict[str, dict]:
+    """The slot values each template is rendered with (as the stages fill them)."""
+    layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
+    numeric = [c.name for c in plan.numeric_qis]
+    cats = [c.name for c in plan.categorical_qis]
+    cover = conj([verification.inside(c, "sbc_s", "g") for c in layout.qis]
+                 + [verification._same(c, "sbc_s", "g") for c in layout.verbatim])
+    view_projection = [ref("eq_class", "t")] + [
+        alias(ref(c.name + "_sbc_text", "t"), c.name) if c.role == "qi" else ref(c.name, "t")
+        for c in plan.columns]
+    return {
+        "row_count": {"source": SOURCE},
+        "distinct_counts": {"source": SOURCE, "col": [
+            as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name)
+            for c in plan.qis]},
+        "numeric_ranges": {"source": SOURCE, "num": [sql_number(ref(c.name), c)
+                                                   for c in plan.numeric_qis]},
+        "categorical_counts": {"source": SOURCE, "cat": [ref(c) for c in cats],
+                                   "m": [ref(cats[0])], "n": [ref(cats[1])]},
+        "pull_rows": {"source": SOURCE, "qi": [
+            sql_number(ref(c.name), c) if c.kind == "numeric" else ref(c.name)
+            for c in plan.qis]},
+        "create_release": {"release": RELEASE, "source": SOURCE, "labels": LABELS, "num": numeric,
+                               "cat": cats, "projection": generalize.release_projection(plan),
+                               "order": [ref("sbc_eq_class", "r"), ref("dis", "r")]},
+        "create_view": {"view": VIEW, "release": RELEASE,
+                            "num": [c.name for c in plan.numeric_qis if not c.temporal],
+                            "tnum": [c.name for c in plan.numeric_qis if c.temporal],
+                            "cat": cats, "projection": view_projection},
+        "label_coverage": {"source": SOURCE, "labels": LABELS},
+        "class_sizes": {"release": RELEASE},
+        "tuple_sizes": {"release": RELEASE, "qicol": layout.qi_columns()},
+        "ncp": {"original": SOURCE, "release": RELEASE, "num": numeric, "cat": cats,
+                    "cost": [metrics.cost_expression(c) for c in layout.qis]},
+        "values_outside": {"source": SOURCE, "labels": LABELS, "release": RELEASE,
+                               "qicol": layout.qi_columns(),
+                               "inside": conj([verification.inside(c, "s", "g")
+                                            for c in layout.qis])},
+        "rows_missing": {"source": SOURCE, "labels": LABELS, "release": RELEASE, "verb": ["dis"]},
+        "rows_uncovered": {"original": SOURCE, "release": RELEASE, "qicol": layout.qi_columns(),
+                               "verb": ["dis"], "inside": cover},
+    }
+
+
+# the templates of the core pipeline (plan, stats, pull, generalize, verify, measure)
+CORE_TEMPLATES = sorted(["row_count", "distinct_counts", "numeric_ranges", "categorical_counts",
+                         "pull_rows", "create_release", "create_view", "label_coverage",
+                         "class_sizes", "tuple_sizes", "ncp", "values_outside", "rows_missing",
+                         "rows_uncovered"])
+
+
+def test_every_core_template_has_a_golden_case(hostile):
+    _, plan = hostile
+    assert sorted(slots(plan)) == CORE_TEMPLATES
+    on_disk = {p.stem for p in templates.sql_dir().glob("*.sql")}
+    assert set(CORE_TEMPLATES) <= on_disk
+
+
+# what one run of each read-only template returns on the hostile table
+EXPECTED_ROWS = {
+    "row_count": [(4,)],
+    "class_sizes": [(2, 2, 2.0, 2, 2 * 2)],
+    "label_coverage": [(4, 4, 4, 0, 0)],
+    "values_outside": [(0,)],
+    "rows_missing": [(0, 0)],
+    "rows_uncovered": [(0, 0)],
+}
+
+
+@pytest.mark.parametrize("name", CORE_TEMPLATES)
+def test_golden_sql(hostile, name):
+    con, plan = hostile
+    sql = templates.render_sql(name, **slots(plan)[name])
+    golden = GOLDEN / f"{name}.sql"
+    if UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        golden.write_text(sql + "\n", encoding="utf-8")
+    assert golden.is_file(), f"no golden file; run with SBC_UPDATE_GOLDEN=1 to write {golden}"
+    assert sql == golden.read_text(encoding="utf-8").rstrip("\n")
+    # each hostile name is one quoted identifier: the SQL stays one statement, drops nothing
+    quoted = [n for n in (SOURCE, RELEASE, VIEW, LABELS) if q(n) in sql]
+    assert quoted, "the template took no hostile name"
+    assert sql.count("; drop table x") == sum(sql.count(q(n)) for n in quoted)
+    statements = sqlglot.parse(sql, read=templates.DIALECT)
+    assert len(statements) == 1
+    assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
+    if name in ("create_view", "class_sizes", "tuple_sizes", "ncp", "values_outside",
+                "rows_missing", "rows_uncovered"):
+        con.execute(templates.render_sql("create_release", **slots(plan)["create_release"]))
+    result = con.execute(sql).fetchall()
+    if name in EXPECTED_ROWS:
+        assert result == EXPECTED_ROWS[name]
+    if name == "create_release":
+        assert con.execute(f"SELECT count(*) FROM {q(RELEASE)}").fetchone() == (4,)
+        assert con.execute(f"SELECT {q(NUM + '_min')}, {q(NUM + '_max')}, {q(NUM + '_has_null')}"
+                           f" FROM {q(RELEASE)} WHERE eq_class = 1 LIMIT 1").fetchone() \
+            == (4, 4, True)
+    if name == "create_view":
+        assert con.execute(f"SELECT {q(NUM)}, d, {q('c at')} FROM {q(VIEW)} ORDER BY eq_class "
+                           "LIMIT 1").fetchone() == ("1-2", "2020-01-01|NULL", "a")
+    # the injected "drop table x" never ran
+    assert con.execute("SELECT keep FROM x").fetchall() == [(42,)]
+
+
+def test_quoted_hostile_source_name(hostile):
+    _, _plan = hostile
+    sql = templates.render_sql("row_count", source=SOURCE)
+    assert QUOTED in sql
+    assert sql == f'SELECT COUNT(*) AS n_rows FROM {QUOTED}'
+
+
+def test_names_that_look_like_slots_stay_names():
+    # a column named like a slot is filled in once, as that column
+    sql = templates.render_sql("numeric_ranges", source="__source", num=[ref("__source")])
+    assert sql.count('"__source"') == 4
+    sql = templates.render_sql("row_count", source="__release")
+    assert sql.endswith('FROM "__release"')
+
+
+def test_unbound_and_mismatched_slots_are_errors():
+    with pytest.raises(KeyError, match="__source"):
+        templates.render_sql("row_count")
+    with pytest.raises(ValueError, match="different lengths"):
+        templates.render_sql("categorical_counts", source="t", cat=[ref("a"), ref("b")],
+                             m=[ref("a")], n=[ref("b"), ref("c")])
