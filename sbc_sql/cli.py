@@ -71,7 +71,10 @@ def anonymize_cmd(
     weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     out_file: Annotated[Optional[str], typer.Option(help="Also export the release (.parquet/.csv).")] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
-    mode: Annotated[str, typer.Option(help="auto, exact (one block) or blocks.")] = "auto",
+    mode: Annotated[str, typer.Option(help="auto (blocks above a size threshold), exact "
+                                           "(one block) or blocks.")] = "auto",
+    exact: Annotated[bool, typer.Option("--exact", help="The paper's one-block algorithm "
+                                                        "(same as --mode exact).")] = False,
     workers: Annotated[Optional[int], typer.Option(help="Threads for block mode (default: all cores).")] = None,
     algorithm: Annotated[str, typer.Option(
         help="sbca (default), mondrian, kmember, datafly or incognito.")] = "sbca",
@@ -93,7 +96,8 @@ def anonymize_cmd(
     try:
         result = anonymize(db, table, k, qi=qi or (), sensitive=sensitive or (), drop=drop or (),
                            keep=keep or (), output=output, replace=replace, leftover=leftover,
-                           weights=weights, out_file=out_file, sql_only=sql, mode=mode,
+                           weights=weights, out_file=out_file, sql_only=sql,
+                           mode="exact" if exact else mode,
                            workers=workers, algorithm=algorithm,
                            hierarchies=parse_hierarchy_options(hierarchy),
                            max_suppression=max_suppression, log=log,

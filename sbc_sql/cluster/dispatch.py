@@ -9,13 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import os
+
 import numpy as np
 
+from ..errors import ResourceError
+from .blocks import blocked, choose_mode, estimate_memory
 from .fulldomain import Hierarchy, datafly, incognito
+from .kernel import HAVE_NUMBA, CompiledSBCA, sbca_compiled
 from .kmember import kmember
 from .model import QIData
 from .mondrian import mondrian
-from .sbca import sbca
 
 Progress = Callable[[int, int], None]
 
@@ -37,8 +41,17 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
                    progress: Progress | None = None) -> ClusterRun:
     """Class id per row (-1 suppressed) from the chosen algorithm and mode."""
     if algorithm == "sbca":
-        labels = sbca(data, k, leftover=leftover, progress=progress)
-        return ClusterRun(labels, algorithm, "exact", "one block, numpy")
+        if mode == "auto":
+            mode = choose_mode(data.n_rows, k)
+        check_memory(data, mode, workers)
+        engine = "compiled" if HAVE_NUMBA else "numpy"
+        if mode == "exact":
+            labels = sbca_compiled(data, k, leftover=leftover, progress=progress)
+            return ClusterRun(labels, algorithm, "exact", f"one block, {engine}")
+        labels = blocked(data, k, CompiledSBCA(leftover), workers=workers, progress=progress)
+        return ClusterRun(labels, algorithm, "blocks",
+                          f"Hilbert-ordered blocks of about 4,096 rows, {engine}, "
+                          f"{workers or os.cpu_count() or 1} worker(s)")
     if algorithm == "mondrian":
         return ClusterRun(mondrian(data, k), algorithm, "exact", "strict median partitioning")
     if algorithm == "kmember":
@@ -49,3 +62,25 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
         return ClusterRun(labels, algorithm, "exact",
                           f"full-domain recoding, suppression budget {max_suppression:g}")
     raise ValueError(f"unknown algorithm {algorithm!r}")
+
+
+def available_memory() -> int:
+    """Bytes the system can still give this process (MemAvailable), or a large number."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
+
+
+def check_memory(data: QIData, mode: str, workers: int | None) -> None:
+    need = estimate_memory(data.n_rows, data.n_qis, mode, workers=workers)
+    have = available_memory()
+    if need > have:
+        hint = "use --mode blocks" if mode == "exact" else "use fewer --workers or fewer rows"
+        raise ResourceError(f"clustering {data.n_rows} rows in {mode} mode needs about "
+                            f"{need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB is available; "
+                            f"{hint}")

@@ -1,0 +1,225 @@
+"""The compiled SBCA gives the reference's labels; block mode is complete and k-anonymous."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sbc_sql.cluster import blocks, kernel
+from sbc_sql.cluster.leftover import LEFTOVER_MODES
+from sbc_sql.cluster.model import SUPPRESSED, QIData
+from sbc_sql.cluster.sbca import sbca
+from sbc_sql.cluster.similarity import Contingency
+
+pytestmark = pytest.mark.skipif(not kernel.HAVE_NUMBA, reason="numba is not installed")
+
+SETTINGS = settings(max_examples=50, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def make_data(numerics: list[np.ndarray], cats: list[tuple[np.ndarray, int]],
+              weights: list[float] | None = None, position: np.ndarray | None = None) -> QIData:
+    """A QIData with table-wide ranges computed the way the stats step does."""
+    cols = [np.asarray(x, dtype=np.float64) for x in numerics]
+    lo = [float(np.nanmin(x)) if np.isfinite(x).any() else np.nan for x in cols]
+    hi = [float(np.nanmax(x)) if np.isfinite(x).any() else np.nan for x in cols]
+    cols += [np.asarray(c, dtype=np.int32) for c, _ in cats]
+    d = len(cols)
+    extra = {} if position is None else {"position": np.asarray(position, dtype=np.int64)}
+    return QIData(tuple(f"q{i}" for i in range(d)),
+                  (True,) * len(numerics) + (False,) * len(cats), tuple(cols),
+                  tuple(lo) + (np.nan,) * len(cats), tuple(hi) + (np.nan,) * len(cats),
+                  (0,) * len(numerics) + tuple(card for _, card in cats),
+                  tuple(weights) if weights else (1.0,) * d, **extra)
+
+
+@st.composite
+def qi_tables(draw, max_rows: int = 300) -> QIData:
+    """Small tables full of ties and NULLs: where tie-breaking and widening matter."""
+    n = draw(st.integers(1, max_rows))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_num = draw(st.integers(0, 3))
+    n_cat = draw(st.integers(0 if n_num else 1, 4))
+    numerics = []
+    for _ in range(n_num):
+        levels = draw(st.sampled_from([1, 3, 10, 1000]))
+        x = rng.integers(0, levels, n).astype(np.float64) * draw(st.sampled_from([1.0, 0.37]))
+        x[rng.random(n) < draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))] = np.nan
+        numerics.append(x)
+    cats = []
+    for _ in range(n_cat):
+        card = draw(st.integers(1, 12))
+        p = 1.0 / np.arange(1, card + 1) ** draw(st.sampled_from([0.0, 1.0, 2.0]))
+        codes = rng.choice(card, n, p=p / p.sum())
+        cats.append((codes, card))
+    weights = None
+    if draw(st.booleans()):
+        weights = [draw(st.sampled_from([1.0, 0.5, 2.0, 0.0])) for _ in range(n_num + n_cat)]
+    position = rng.permutation(n) * 3 if draw(st.booleans()) else None
+    return make_data(numerics, cats, weights, position)
+
+
+def synthetic(n: int, seed: int = 0) -> QIData:
+    """Correlated numerics with NULLs and skewed categoricals, enough rows for many blocks."""
+    rng = np.random.default_rng(seed)
+    age = np.round(rng.normal(45, 15, n))
+    age[rng.random(n) < 0.02] = np.nan
+    income = np.round(age * 900 + rng.normal(0, 9000, n), -2)
+    cats = []
+    for card in (2, 6, 40):
+        p = 1.0 / np.arange(1, card + 1) ** 1.1
+        cats.append((rng.choice(card, n, p=p / p.sum()), card))
+    return make_data([age, income], cats)
+
+
+def assert_k_anonymous(labels: np.ndarray, n: int, k: int) -> None:
+    assert labels.shape == (n,)
+    assert (labels != SUPPRESSED).all()
+    sizes = np.bincount(labels)
+    assert (sizes[sizes > 0] >= k).all()
+
+
+# ---------------------------------------------------------------------------------------
+# compiled == reference
+# ---------------------------------------------------------------------------------------
+
+@SETTINGS
+@given(data=qi_tables(), k=st.integers(2, 8))
+def test_compiled_equals_reference(data: QIData, k: int) -> None:
+    for mode in LEFTOVER_MODES:
+        expected = sbca(data, k, mode)
+        got = kernel.sbca_compiled(data, k, mode)
+        np.testing.assert_array_equal(got, expected, err_msg=f"leftover={mode}")
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=qi_tables(max_rows=120), k=st.integers(1, 6))
+def test_progress_and_contingency_paths_match(data: QIData, k: int) -> None:
+    calls: list[tuple[int, int]] = []
+    mine, theirs = Contingency(data), Contingency(data)
+    expected = sbca(data, k, contingency=theirs)
+    got = kernel.sbca_compiled(data, k, contingency=mine,
+                               progress=lambda d, t: calls.append((d, t)))
+    np.testing.assert_array_equal(got, expected)
+    assert calls[-1] == (data.n_rows, data.n_rows)
+    for q in mine.order:
+        np.testing.assert_array_equal(mine.counts[q], theirs.counts[q])
+
+
+@SETTINGS
+@given(data=qi_tables())
+def test_compiled_sort_order_is_lexsort(data: QIData) -> None:
+    t = kernel.PreparedTable(data)
+    got = kernel._sort_order(t.codes, t.raw, t.position, t.card)
+    np.testing.assert_array_equal(got, data.sort_order())
+
+
+def test_large_domains_and_wide_predecessor_rows() -> None:
+    """Declared domains far larger than the rows present (the sparse path of the kernel)."""
+    rng = np.random.default_rng(7)
+    n = 400
+    cats = [(rng.integers(0, 3, n), 3), (rng.integers(0, 50, n) * 97, 5000),
+            (rng.integers(0, 200, n) * 301, 70000)]
+    data = make_data([rng.normal(size=n)], cats)
+    for k in (2, 5, 30):
+        np.testing.assert_array_equal(kernel.sbca_compiled(data, k), sbca(data, k))
+
+
+def test_edge_cases() -> None:
+    data = make_data([np.array([1.0, 2.0, 3.0])], [])
+    np.testing.assert_array_equal(kernel.sbca_compiled(data, 5), sbca(data, 5))
+    assert len(kernel.sbca_compiled(data.take(np.arange(0)), 3)) == 0
+    with pytest.raises(ValueError):
+        kernel.sbca_compiled(data, 0)
+    with pytest.raises(ValueError):
+        kernel.sbca_compiled(data, 2, "bogus")
+
+
+# ---------------------------------------------------------------------------------------
+# block mode
+# ---------------------------------------------------------------------------------------
+
+@SETTINGS
+@given(data=qi_tables(), k=st.integers(2, 8), block_size=st.integers(1, 120))
+def test_blocks_partition_the_rows(data: QIData, k: int, block_size: int) -> None:
+    parts = blocks.make_blocks(data, k, block_size)
+    rows = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(data.n_rows))
+    if data.n_rows >= k:
+        assert all(len(p) >= k for p in parts)
+        assert all(len(p) <= max(block_size, 2 * k - 1) for p in parts)
+    labels = blocks.blocked(data, k, kernel.sbca_compiled, block_size=block_size, workers=1)
+    if data.n_rows >= k:
+        assert_k_anonymous(labels, data.n_rows, k)
+
+
+@SETTINGS
+@given(data=qi_tables(), k=st.integers(2, 8))
+def test_one_block_is_the_exact_algorithm(data: QIData, k: int) -> None:
+    labels = blocks.blocked(data, k, kernel.sbca_compiled, block_size=data.n_rows)
+    np.testing.assert_array_equal(labels, sbca(data, k))
+
+
+def test_compiled_blocks_equal_generic_blocks() -> None:
+    """One compiled call per block gives what sbca(data.take(rows), k) gives per block."""
+    data = synthetic(3000, seed=3)
+    for mode in LEFTOVER_MODES:
+        fast = blocks.blocked(data, 7, functools.partial(kernel.sbca_compiled, leftover=mode),
+                              block_size=500)
+        slow = blocks.blocked(data, 7, functools.partial(sbca, leftover=mode), block_size=500)
+        np.testing.assert_array_equal(fast, slow)
+
+
+def test_workers_do_not_change_labels() -> None:
+    data = synthetic(20000, seed=5)
+    seen: list[tuple[int, int]] = []
+    one = blocks.blocked(data, 10, kernel.sbca_compiled, block_size=1024, workers=1)
+    two = blocks.blocked(data, 10, kernel.sbca_compiled, block_size=1024, workers=2,
+                         progress=lambda d, t: seen.append((d, t)))
+    np.testing.assert_array_equal(one, two)
+    assert_k_anonymous(one, data.n_rows, 10)
+    assert seen[-1][0] == seen[-1][1] == len(seen)
+
+
+def test_choose_mode_and_memory() -> None:
+    assert blocks.choose_mode(30_162, 10) == "exact"
+    assert blocks.choose_mode(1_000_000, 10) == "blocks"
+    assert blocks.choose_mode(10, 2, exact_threshold=5) == "blocks"
+    exact = blocks.estimate_memory(1_000_000, 8, "exact")
+    blocked_ = blocks.estimate_memory(1_000_000, 8, "blocks")
+    assert 0 < blocked_ and 0 < exact
+    assert blocks.estimate_memory(2_000_000, 8, "blocks") > blocked_
+    with pytest.raises(ValueError):
+        blocks.estimate_memory(10, 2, "bogus")
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=qi_tables(), by=st.sampled_from(["frequency", "code"]))
+def test_curve_keys_numpy_fallback_matches(data: QIData, by: str) -> None:
+    num_q, cat_q = blocks._curve_dims(data)
+    d = len(num_q) + len(cat_q)
+    if d == 0:
+        return
+    bits = max(1, min(16, 64 // d))
+    args = blocks._curve_arrays(data, num_q, cat_q, by)
+    spread = blocks._spread_table(d)
+    keys = np.empty(data.n_rows, dtype=np.uint64)
+    blocks._curve_keys(*args, bits, spread, 0, data.n_rows, keys)
+    expected = blocks._hilbert_keys_numpy(blocks._axis_levels(*args, bits), bits, spread)
+    np.testing.assert_array_equal(keys, expected)
+
+
+def test_without_numba_same_labels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where numba is missing the same calls fall back to numpy and give the same labels."""
+    data = synthetic(2500, seed=11)
+    compiled = blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600)
+    monkeypatch.setattr(kernel, "HAVE_NUMBA", False)
+    monkeypatch.setattr(blocks, "HAVE_NUMBA", False)
+    np.testing.assert_array_equal(kernel.sbca_compiled(data.take(np.arange(300)), 5),
+                                  sbca(data.take(np.arange(300)), 5))
+    np.testing.assert_array_equal(blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600),
+                                  compiled)
