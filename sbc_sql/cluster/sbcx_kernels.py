@@ -1,14 +1,22 @@
 """numba kernels of SBCA+ (see :mod:`sbc_sql.cluster.sbcx`).
 
 Every kernel works in the *sorted domain*: row i is the i-th row of ``QIData.sort_order()``,
-so ties broken by the smaller index are ties broken by sort position (SPEC section 3).
-Arrays are columnar: ``num[j, i]`` is numeric QI j of row i, already divided by its range
-(NaN for NULL), ``cat[q, i]`` the code of categorical QI q, with the categorical QIs in
-SBC's order (ascending cardinality, SPEC section 2).
+so a tie broken by the smaller index is a tie broken by sort position (SPEC section 3).
+Arrays are columnar: ``raw[j, i]`` is numeric QI j of row i in its own units (NaN for NULL),
+``sc[j, i]`` the same divided by the QI's range (``QIData.scaled``, for SBC's distances),
+``span[j]`` that range (0 when constant), ``cat[q, i]`` the code of categorical QI q, the
+categorical QIs in SBC's order (ascending cardinality, SPEC section 2). ``wn``/``wc`` are the
+QI weights, ``num_act``/``cat_act`` mark the QIs that can cost anything (weight not 0; for a
+categorical QI also more than one category).
 
-The information loss of a class G is ``|G| * sum_q w_q NCP_q(G)`` (SPEC section 4), so the
+The information loss of a class G is ``|G| * sum_q w_q NCP_q(G)`` (SPEC section 4): the
 kernels keep, per class, the numeric bounds and NULL counts and the categorical distinct
-counts, from which one row's effect is O(d).
+counts, from which the effect of one row is O(d).
+
+Cost per class of the greedy pass: O(remaining rows * d) for SBC's distances and the pick
+of the wide set, O(wide * d * log k) for the pool refills and O(pool * k) for the growth
+(plus O(pool) per value entering the class). Refinement: O(rows * window * d) per pass, for
+the rows whose class is cheaper without them.
 """
 
 from __future__ import annotations
@@ -28,28 +36,39 @@ except ImportError:  # pragma: no cover - numba is the "fast" extra; plain Pytho
 INF = np.inf
 
 # ---------------------------------------------------------------------------------------
-# NCP of one QI of a class
+# NCP of one QI of a class (SPEC section 4; same arithmetic as leftover.numeric_ncp)
 # ---------------------------------------------------------------------------------------
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _num_ncp(lo: float, hi: float, nulls: int, size: int) -> float:
+def _num_ncp(lo, hi, nulls, size, span):
     if nulls >= size:
         return 0.0  # all NULL (or empty)
     if nulls > 0:
         return 1.0  # NULL mixed with numbers
-    return hi - lo
+    if span > 0:
+        return (hi - lo) / span
+    return 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _cat_ncp(distinct: int, card: int) -> float:
+def _num_ncp_with(lo, hi, nulls, size, span, x):
+    """NCP of a numeric QI once value x (NaN for NULL) joins rows with these bounds and
+    NULL count; ``size`` counts x."""
+    if np.isnan(x):
+        return _num_ncp(lo, hi, nulls + 1, size, span)
+    return _num_ncp(min(lo, x), max(hi, x), nulls, size, span)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cat_ncp(distinct, card):
     if distinct > 1:
         return distinct / card
     return 0.0
 
 
 # ---------------------------------------------------------------------------------------
-# SBC's contingency-based distance tables (SPEC section 2)
+# SBC's contingency-based distances (SPEC section 2; same arithmetic as similarity.py/sbca.py)
 # ---------------------------------------------------------------------------------------
 
 
@@ -73,10 +92,11 @@ def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, 
         if m < 0:
             # the first categorical QI: similarity from its own frequency column
             cb = cnt_off[q]
-            cs = cnt[cb + s]
+            cs = float(cnt[cb + s])
             for v in range(c):
-                key[v] = abs(float(cnt[cb + v]) - float(cs))
+                key[v] = abs(float(cnt[cb + v]) - cs)
         else:
+            src = pair
             rb = pair_off[q] + seed_codes[m] * c
             tot = 0
             for v in range(c):
@@ -88,8 +108,6 @@ def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, 
                 tot = 0
                 for v in range(c):
                     tot += cnt[rb + v]
-            else:
-                src = pair
             total = float(tot)
             if total > 0:
                 ps = src[rb + s] / total
@@ -105,71 +123,183 @@ def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, 
 
 
 @njit(cache=True, nogil=True)
-def _distances(seed, rnum, wn, num_act, rcat, wc, cat_act, tab, tab_off, n_rem, dist):
-    """SBC distance from remaining row ``seed`` (a position) to every remaining row."""
-    for i in range(n_rem):
+def _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, tab_off, n, dist):
+    """SBC distance from row ``seed`` to rows 0..n-1; ``sc`` holds the numerics divided by
+    their range (QIData.scaled), so the sums are those of sbca.py."""
+    for i in range(n):
         dist[i] = 0.0
-    for j in range(rnum.shape[0]):
+    for j in range(sc.shape[0]):
         if not num_act[j]:
             continue
         w = wn[j]
-        col = rnum[j]
+        col = sc[j]
         s = col[seed]
         if np.isnan(s):
-            for i in range(n_rem):
+            for i in range(n):
                 if not np.isnan(col[i]):
                     dist[i] += w
         else:
-            for i in range(n_rem):
+            for i in range(n):
                 d = abs(col[i] - s)
                 if np.isnan(d):
                     d = 1.0
                 dist[i] += w * d
-    for q in range(rcat.shape[0]):
+    for q in range(cat.shape[0]):
         if not cat_act[q]:
             continue
         w = wc[q]
-        col = rcat[q]
+        col = cat[q]
         base = tab_off[q]
-        for i in range(n_rem):
+        for i in range(n):
             dist[i] += w * tab[base + col[i]]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _before(key, tie, pos, a, b):
+    """Entry a sorts before entry b by (key, tie, pos)."""
+    ka = key[a]
+    kb = key[b]
+    if ka != kb:
+        return ka < kb
+    ta = tie[a]
+    tb = tie[b]
+    if ta != tb:
+        return ta < tb
+    return pos[a] < pos[b]
+
+
 @njit(cache=True, nogil=True)
-def _smallest(dist, n_rem, m, skip, out, buf):
-    """Positions of the m smallest ``dist[:n_rem]`` (ties: smaller position), ``skip`` left
-    out; written to ``out`` in position order; returns how many."""
+def _select(key, tie, pos, n, m, ok, out, heap):
+    """The (at most) m entries i < n with ``ok[i]`` and the smallest (key[i], tie[i],
+    pos[i]), written to ``out[:m]`` in no particular order; returns how many. A bounded
+    max-heap (``heap``) when m is small beside n, else quickselect."""
+    if m <= 0:
+        return 0
+    if 64 * m <= n:
+        return _select_heap(key, tie, pos, n, m, ok, out, heap)
     cnt = 0
-    for i in range(n_rem):
-        if i != skip:
-            buf[cnt] = dist[i]
+    mn = INF
+    mx = -INF
+    for i in range(n):
+        if ok[i]:
+            out[cnt] = i
             cnt += 1
+            v = key[i]
+            if v < mn:
+                mn = v
+            if v > mx:
+                mx = v
     if m >= cnt:
-        t = 0
-        for i in range(n_rem):
-            if i != skip:
-                out[t] = i
-                t += 1
-        return t
-    kth = np.partition(buf[:cnt], m - 1)[m - 1]
+        return cnt
+    if not mx > mn:
+        _quickselect(key, tie, pos, out, cnt, m)
+        return m
+    # bucket the keys, keep the buckets below the one holding the m-th, and settle that
+    # bucket exactly
+    nb = min(1024, max(16, cnt >> 2))
+    scale = nb / (mx - mn)
+    hist = np.zeros(nb + 1, dtype=np.int64)
+    for u in range(cnt):
+        hist[min(int((key[out[u]] - mn) * scale), nb - 1)] += 1
     below = 0
-    for i in range(n_rem):
-        if i != skip and dist[i] < kth:
-            below += 1
-    room = m - below
-    t = 0
-    for i in range(n_rem):
-        if i == skip:
+    bstar = 0
+    while below + hist[bstar] < m:
+        below += hist[bstar]
+        bstar += 1
+    w = 0
+    nt = 0
+    for u in range(cnt):
+        i = out[u]
+        b = min(int((key[i] - mn) * scale), nb - 1)
+        if b < bstar:
+            out[w] = i
+            w += 1
+        elif b == bstar:
+            heap[nt] = i
+            nt += 1
+    _quickselect(key, tie, pos, heap, nt, m - below)
+    for u in range(m - below):
+        out[w + u] = heap[u]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _quickselect(key, tie, pos, idx, cnt, m):
+    """Reorder ``idx[:cnt]`` so that its first m entries are the smallest by _before."""
+    lo = 0
+    hi = cnt - 1
+    kth = m - 1
+    while hi > lo:
+        mid = (lo + hi) >> 1
+        # median of three as the pivot
+        a = idx[lo]
+        b = idx[mid]
+        c = idx[hi]
+        if _before(key, tie, pos, b, a):
+            a, b = b, a
+        if _before(key, tie, pos, c, b):
+            b = c
+            if _before(key, tie, pos, b, a):
+                b = a
+        piv = b
+        i = lo
+        j = hi
+        while i <= j:
+            while _before(key, tie, pos, idx[i], piv):
+                i += 1
+            while _before(key, tie, pos, piv, idx[j]):
+                j -= 1
+            if i <= j:
+                t = idx[i]
+                idx[i] = idx[j]
+                idx[j] = t
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            break
+
+
+@njit(cache=True, nogil=True)
+def _select_heap(key, tie, pos, n, m, ok, out, heap):
+    """_select by one scan with a max-heap of m entries: once full, almost every further
+    entry is rejected at the top."""
+    h = 0
+    for i in range(n):
+        if not ok[i]:
             continue
-        d = dist[i]
-        if d < kth:
-            out[t] = i
-            t += 1
-        elif d == kth and room > 0:
-            out[t] = i
-            t += 1
-            room -= 1
-    return t
+        if h < m:
+            c = h
+            h += 1
+            while c > 0:
+                p = (c - 1) >> 1
+                if _before(key, tie, pos, heap[p], i):
+                    heap[c] = heap[p]
+                    c = p
+                else:
+                    break
+            heap[c] = i
+        elif _before(key, tie, pos, i, heap[0]):
+            c = 0
+            while True:
+                lft = 2 * c + 1
+                if lft >= h:
+                    break
+                big = lft
+                if lft + 1 < h and _before(key, tie, pos, heap[lft], heap[lft + 1]):
+                    big = lft + 1
+                if _before(key, tie, pos, i, heap[big]):
+                    heap[c] = heap[big]
+                    c = big
+                else:
+                    break
+            heap[c] = i
+    for u in range(h):
+        out[u] = heap[u]
+    return h
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,173 +307,273 @@ def _smallest(dist, n_rem, m, skip, out, buf):
 # ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
-def greedy_pass(rnum, wn, num_act, rcat, card, wc, cat_act, pred, cnt, cnt_off, pair,
-                pair_off, rid, state, labels, k, growth, farthest, pool, budget):
-    """Form classes of k rows while at least k rows remain (or ``budget`` rows are done).
+@njit(cache=True, nogil=True, inline="always")
+def _cat_delta(t, wcode, ccount, dlt):
+    """Growth of sum_q w_q NCP_q over the active categoricals when wide-set row t joins:
+    ``dlt[a]`` for every QI whose value the class lacks (always the same float for the
+    same state, so equal costs stay equal)."""
+    s = 0.0
+    for a in range(wcode.shape[1]):
+        if ccount[wcode[t, a]] == 0:
+            s += dlt[a]
+    return s
 
-    ``rnum``/``rcat``/``rid`` hold the remaining rows compacted in sort order (updated in
-    place); ``state`` = [n_rem, next class id, seed position]. ``labels`` is indexed by row
-    id (sorted domain). ``growth``: grow the class one row at a time by least NCP increase
-    among the ``pool`` SBC-nearest rows; else the seed and its k - 1 SBC-nearest rows.
-    ``farthest``: the next seed is the remaining row farthest from this seed; else the
-    first remaining row. Returns the number of rows labelled by this call.
+
+@njit(cache=True, nogil=True, inline="always")
+def _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size):
+    """sum_q w_q NCP_q over the numerics of the class once wide-set row t joins it."""
+    s = 0.0
+    for j in range(wr.shape[1]):
+        if not num_act[j]:
+            continue
+        s += wn[j] * _num_ncp_with(glo[j], ghi[j], gnn[j], size + 1, span[j], wr[t, j])
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc, aq,
+          wr, wcode, ok, cd, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members):
+    """Grow the seed's class to k rows from the wide set (see greedy_pass).
+
+    The row added is the one of least increase of the class's information loss. As
+    ``(size + 1) * S(G + r) - size * S(G) = S(G) + (size + 1) * (S(G + r) - S(G))``, that is
+    the row of least S(G + r): its numeric part is recomputed per step (O(numeric QIs)), its
+    categorical part ``cd`` changes only when a value enters the class and is then
+    recomputed for the rows it concerns. ``rowraw``/``rowslot`` hold every row's numerics
+    and ccount slots (one per active categorical QI, listed in ``aq``) row-major by row id;
+    ``wr``/``wcode`` receive those of the wide set.
     """
-    dn = rnum.shape[0]
-    dc = rcat.shape[0]
-    n_rem = state[0]
-    cls = state[1]
-    seed = state[2]
-    tab_off = np.zeros(dc + 1, dtype=np.int64)
+    dn = rowraw.shape[1]
+    na = aq.shape[0]
+    for t in range(nw):
+        r = rid[wset[t]]
+        for j in range(dn):
+            wr[t, j] = rowraw[r, j]
+        for a in range(na):
+            wcode[t, a] = rowslot[r, a]
+        ok[t] = True
+    rs = rid[seed]
+    for j in range(dn):
+        x = rowraw[rs, j]
+        if np.isnan(x):
+            gnn[j] = 1
+            glo[j] = INF
+            ghi[j] = -INF
+        else:
+            gnn[j] = 0
+            glo[j] = x
+            ghi[j] = x
+    for a in range(na):
+        q = aq[a]
+        ccount[rowslot[rs, a]] = 1
+        # NCP_q goes from 0 to 2/card with the second value, by 1/card with any later one
+        dlt[a] = wc[q] * (2.0 / card[q])
+    members[0] = seed
+    size = 1
+    wview = wcode[:nw]
+    np_ = _select(wtie, wtie, wset, nw, m, ok, cand, tpos)
+    for u in range(np_):
+        t = cand[u]
+        cd[t] = _cat_delta(t, wview, ccount, dlt)
+    refresh = 2 if nw > np_ else k + 1
+    for step in range(1, k):
+        if size == refresh:
+            refresh *= 2
+            for t in range(nw):
+                if ok[t]:
+                    c = _cat_delta(t, wview, ccount, dlt)
+                    cd[t] = c
+                    wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + c
+            np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
+        best = -1
+        best_key = INF
+        best_d = INF
+        for u in range(np_):
+            t = cand[u]
+            if not ok[t]:
+                continue
+            key = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + cd[t]
+            if key > best_key:
+                continue
+            d = wtie[t]
+            if key < best_key or d < best_d or (d == best_d and wset[t] < wset[best]):
+                best_key = key
+                best_d = d
+                best = t
+        ok[best] = False
+        members[step] = wset[best]
+        if step == k - 1:
+            break
+        for j in range(dn):
+            x = wr[best, j]
+            if np.isnan(x):
+                gnn[j] += 1
+            else:
+                glo[j] = min(glo[j], x)
+                ghi[j] = max(ghi[j], x)
+        for a in range(na):
+            p = wcode[best, a]
+            ccount[p] += 1
+            if ccount[p] > 1:
+                continue
+            # a value entered the class: rows holding it no longer add it, and with the
+            # second value the cost of any other value drops from 2/card to 1/card
+            second = dlt[a] != wc[aq[a]] * (1.0 / card[aq[a]])
+            dlt[a] = wc[aq[a]] * (1.0 / card[aq[a]])
+            for u in range(np_):
+                t = cand[u]
+                if ok[t]:
+                    c = wcode[t, a]
+                    if c == p or (second and ccount[c] == 0):
+                        cd[t] = _cat_delta(t, wview, ccount, dlt)
+        size += 1
+    for t in range(k):
+        r = rid[members[t]]
+        for a in range(na):
+            ccount[rowslot[r, a]] = 0
+
+
+@njit(cache=True, nogil=True)
+def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, cnt_off,
+                pair, pair_off, rid, alive, dist, state, labels, k, growth, farthest, pool,
+                wide, budget):
+    """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
+
+    ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
+    sort order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
+    class id, seed position]. ``labels`` is indexed by ``rid``. ``cnt``/``pair`` are the contingency
+    counts of the remaining rows (decremented in place, as in sbca.py).
+
+    ``growth`` False: the seed and its k - 1 SBC-nearest rows (ties by sort position), the
+    paper's step. True: the class grows one row at a time, adding the row that raises its
+    information loss least (ties: SBC distance to the seed, then sort position), among a pool
+    of ``pool`` rows; the pool starts as the seed's SBC-nearest rows and, when ``wide`` is
+    larger, is refilled at class sizes 2, 4, 8, ... with the ``pool`` rows of least increase
+    among the seed's ``wide`` SBC-nearest rows. ``farthest``: the next seed is the remaining
+    row SBC-farthest from this seed; else the first remaining row (the paper).
+    Returns the number of rows labelled by this call.
+    """
+    dn = raw.shape[0]
+    dc = cat.shape[0]
+    n_cur = state[0]
+    n_alive = state[1]
+    cls = state[2]
+    seed = state[3]
+    cbase = np.zeros(dc + 1, dtype=np.int64)
     for q in range(dc):
-        tab_off[q + 1] = tab_off[q] + card[q]
-    tab = np.zeros(tab_off[dc], dtype=np.float64)
-    ccount = np.zeros(tab_off[dc], dtype=np.int64)
-    n_all = rnum.shape[1] if dn > 0 else rcat.shape[1]
-    dist = np.empty(n_all, dtype=np.float64)
-    buf = np.empty(n_all, dtype=np.float64)
-    cand = np.empty(n_all, dtype=np.int64)
-    taken = np.zeros(n_all, dtype=np.bool_)
+        cbase[q + 1] = cbase[q] + card[q]
+    tab = np.zeros(cbase[dc], dtype=np.float64)
+    ccount = np.zeros(cbase[dc], dtype=np.int64)
+    nmax = rid.shape[0]
+    ident = np.arange(nmax)
+    tpos = np.empty(nmax, dtype=np.int64)
+    wset = np.empty(nmax, dtype=np.int64)  # the wide set: positions
+    wkey = np.empty(nmax, dtype=np.float64)  # its keys (least increase)
+    wtie = np.empty(nmax, dtype=np.float64)  # its SBC distances
+    wok = np.zeros(nmax, dtype=np.bool_)  # not yet in the class
+    cand = np.empty(nmax, dtype=np.int64)  # the pool: indices into wset
+    cd = np.empty(nmax, dtype=np.float64)  # categorical part of a wide-set row's increase
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            n_act += 1
+    aq = np.empty(n_act, dtype=np.int64)
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            aq[n_act] = q
+            n_act += 1
+    dlt = np.empty(n_act, dtype=np.float64)
+    rowraw = np.empty((0, dn), dtype=np.float64)
+    rowslot = np.empty((0, n_act), dtype=np.int64)
+    if growth:
+        rowraw = np.empty((nmax, dn), dtype=np.float64)
+        rowslot = np.empty((nmax, n_act), dtype=np.int64)
+        for i in range(n_cur):
+            r = rid[i]
+            for j in range(dn):
+                rowraw[r, j] = raw[j, i]
+            for a in range(n_act):
+                q = aq[a]
+                rowslot[r, a] = cbase[q] + cat[q, i]
+    wr = np.empty((nmax, dn), dtype=np.float64)  # the wide set's numerics, gathered
+    wcode = np.empty((nmax, n_act), dtype=np.int64)  # ... and its ccount slots
     members = np.empty(k, dtype=np.int64)
-    keep = np.ones(n_all, dtype=np.bool_)
     seed_codes = np.empty(dc, dtype=np.int64)
-    lo = np.empty(dn)
-    hi = np.empty(dn)
-    nulls = np.zeros(dn, dtype=np.int64)
-    distinct = np.zeros(dc, dtype=np.int64)
+    glo = np.empty(dn)
+    ghi = np.empty(dn)
+    gnn = np.zeros(dn, dtype=np.int64)
     done = 0
-    while n_rem >= k and done < budget:
+    while n_alive >= k and done < budget:
         for q in range(dc):
-            seed_codes[q] = rcat[q, seed]
-        sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, tab_off)
-        _distances(seed, rnum, wn, num_act, rcat, wc, cat_act, tab, tab_off, n_rem, dist)
+            seed_codes[q] = cat[q, seed]
+        sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase)
+        _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
+        alive[seed] = False
         members[0] = seed
         if not growth:
-            _smallest(dist, n_rem, k - 1, seed, cand, buf)
+            _select(dist, dist, ident, n_cur, k - 1, alive, cand, tpos)
             for t in range(k - 1):
                 members[t + 1] = cand[t]
         else:
-            m = _smallest(dist, n_rem, pool - 1, seed, cand, buf)
-            for t in range(m):
-                taken[t] = False
-            # class state: the seed alone
-            for j in range(dn):
-                x = rnum[j, seed]
-                if np.isnan(x):
-                    nulls[j] = 1
-                    lo[j] = INF
-                    hi[j] = -INF
-                else:
-                    nulls[j] = 0
-                    lo[j] = x
-                    hi[j] = x
-            for q in range(dc):
-                ccount[tab_off[q] + rcat[q, seed]] += 1
-                distinct[q] = 1
-            size = 1
-            s_cur = 0.0
-            for j in range(dn):
-                if num_act[j]:
-                    s_cur += wn[j] * _num_ncp(lo[j], hi[j], nulls[j], size)
-            for step in range(1, k):
-                best_t = -1
-                best_inc = INF
-                best_d = INF
-                for t in range(m):
-                    if taken[t]:
-                        continue
-                    i = cand[t]
-                    s_new = 0.0
-                    for j in range(dn):
-                        if not num_act[j]:
-                            continue
-                        x = rnum[j, i]
-                        if np.isnan(x):
-                            s_new += wn[j] * _num_ncp(lo[j], hi[j], nulls[j] + 1, size + 1)
-                        else:
-                            s_new += wn[j] * _num_ncp(min(lo[j], x), max(hi[j], x), nulls[j], size + 1)
-                    for q in range(dc):
-                        if not cat_act[q]:
-                            continue
-                        dq = distinct[q]
-                        if ccount[tab_off[q] + rcat[q, i]] == 0:
-                            dq += 1
-                        s_new += wc[q] * _cat_ncp(dq, card[q])
-                    inc = (size + 1) * s_new - size * s_cur
-                    d = dist[i]
-                    if inc < best_inc or (inc == best_inc and d < best_d):
-                        best_inc = inc
-                        best_d = d
-                        best_t = t
-                taken[best_t] = True
-                i = cand[best_t]
-                members[step] = i
-                for j in range(dn):
-                    x = rnum[j, i]
-                    if np.isnan(x):
-                        nulls[j] += 1
-                    else:
-                        lo[j] = min(lo[j], x)
-                        hi[j] = max(hi[j], x)
-                for q in range(dc):
-                    p = tab_off[q] + rcat[q, i]
-                    if ccount[p] == 0:
-                        distinct[q] += 1
-                    ccount[p] += 1
-                size += 1
-                s_cur = 0.0
-                for j in range(dn):
-                    if num_act[j]:
-                        s_cur += wn[j] * _num_ncp(lo[j], hi[j], nulls[j], size)
-                for q in range(dc):
-                    if cat_act[q]:
-                        s_cur += wc[q] * _cat_ncp(distinct[q], card[q])
-            for t in range(k):
-                i = members[t]
-                for q in range(dc):
-                    ccount[tab_off[q] + rcat[q, i]] = 0
-        # the class: label, take out of the contingency counts, drop from the remaining rows
+            m = min(pool, n_alive - 1)
+            # the pool is refilled at class sizes 2, 4, ... below k: no need of more rows else
+            nw = _select(dist, dist, ident, n_cur, max(wide, m) if k > 2 else m, alive, wset,
+                         tpos)
+            for t in range(nw):
+                wtie[t] = dist[wset[t]]
+            _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc,
+                  aq, wr, wcode, wok, cd, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members)
+        # the class: label it, take it out of the contingency counts
         for t in range(k):
             i = members[t]
+            alive[i] = False
             labels[rid[i]] = cls
-            keep[i] = False
             for q in range(dc):
-                cnt[cnt_off[q] + rcat[q, i]] -= 1
+                cnt[cnt_off[q] + cat[q, i]] -= 1
                 mq = pred[q]
                 if mq >= 0:
-                    pair[pair_off[q] + rcat[mq, i] * card[q] + rcat[q, i]] -= 1
+                    pair[pair_off[q] + cat[mq, i] * card[q] + cat[q, i]] -= 1
         cls += 1
         done += k
-        nxt = -1
+        n_alive -= k
+        # drop the dead rows once they are an eighth of those held
+        if (n_cur - n_alive) * 8 > n_cur:
+            w = 0
+            for i in range(n_cur):
+                if alive[i]:
+                    if w != i:
+                        rid[w] = rid[i]
+                        dist[w] = dist[i]
+                        alive[w] = True
+                        for j in range(dn):
+                            raw[j, w] = raw[j, i]
+                            sc[j, w] = sc[j, i]
+                        for q in range(dc):
+                            cat[q, w] = cat[q, i]
+                    w += 1
+            for i in range(w, n_cur):
+                alive[i] = False
+            n_cur = w
+        seed = -1
         if farthest:
             best = -INF
-            for i in range(n_rem):
-                if keep[i] and dist[i] > best:
+            for i in range(n_cur):
+                if alive[i] and dist[i] > best:
                     best = dist[i]
-                    nxt = i
-        w = 0
-        new_seed = 0
-        for i in range(n_rem):
-            if keep[i]:
-                if i == nxt:
-                    new_seed = w
-                if w != i:
-                    rid[w] = rid[i]
-                    for j in range(dn):
-                        rnum[j, w] = rnum[j, i]
-                    for q in range(dc):
-                        rcat[q, w] = rcat[q, i]
-                w += 1
-            else:
-                keep[i] = True
-        n_rem = w
-        seed = new_seed
-    state[0] = n_rem
-    state[1] = cls
-    state[2] = seed
+                    seed = i
+        else:
+            for i in range(n_cur):
+                if alive[i]:
+                    seed = i
+                    break
+        if seed < 0:
+            seed = 0
+    state[0] = n_cur
+    state[1] = n_alive
+    state[2] = cls
+    state[3] = seed
     return done
-
-
 # ---------------------------------------------------------------------------------------
 # Class state for leftovers and refinement
 # ---------------------------------------------------------------------------------------
@@ -403,7 +633,7 @@ def _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_):
 
 
 @njit(cache=True, nogil=True)
-def _class_numeric(c, skip, head, nxt, num, j):
+def _class_numeric(c, skip, head, nxt, raw, j):
     """lo, hi, NULL count of numeric QI j over class c without row ``skip``."""
     lo = INF
     hi = -INF
@@ -411,7 +641,7 @@ def _class_numeric(c, skip, head, nxt, num, j):
     i = head[c]
     while i >= 0:
         if i != skip:
-            x = num[j, i]
+            x = raw[j, i]
             if np.isnan(x):
                 nn += 1
             else:
@@ -424,16 +654,340 @@ def _class_numeric(c, skip, head, nxt, num, j):
 
 
 @njit(cache=True, nogil=True)
-def _class_sum(c, size, lo, hi, nn, dist_, wn, num_act, wc, cat_act, card):
+def _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card):
     s = 0.0
     for j in range(wn.shape[0]):
         if num_act[j]:
-            s += wn[j] * _num_ncp(lo[c, j], hi[c, j], nn[c, j], size[c])
+            s += wn[j] * _num_ncp(lo[c, j], hi[c, j], nn[c, j], size[c], span[j])
     for q in range(wc.shape[0]):
         if cat_act[q]:
             s += wc[q] * _cat_ncp(dist_[c, q], card[q])
     return s
 
 
-class _Dummy:  # pragma: no cover - keeps linters quiet about the section below
-    pass
+@njit(cache=True, nogil=True)
+def _add_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used, raw,
+             num_act, cat, cat_act, vmax):
+    dc = cat.shape[0]
+    lab[r] = c
+    size[c] += 1
+    prv[r] = -1
+    nxt[r] = head[c]
+    if head[c] >= 0:
+        prv[head[c]] = r
+    head[c] = r
+    for j in range(raw.shape[0]):
+        x = raw[j, r]
+        if np.isnan(x):
+            nn[c, j] += 1
+        else:
+            if x < lo[c, j]:
+                lo[c, j] = x
+            if x > hi[c, j]:
+                hi[c, j] = x
+    for q in range(dc):
+        if not cat_act[q]:
+            continue
+        key = (c * dc + q) * vmax + cat[q, r]
+        h = _hslot(hk, key, shift)
+        if hk[h] == -1:
+            hk[h] = key
+            used[0] += 1
+        if hv[h] == 0:
+            dist_[c, q] += 1
+        hv[h] += 1
+
+
+@njit(cache=True, nogil=True)
+def _remove_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, raw,
+                num_act, cat, cat_act, vmax):
+    dc = cat.shape[0]
+    size[c] -= 1
+    if prv[r] >= 0:
+        nxt[prv[r]] = nxt[r]
+    else:
+        head[c] = nxt[r]
+    if nxt[r] >= 0:
+        prv[nxt[r]] = prv[r]
+    nxt[r] = -1
+    prv[r] = -1
+    lab[r] = -1
+    for j in range(raw.shape[0]):
+        x = raw[j, r]
+        if np.isnan(x):
+            nn[c, j] -= 1
+        elif x <= lo[c, j] or x >= hi[c, j]:
+            a, b, m = _class_numeric(c, -1, head, nxt, raw, j)
+            lo[c, j] = a
+            hi[c, j] = b
+            nn[c, j] = m
+    for q in range(dc):
+        if not cat_act[q]:
+            continue
+        key = (c * dc + q) * vmax + cat[q, r]
+        h = _hslot(hk, key, shift)
+        hv[h] -= 1
+        if hv[h] == 0:
+            dist_[c, q] -= 1
+
+
+@njit(cache=True, nogil=True)
+def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, place, window,
+           max_passes, stats):
+    """Place the rows labelled -2 by least NCP increase (SPEC section 3 step 3), then, when
+    ``max_passes`` > 0, refine: move one row to another class or swap two rows of different
+    classes whenever the total NCP falls and every class keeps at least k rows.
+
+    Candidate partners of row r are the rows within ``window`` positions of r in sort order
+    (rows that agree on the leading categorical QIs). Rows labelled -1 (suppressed) are left
+    alone. ``qkind``/``qidx`` give the QIs in the data's column order (0 numeric, 1
+    categorical; index into raw/cat) so sums run in the same order as leftover.py.
+    ``stats`` receives [passes, moves, swaps].
+    """
+    n = lab.shape[0]
+    dn = raw.shape[0]
+    dc = cat.shape[0]
+    n_cls = 0
+    for i in range(n):
+        if lab[i] + 1 > n_cls:
+            n_cls = lab[i] + 1
+    if n_cls == 0:
+        return
+    vmax = 1
+    for q in range(dc):
+        if card[q] > vmax:
+            vmax = card[q]
+    size = np.zeros(n_cls, dtype=np.int64)
+    head = np.full(n_cls, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    lo = np.full((n_cls, dn), INF)
+    hi = np.full((n_cls, dn), -INF)
+    nn = np.zeros((n_cls, dn), dtype=np.int64)
+    dist_ = np.zeros((n_cls, dc), dtype=np.int64)
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            n_act += 1
+    cap = 16
+    while cap < 4 * (n * n_act + 8):
+        cap *= 2
+    shift = _hash_shift(cap)
+    hk = np.full(cap, -1, dtype=np.int64)
+    hv = np.zeros(cap, dtype=np.int32)
+    used = np.zeros(1, dtype=np.int64)
+    for i in range(n):
+        c = lab[i]
+        if c >= 0:
+            lab[i] = -1
+            _add_row(c, i, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+                     raw, num_act, cat, cat_act, vmax)
+    S = np.empty(n_cls)
+    for c in range(n_cls):
+        S[c] = _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+
+    # leftovers: the class whose NCP grows least, ties by the lower class id
+    if place:
+        for r in range(n):
+            if lab[r] != -2:
+                continue
+            best_c = -1
+            best = INF
+            for c in range(n_cls):
+                if size[c] == 0:
+                    continue
+                old = 0.0
+                new = 0.0
+                for t in range(qkind.shape[0]):
+                    u = qidx[t]
+                    if qkind[t] == 0:
+                        if not num_act[u]:
+                            continue
+                        o = _num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
+                        m = _num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u],
+                                          raw[u, r])
+                        old += wn[u] * o * size[c]
+                        new += wn[u] * m * (size[c] + 1)
+                    else:
+                        if not cat_act[u]:
+                            continue
+                        dq = dist_[c, u]
+                        o = _cat_ncp(dq, card[u])
+                        key = (c * dc + u) * vmax + cat[u, r]
+                        if hv[_hslot(hk, key, shift)] == 0:
+                            dq += 1
+                        m = _cat_ncp(dq, card[u])
+                        old += wc[u] * o * size[c]
+                        new += wc[u] * m * (size[c] + 1)
+                inc = new - old
+                if inc < best:
+                    best = inc
+                    best_c = c
+            _add_row(best_c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift,
+                     used, raw, num_act, cat, cat_act, vmax)
+            S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc,
+                                   cat_act, card)
+
+    # refinement
+    a_lo = np.empty(dn)
+    a_hi = np.empty(dn)
+    a_nn = np.empty(dn, dtype=np.int64)
+    a_uniq = np.zeros(dc, dtype=np.bool_)
+    seen = np.full(n_cls, -1, dtype=np.int64)
+    moves = 0
+    swaps = 0
+    passes = 0
+    eps = 1e-9
+    for p in range(max_passes):
+        passes += 1
+        improved = 0
+        for r in range(n):
+            A = lab[r]
+            if A < 0:
+                continue
+            sa = size[A]
+            cost_a = sa * S[A]
+            # class A without r
+            for j in range(dn):
+                x = raw[j, r]
+                if np.isnan(x):
+                    a_lo[j] = lo[A, j]
+                    a_hi[j] = hi[A, j]
+                    a_nn[j] = nn[A, j] - 1
+                elif x <= lo[A, j] or x >= hi[A, j]:
+                    a, b, m = _class_numeric(A, r, head, nxt, raw, j)
+                    a_lo[j] = a
+                    a_hi[j] = b
+                    a_nn[j] = m
+                else:
+                    a_lo[j] = lo[A, j]
+                    a_hi[j] = hi[A, j]
+                    a_nn[j] = nn[A, j]
+            s_a_minus = 0.0
+            for j in range(dn):
+                if num_act[j]:
+                    s_a_minus += wn[j] * _num_ncp(a_lo[j], a_hi[j], a_nn[j], sa - 1, span[j])
+            for q in range(dc):
+                if not cat_act[q]:
+                    continue
+                key = (A * dc + q) * vmax + cat[q, r]
+                a_uniq[q] = hv[_hslot(hk, key, shift)] == 1
+                dq = dist_[A, q]
+                if a_uniq[q]:
+                    dq -= 1
+                s_a_minus += wc[q] * _cat_ncp(dq, card[q])
+            # A swap gains at most what its two rows save by leaving their classes, so only
+            # rows whose class is cheaper without them start one (the partner's turn covers
+            # the other case); a row of a class of exactly k cannot move.
+            swaps_ok = s_a_minus < S[A]
+            if not swaps_ok and sa <= k:
+                continue
+            best_gain = eps
+            best_kind = 0
+            best_s = -1
+            best_b = -1
+            for s in range(max(0, r - window), min(n, r + window + 1)):
+                B = lab[s]
+                if B < 0 or B == A:
+                    continue
+                sb = size[B]
+                cost_b = sb * S[B]
+                # move r into B
+                if sa > k and seen[B] != r:
+                    seen[B] = r
+                    s_new = 0.0
+                    for j in range(dn):
+                        if not num_act[j]:
+                            continue
+                        s_new += wn[j] * _num_ncp_with(lo[B, j], hi[B, j], nn[B, j], sb + 1,
+                                                       span[j], raw[j, r])
+                    for q in range(dc):
+                        if not cat_act[q]:
+                            continue
+                        dq = dist_[B, q]
+                        key = (B * dc + q) * vmax + cat[q, r]
+                        if hv[_hslot(hk, key, shift)] == 0:
+                            dq += 1
+                        s_new += wc[q] * _cat_ncp(dq, card[q])
+                    gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    if gain > best_gain:
+                        best_gain = gain
+                        best_kind = 1
+                        best_b = B
+                if not swaps_ok:
+                    continue
+                # swap r and s
+                s_a2 = 0.0
+                s_b2 = 0.0
+                for j in range(dn):
+                    if not num_act[j]:
+                        continue
+                    x = raw[j, r]
+                    y = raw[j, s]
+                    # A without r, with s
+                    s_a2 += wn[j] * _num_ncp_with(a_lo[j], a_hi[j], a_nn[j], sa, span[j], y)
+                    # B without s, with r
+                    if np.isnan(y):
+                        bl = lo[B, j]
+                        bh = hi[B, j]
+                        bn = nn[B, j] - 1
+                    elif y <= lo[B, j] or y >= hi[B, j]:
+                        bl, bh, bn = _class_numeric(B, s, head, nxt, raw, j)
+                    else:
+                        bl = lo[B, j]
+                        bh = hi[B, j]
+                        bn = nn[B, j]
+                    s_b2 += wn[j] * _num_ncp_with(bl, bh, bn, sb, span[j], x)
+                for q in range(dc):
+                    if not cat_act[q]:
+                        continue
+                    vr = cat[q, r]
+                    vs = cat[q, s]
+                    if vr == vs:
+                        s_a2 += wc[q] * _cat_ncp(dist_[A, q], card[q])
+                        s_b2 += wc[q] * _cat_ncp(dist_[B, q], card[q])
+                        continue
+                    da = dist_[A, q]
+                    if a_uniq[q]:
+                        da -= 1
+                    if hv[_hslot(hk, (A * dc + q) * vmax + vs, shift)] == 0:
+                        da += 1
+                    db = dist_[B, q]
+                    if hv[_hslot(hk, (B * dc + q) * vmax + vs, shift)] == 1:
+                        db -= 1
+                    if hv[_hslot(hk, (B * dc + q) * vmax + vr, shift)] == 0:
+                        db += 1
+                    s_a2 += wc[q] * _cat_ncp(da, card[q])
+                    s_b2 += wc[q] * _cat_ncp(db, card[q])
+                gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                if gain > best_gain:
+                    best_gain = gain
+                    best_kind = 2
+                    best_s = s
+                    best_b = B
+            if best_kind == 0:
+                continue
+            improved += 1
+            B = best_b
+            _remove_row(A, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, raw,
+                        num_act, cat, cat_act, vmax)
+            if best_kind == 2:
+                swaps += 1
+                s = best_s
+                _remove_row(B, s, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift,
+                            raw, num_act, cat, cat_act, vmax)
+                _add_row(A, s, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+                         raw, num_act, cat, cat_act, vmax)
+            else:
+                moves += 1
+            _add_row(B, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+                     raw, num_act, cat, cat_act, vmax)
+            S[A] = _class_sum(A, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+            S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+            if used[0] * 2 > cap:
+                used[0] = _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_)
+        if improved == 0:
+            break
+    stats[0] = passes
+    stats[1] = moves
+    stats[2] = swaps

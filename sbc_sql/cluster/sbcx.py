@@ -1,0 +1,199 @@
+"""SBCA+, a cluster-aware SBCA that keeps SBC's contingency-based distances.
+
+The paper's SBCA (:mod:`.sbca`) takes the first remaining row in sort order as the seed and
+the seed's k - 1 SBC-nearest rows as its class. SBCA+ changes three things, each behind a
+switch so that every one can be measured on its own:
+
+``growth``
+    The class grows one row at a time: the next row is the one that raises the class's
+    information loss (``|class| * sum_q w_q NCP_q``, its ranges and value sets) least;
+    SBC's distance to the seed breaks ties between rows of equal cost, which are common
+    (every row whose values the class already holds costs only its size). The rows
+    considered form a pool of ``pool * k`` rows: first the seed's SBC-nearest rows, then,
+    at class sizes 2, 4, 8, ..., the rows of least increase among the seed's
+    ``wide * k`` SBC-nearest rows, so the pool follows the class as its value sets and
+    ranges take shape. A class costs O(remaining rows * d) for SBC's distances (as in the
+    paper), O(wide * k * d * log k) for the refills and O(pool * k * k) for the steps: over
+    the n / k classes, O(n^2 d / k + n k (wide d log k / k + pool)).
+``seeds="farthest"``
+    The next seed is the remaining row SBC-farthest from the last seed (ties: sort
+    position), so outliers are clustered while they still have company instead of being
+    left for the end; ``"first"`` is the paper's first remaining row in sort order.
+``refine``
+    After the greedy pass and the leftovers, single rows move to another class, or two rows
+    of different classes swap, whenever the total NCP falls and every class keeps at least
+    k rows. A row's partners are the rows within ``window`` positions of it in sort order
+    (they share its leading categorical values); a swap is only tried from a row whose
+    class is cheaper without it. Passes repeat until one changes nothing (at most
+    ``passes``); each costs O(n * window * d).
+
+With ``growth=False, seeds="first", refine=False`` the labels are those of :func:`.sbca`.
+The hot loops are numba kernels in :mod:`.sbcx_kernels`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from . import sbcx_kernels as kern
+from .leftover import LEFTOVER_MODES
+from .model import SUPPRESSED, QIData
+from .similarity import Contingency
+
+Progress = Callable[[int, int], None]
+
+SEED_MODES = ("farthest", "first")
+
+#: pool of rows a growing class chooses from, in multiples of k (at least POOL_MIN rows)
+POOL = 8
+POOL_MIN = 16
+#: SBC-nearest rows the pool is refilled from, in multiples of k
+WIDE = 64
+#: refinement partners: rows within max(WINDOW_MIN, 2 k) positions in sort order
+WINDOW_MIN = 16
+#: refinement passes at most
+PASSES = 10
+
+_UNPLACED = -2
+
+
+def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "farthest",
+              refine: bool = True, leftover: str = "nearest", progress: Progress | None = None,
+              contingency: Contingency | None = None, pool: int = POOL, wide: int = WIDE,
+              window: int | None = None, passes: int = PASSES) -> np.ndarray:
+    """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
+
+    ``growth``, ``seeds`` and ``refine`` are the switches described in the module
+    docstring; ``leftover`` places the fewer than k rows left at the end as in SPEC section
+    3 step 3 (``nearest``: least NCP increase, before refinement). Class ids are 0, 1, ...
+    in the order the classes were formed; a row that ``suppress`` removes gets
+    ``SUPPRESSED``; with fewer than k rows every row does. Deterministic: the same input
+    and options give the same labels. ``progress(done, total)`` is called as rows are
+    clustered. ``contingency`` (counts of the rows to cluster, built from ``data`` when not
+    given) is decremented as classes form, as in :func:`.sbca`. ``pool``, ``wide``,
+    ``window`` (default ``max(16, 2k)``) and ``passes`` tune the switches.
+    """
+    if k < 1:
+        raise ValueError(f"k={k} must be at least 1")
+    if seeds not in SEED_MODES:
+        raise ValueError(f"unknown seeds mode {seeds!r}; choose one of {SEED_MODES}")
+    if leftover not in LEFTOVER_MODES:
+        raise ValueError(f"unknown leftover mode {leftover!r}; choose one of {LEFTOVER_MODES}")
+    for name, value in (("pool", pool), ("wide", wide), ("passes", passes),
+                        ("window", 0 if window is None else window)):
+        if value < 0:
+            raise ValueError(f"{name}={value} must not be negative")
+    n = data.n_rows
+    labels = np.full(n, SUPPRESSED, dtype=np.int64)
+    if n == 0:
+        return labels
+    counts = contingency if contingency is not None else Contingency(data)
+    order = data.sort_order()
+    arr = _kernel_arrays(data, counts, order)
+
+    # the greedy pass, in slices of rows so that progress can be reported
+    lab = np.full(n, _UNPLACED, dtype=np.int64)
+    rid = np.arange(n, dtype=np.int64)
+    alive = np.ones(n, dtype=np.bool_)
+    dist = np.zeros(n, dtype=np.float64)
+    state = np.array([n, n, 0, 0], dtype=np.int64)
+    raw = arr["raw"].copy()
+    sc = arr["sc"].copy()
+    cat = arr["cat"].copy()
+    budget = max(n // 32, k) if progress is not None else n
+    pool_rows = max(int(pool) * k, POOL_MIN, k)
+    wide_rows = max(int(wide) * k, pool_rows) if growth else 0
+    while state[1] >= k:
+        kern.greedy_pass(raw, sc, arr["span"], arr["wn"], arr["num_act"], cat,
+                         arr["card"], arr["wc"], arr["cat_act"], arr["pred"], arr["cnt"],
+                         arr["cnt_off"], arr["pair"], arr["pair_off"], rid, alive, dist, state,
+                         lab, k, growth, seeds == "farthest", pool_rows, wide_rows, budget)
+        if progress is not None:
+            progress(n - int(state[1]), n)
+    if contingency is not None:
+        _write_back(counts, arr)
+    n_classes = int(state[2])
+
+    # leftovers (SPEC section 3 step 3), then refinement
+    if n_classes == 0 or leftover == "suppress":
+        lab[lab == _UNPLACED] = SUPPRESSED
+    elif leftover == "last":
+        lab[lab == _UNPLACED] = n_classes - 1
+    place = leftover == "nearest" and n_classes > 0
+    n_passes = int(passes) if refine else 0
+    if n_classes > 0 and (place or n_passes > 0):
+        win = max(WINDOW_MIN, 2 * k) if window is None else int(window)
+        stats = np.zeros(3, dtype=np.int64)
+        # one code type for this kernel whatever the greedy pass got: one compilation
+        cat32 = arr["cat"].astype(np.int32)
+        kern.finish(arr["raw"], arr["span"], arr["wn"], arr["num_act"], cat32, arr["card"],
+                    arr["wc"], arr["cat_act"], arr["qkind"], arr["qidx"], lab, k, place, win,
+                    n_passes, stats)
+    labels[order] = lab
+    if progress is not None:
+        progress(n, n)
+    return labels
+
+
+def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict[str, np.ndarray]:
+    """The QIs in the sorted domain as the kernels take them, with the contingency counts."""
+    n = data.n_rows
+    num_q = [q for q in range(data.n_qis) if data.numeric[q]]
+    cat_q = list(counts.order)
+    raw = np.empty((len(num_q), n), dtype=np.float64)
+    sc = np.empty((len(num_q), n), dtype=np.float64)
+    span = np.zeros(len(num_q), dtype=np.float64)
+    for j, q in enumerate(num_q):
+        raw[j] = np.asarray(data.columns[q], dtype=np.float64)[order]
+        sc[j] = data.scaled(q)[order]
+        span[j] = data.span(q)
+    card = np.array([counts.card[q] for q in cat_q], dtype=np.int64)
+    # the narrowest codes halve the memory the distance sweeps read
+    top = int(card.max()) if len(card) else 0
+    code_type = np.uint8 if top <= 1 << 8 else np.uint16 if top <= 1 << 16 else np.int32
+    cat = np.empty((len(cat_q), n), dtype=code_type)
+    for u, q in enumerate(cat_q):
+        cat[u] = data.columns[q][order]
+    cnt_off = np.zeros(len(cat_q), dtype=np.int64)
+    pair_off = np.zeros(len(cat_q), dtype=np.int64)
+    cnt_parts, pair_parts = [], []
+    c_off = p_off = 0
+    for u, q in enumerate(cat_q):
+        cnt_off[u] = c_off
+        cnt_parts.append(np.asarray(counts.counts[q], dtype=np.int64).ravel())
+        c_off += int(card[u])
+        if u > 0:
+            pair_off[u] = p_off
+            table = np.asarray(counts.pair[(cat_q[u - 1], q)], dtype=np.int64).ravel()
+            pair_parts.append(table)
+            p_off += len(table)
+    wn = np.array([data.weights[q] for q in num_q], dtype=np.float64)
+    wc = np.array([data.weights[q] for q in cat_q], dtype=np.float64)
+    qkind = np.array([0 if data.numeric[q] else 1 for q in range(data.n_qis)], dtype=np.int64)
+    qidx = np.array([num_q.index(q) if data.numeric[q] else cat_q.index(q)
+                     for q in range(data.n_qis)], dtype=np.int64)
+    return {
+        "raw": raw, "sc": sc, "span": span, "wn": wn, "num_act": wn != 0,
+        "cat": cat, "card": card, "wc": wc, "cat_act": (wc != 0) & (card > 1),
+        "pred": np.arange(-1, len(cat_q) - 1, dtype=np.int64),
+        "cnt": np.concatenate(cnt_parts) if cnt_parts else np.zeros(0, dtype=np.int64),
+        "cnt_off": cnt_off,
+        "pair": np.concatenate(pair_parts) if pair_parts else np.zeros(0, dtype=np.int64),
+        "pair_off": pair_off, "qkind": qkind, "qidx": qidx,
+    }
+
+
+def _write_back(counts: Contingency, arr: dict[str, np.ndarray]) -> None:
+    """Copy the decremented kernel counts into the caller's Contingency (as sbca does)."""
+    cat_q = list(counts.order)
+    for u, q in enumerate(cat_q):
+        c = int(arr["card"][u])
+        counts.counts[q][...] = arr["cnt"][arr["cnt_off"][u]:arr["cnt_off"][u] + c]
+        if u > 0:
+            m = cat_q[u - 1]
+            size = counts.pair[(m, q)].size
+            start = arr["pair_off"][u]
+            table = counts.pair[(m, q)]
+            table[...] = arr["pair"][start:start + size].reshape(table.shape)

@@ -1,0 +1,192 @@
+"""SBCA+ (sbc_sql.cluster.sbcx): properties over small random QI tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sbc_sql.cluster.model import SUPPRESSED, QIData
+from sbc_sql.cluster.ncp import total_ncp
+from sbc_sql.cluster.sbca import sbca
+from sbc_sql.cluster.sbcx import sbca_plus
+from sbc_sql.cluster.sbcx_kernels import _select
+from sbc_sql.cluster.similarity import Contingency
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def qi_tables(draw, max_rows: int = 40) -> QIData:
+    """0-2 numeric QIs (NULLs allowed), 1-3 categorical QIs of 1-6 codes, few distinct
+    values so that ties and duplicate rows are common."""
+    n = draw(st.integers(1, max_rows))
+    n_num = draw(st.integers(0, 2))
+    n_cat = draw(st.integers(1, 3))
+    names, numeric, columns, lo, hi, card, weights = [], [], [], [], [], [], []
+    for q in range(n_num + n_cat):
+        is_num = q < n_num
+        names.append(f"q{q}")
+        numeric.append(is_num)
+        weights.append(draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])))
+        if is_num:
+            vals = draw(st.lists(st.one_of(st.integers(0, 6).map(float), st.just(np.nan)),
+                                 min_size=n, max_size=n))
+            col = np.array(vals, dtype=np.float64)
+            finite = col[~np.isnan(col)]
+            columns.append(col)
+            lo.append(float(finite.min()) if len(finite) else np.nan)
+            hi.append(float(finite.max()) if len(finite) else np.nan)
+            card.append(0)
+        else:
+            c = draw(st.integers(1, 6))
+            codes = draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n))
+            columns.append(np.array(codes, dtype=np.int32))
+            lo.append(np.nan)
+            hi.append(np.nan)
+            card.append(c)
+    return QIData(tuple(names), tuple(numeric), tuple(columns), tuple(lo), tuple(hi),
+                  tuple(card), tuple(weights))
+
+
+ks = st.integers(1, 7)
+flags = st.fixed_dictionaries({
+    "growth": st.booleans(),
+    "seeds": st.sampled_from(["farthest", "first"]),
+    "refine": st.booleans(),
+})
+
+
+def check_classes(data: QIData, labels: np.ndarray, k: int) -> None:
+    assert labels.shape == (data.n_rows,)
+    assert labels.dtype == np.int64
+    if data.n_rows < k:
+        assert (labels == SUPPRESSED).all()
+        return
+    assert (labels >= 0).all()  # every row placed, exactly once
+    sizes = np.bincount(labels)
+    assert (sizes >= k).all()  # class ids 0..C-1, none empty, none below k
+
+
+@SETTINGS
+@given(qi_tables(), ks, flags)
+def test_every_class_has_k_rows_and_every_row_one_class(data, k, opts):
+    check_classes(data, sbca_plus(data, k, **opts), k)
+
+
+@SETTINGS
+@given(qi_tables(), ks, flags)
+def test_deterministic(data, k, opts):
+    first = sbca_plus(data, k, **opts)
+    again = sbca_plus(data.take(np.arange(data.n_rows)), k, **opts)
+    assert np.array_equal(first, again)
+
+
+@SETTINGS
+@given(qi_tables(), ks, st.booleans(), st.sampled_from(["farthest", "first"]))
+def test_refinement_never_raises_ncp(data, k, growth, seeds):
+    plain = sbca_plus(data, k, growth=growth, seeds=seeds, refine=False)
+    refined = sbca_plus(data, k, growth=growth, seeds=seeds, refine=True)
+    check_classes(data, refined, k)
+    assert total_ncp(data, refined) <= total_ncp(data, plain) + 1e-12
+
+
+@SETTINGS
+@given(qi_tables(), ks, st.sampled_from(["nearest", "last", "suppress"]))
+def test_all_switches_off_is_the_papers_sbca(data, k, leftover):
+    ours = sbca_plus(data, k, growth=False, seeds="first", refine=False, leftover=leftover)
+    assert np.array_equal(ours, sbca(data, k, leftover=leftover))
+
+
+@SETTINGS
+@given(qi_tables(), ks)
+def test_contingency_is_decremented_like_sbca(data, k):
+    mine, theirs = Contingency(data), Contingency(data)
+    sbca_plus(data, k, growth=False, seeds="first", refine=False, contingency=mine)
+    sbca(data, k, contingency=theirs)
+    for q in mine.order:
+        assert np.array_equal(mine.counts[q], theirs.counts[q])
+    for pair in mine.pairs:
+        assert np.array_equal(mine.pair[pair], theirs.pair[pair])
+
+
+@SETTINGS
+@given(qi_tables(max_rows=80), st.integers(1, 4), flags)
+def test_progress_reports_and_changes_nothing(data, k, opts):
+    seen: list[tuple[int, int]] = []
+    with_progress = sbca_plus(data, k, progress=lambda done, total: seen.append((done, total)),
+                              **opts)
+    assert np.array_equal(with_progress, sbca_plus(data, k, **opts))
+    assert seen[-1] == (data.n_rows, data.n_rows)
+    done = [d for d, _ in seen]
+    assert done == sorted(done)
+
+
+@SETTINGS
+@given(qi_tables(), ks, flags)
+def test_leftover_modes(data, k, opts):
+    last = sbca_plus(data, k, leftover="last", **opts)
+    check_classes(data, last, k)
+    suppressed = sbca_plus(data, k, leftover="suppress", **opts)
+    n_sup = int((suppressed == SUPPRESSED).sum())
+    if data.n_rows >= k:
+        assert n_sup < k
+        kept = suppressed[suppressed != SUPPRESSED]
+        assert (np.bincount(kept) >= k).all()
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=300), st.integers(0, 40),
+       st.integers(0, 3))
+def test_select_takes_the_smallest_by_key_tie_position(keys, m, seed):
+    rng = np.random.default_rng(seed)
+    n = len(keys)
+    key = np.array(keys, dtype=np.float64)
+    tie = rng.integers(0, 3, n).astype(np.float64)
+    pos = rng.permutation(n).astype(np.int64)
+    ok = rng.random(n) < 0.8
+    out = np.empty(n, dtype=np.int64)
+    heap = np.empty(n, dtype=np.int64)
+    got = _select(key, tie, pos, n, m, ok, out, heap)
+    want = sorted(np.flatnonzero(ok), key=lambda i: (key[i], tie[i], pos[i]))[:m]
+    assert sorted(out[:got].tolist()) == sorted(int(i) for i in want)
+
+
+def test_growth_prefers_rows_the_class_already_covers():
+    # seed (first row) is age 30 / A; the SBC-nearest other row differs only in age by 1,
+    # but the rows with age 30 and B or A cost nothing once one of them is in
+    age = np.array([30, 31, 30, 30, 50, 52, 51, 50], dtype=np.float64)
+    cat = np.array([0, 0, 1, 1, 2, 2, 2, 2], dtype=np.int32)
+    data = QIData(("age", "c"), (True, False), (age, cat), (30.0, np.nan), (52.0, np.nan),
+                  (0, 3), (1.0, 1.0))
+    labels = sbca_plus(data, 4, refine=False)
+    check_classes(data, labels, 4)
+    assert total_ncp(data, labels) <= total_ncp(data, sbca(data, 4)) + 1e-12
+
+
+def test_bad_options():
+    data = QIData(("c",), (False,), (np.zeros(3, dtype=np.int32),), (np.nan,), (np.nan,),
+                  (1,), (1.0,))
+    with pytest.raises(ValueError):
+        sbca_plus(data, 0)
+    with pytest.raises(ValueError):
+        sbca_plus(data, 2, seeds="random")
+    with pytest.raises(ValueError):
+        sbca_plus(data, 2, leftover="drop")
+
+
+def test_many_categories_use_wider_codes():
+    # more than 256 categories: the kernels get uint16 codes; same answers as the paper's
+    rng = np.random.default_rng(7)
+    n = 400
+    big = rng.integers(0, 300, n).astype(np.int32)
+    small = rng.integers(0, 3, n).astype(np.int32)
+    data = QIData(("big", "small"), (False, False), (big, small), (np.nan, np.nan),
+                  (np.nan, np.nan), (300, 3), (1.0, 1.0))
+    off = sbca_plus(data, 5, growth=False, seeds="first", refine=False)
+    assert np.array_equal(off, sbca(data, 5))
+    labels = sbca_plus(data, 5)
+    check_classes(data, labels, 5)
+    assert total_ncp(data, labels) <= total_ncp(data, off)
