@@ -10,31 +10,38 @@ from sqlglot import exp
 
 from .expressions import alias, ref
 from .spec import Plan
-from .templates import render
+from .templates import ident, render
 
 
 def release_projection(plan: Plan) -> list[exp.Expression]:
     """eq_class, then the source's columns in order, identifiers dropped."""
-    out: list[exp.Expression] = [alias(ref("sbc_eq_class", "r"), "eq_class")]
+    out: list[exp.Expression] = [alias(ref("sbc_eq_class", "u"), "eq_class")]
     for c in plan.columns:
         if c.role == "identifier":
             continue
-        if c.role == "qi" and c.kind == "numeric":
-            for suffix in ("_min", "_max", "_has_null"):
-                out.append(alias(ref(c.name + suffix, "c"), c.name + suffix))
-        elif c.role == "qi":
-            out.append(alias(ref(c.name, "c"), c.name))
-        else:
-            out.append(alias(ref(c.name, "r"), c.name))
+        if c.role != "qi":
+            field = exp.Anonymous(this="struct_extract",
+                                  expressions=[ref("sbc_row", "u"), exp.Literal.string(c.name)])
+            out.append(alias(field, c.name))
+            continue
+        names = [c.name + s for s in ("_min", "_max", "_has_null")] \
+            if c.kind == "numeric" else [c.name]
+        out += [alias(ref(name, "u"), name) for name in names]
     return out
 
 
+def row_struct(plan: Plan) -> exp.Expression:
+    """STRUCT of a constant and the row's released verbatim columns, in source order."""
+    fields = [exp.PropertyEQ(this=exp.Identifier(this="sbc_row"), expression=exp.Literal.number(1))]
+    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name)) for c in plan.verbatim]
+    return exp.Struct(expressions=fields)
+
+
 def create_release_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
-    order = [ref("sbc_eq_class", "r")] + [ref(c.name, "r") for c in plan.verbatim]
     return render("create_release", release=table, source=plan.source.name, labels=labels,
                   num=[c.name for c in plan.numeric_qis],
                   cat=[c.name for c in plan.categorical_qis],
-                  projection=release_projection(plan), order=order)
+                  row=row_struct(plan), projection=release_projection(plan))
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:

@@ -188,7 +188,9 @@ def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name
                                         + "; ".join(verdict.problems))
         else:
             run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
-            run.read(verification.tuple_sizes_sql(layout, temp_name))
+            run.read(render("class_sizes", release=temp_name))
+            run.read(render("class_tuples", release=temp_name,
+                            same=verification.one_tuple_condition(layout)))
         run.stage("verify", t)
 
         t = time.perf_counter()

@@ -21,6 +21,8 @@ FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop"
                 "insensitive": "--keep"}
 COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
+# working names of the release's SQL; a source column may not take them
+RESERVED = ("sbc_eq_class", "sbc_row", "sbc_rows")
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
@@ -254,8 +256,9 @@ def _check_release_names(plan: Plan) -> None:
             raise InputError(f"the release would have two columns named '{n}'; rename the source "
                              "column or declare it with --drop")
         seen.add(n.lower())
-    if any(c.name.lower() == "sbc_eq_class" for c in plan.columns):
-        raise InputError("column 'sbc_eq_class' is reserved by sbc-sql; rename it in the source")
+    for c in plan.columns:
+        if c.name.lower() in RESERVED:
+            raise InputError(f"column '{c.name}' is reserved by sbc-sql; rename it in the source")
 
 
 def check_output(plan: Plan, exists: bool, view_taken: bool) -> None:

@@ -224,8 +224,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             sql_number(ref(c.name), c) if c.kind == "numeric" else ref(c.name)
             for c in plan.qis]},
         "create_release": {"release": RELEASE, "source": SOURCE, "labels": LABELS, "num": numeric,
-                               "cat": cats, "projection": generalize.release_projection(plan),
-                               "order": [ref("sbc_eq_class", "r"), ref("dis", "r")]},
+                               "cat": cats, "row": generalize.row_struct(plan),
+                               "projection": generalize.release_projection(plan)},
         "create_view": {"view": VIEW, "release": RELEASE,
                             "num": [c.name for c in plan.numeric_qis if not c.temporal],
                             "tnum": [c.name for c in plan.numeric_qis if c.temporal],
@@ -233,6 +233,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         "label_coverage": {"source": SOURCE, "labels": LABELS},
         "class_sizes": {"release": RELEASE},
         "tuple_sizes": {"release": RELEASE, "qicol": layout.qi_columns()},
+        "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
         "ncp": {"original": SOURCE, "release": RELEASE, "num": numeric, "cat": cats,
                     "cost": [metrics.cost_expression(c) for c in layout.qis]},
         "values_outside": {"source": SOURCE, "labels": LABELS, "release": RELEASE,
@@ -248,7 +249,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
 # the templates of the core pipeline (plan, stats, pull, generalize, verify, measure)
 CORE_TEMPLATES = sorted(["row_count", "distinct_counts", "numeric_ranges", "categorical_counts",
                          "pull_rows", "create_release", "create_view", "label_coverage",
-                         "class_sizes", "tuple_sizes", "ncp", "values_outside", "rows_missing",
+                         "class_sizes", "class_tuples", "tuple_sizes", "ncp", "values_outside",
+                         "rows_missing",
                          "rows_uncovered"])
 
 
@@ -265,6 +267,7 @@ EXPECTED_ROWS = {
     "class_sizes": [(2, 2, 2.0, 2, 2 * 2)],
     "label_coverage": [(4, 4, 4, 0, 0)],
     "values_outside": [(0,)],
+    "class_tuples": [(0,)],
     "rows_missing": [(0, 0)],
     "rows_uncovered": [(0, 0)],
 }
@@ -287,7 +290,7 @@ def test_golden_sql(hostile, name):
     statements = sqlglot.parse(sql, read=templates.DIALECT)
     assert len(statements) == 1
     assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
-    if name in ("create_view", "class_sizes", "tuple_sizes", "ncp", "values_outside",
+    if name in ("create_view", "class_sizes", "class_tuples", "tuple_sizes", "ncp", "values_outside",
                 "rows_missing", "rows_uncovered"):
         con.execute(templates.render_sql("create_release", **slots(plan)["create_release"]))
     result = con.execute(sql).fetchall()

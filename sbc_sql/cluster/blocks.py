@@ -267,14 +267,21 @@ def block_bounds(n_rows: int, k: int, block_size: int) -> np.ndarray:
 def make_blocks(data: QIData, k: int, block_size: int = DEFAULT_BLOCK_SIZE,
                 categorical_by: str = "frequency", workers: int | None = None
                 ) -> list[np.ndarray]:
-    """Row indices of each block (ascending), consecutive stretches of the Hilbert order."""
+    """Row indices of each block (ascending), consecutive stretches of the Hilbert order.
+
+    ``categorical_by="sort"`` cuts SBCA's own sort order (categoricals by ascending
+    cardinality, then numerics) instead of the curve.
+    """
     n = data.n_rows
     if n == 0:
         return []
     bounds = block_bounds(n, k, block_size)
     if len(bounds) == 2:
         return [np.arange(n, dtype=np.int64)]
-    order = curve_order(data, categorical_by, workers)
+    if categorical_by == "sort":
+        order = data.sort_order()
+    else:
+        order = curve_order(data, categorical_by, workers)
     return [np.sort(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
