@@ -77,7 +77,10 @@ def anonymize_cmd(
                                                         "(same as --mode exact).")] = False,
     workers: Annotated[Optional[int], typer.Option(help="Threads for block mode (default: all cores).")] = None,
     algorithm: Annotated[str, typer.Option(
-        help="sbca (default), mondrian, kmember, datafly or incognito.")] = "sbca",
+        help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly "
+             "or incognito.")] = "sbca",
+    paper: Annotated[bool, typer.Option("--paper", help="The paper's SBCA exactly (same as "
+                                                        "--algorithm sbca-paper).")] = False,
     hierarchy: Annotated[Optional[list[str]], typer.Option(
         help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable).")] = None,
     max_suppression: Annotated[float, typer.Option(
@@ -98,7 +101,7 @@ def anonymize_cmd(
                            keep=keep or (), output=output, replace=replace, leftover=leftover,
                            weights=weights, out_file=out_file, sql_only=sql,
                            mode="exact" if exact else mode,
-                           workers=workers, algorithm=algorithm,
+                           workers=workers, algorithm="sbca-paper" if paper else algorithm,
                            hierarchies=parse_hierarchy_options(hierarchy),
                            max_suppression=max_suppression, log=log,
                            progress=ProgressBar("clustering"))
@@ -246,7 +249,7 @@ def compare_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     table: Annotated[str, typer.Option(help="Table to anonymize.")],
     k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
-    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = "sbca,mondrian,datafly,incognito,kmember",
+    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = "sbca,sbca-paper,mondrian,datafly,incognito,kmember",
     qi: Names = None,
     sensitive: Names = None,
     drop: Names = None,

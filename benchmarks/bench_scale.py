@@ -1,0 +1,157 @@
+"""Scale benchmark: end-to-end anonymize on synthetic populations and on Adult.
+
+For each input it prints, in one run: per-stage seconds, peak memory, total NCP, and the
+ratio of the end-to-end time to a plain DuckDB ``GROUP BY`` over all QIs of the same table
+(the floor set by the database itself). Results go to benchmarks/results/scale.md.
+
+    python benchmarks/bench_scale.py                    # Adult + 1M + 10M
+    python benchmarks/bench_scale.py --rows 1000000     # synthetic sizes only
+    python benchmarks/bench_scale.py --utility          # blocks vs exact NCP at 30k / 200k
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import datasets  # noqa: E402
+
+import sbc_sql  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def group_by_floor(con: duckdb.DuckDBPyConnection, table: str, qis: list[str]) -> float:
+    cols = ", ".join(f'"{q}"' for q in qis)
+    t = time.perf_counter()
+    con.execute(f'SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM "{table}" GROUP BY {cols})'
+                ).fetchall()
+    return time.perf_counter() - t
+
+
+def anonymize_once(con, table: str, qis: list[str], sensitive: str, k: int, drop: list[str],
+                   mode: str = "auto") -> dict[str, object]:
+    t = time.perf_counter()
+    result = sbc_sql.anonymize(con, table, k, qi=qis, sensitive=[sensitive], drop=drop,
+                               output=f"{table}_k{k}", replace=True, mode=mode)
+    seconds = time.perf_counter() - t
+    assert result.verdict is not None and result.verdict.ok and result.measures is not None
+    return {"seconds": seconds, "ncp": result.measures.total_ncp, "mode": result.mode,
+            "stages": dict(result.timings), "classes": result.measures.classes}
+
+
+def line(label: str, rows: int, k: int, r: dict[str, object], floor: float) -> str:
+    stages = ", ".join(f"{s} {v:.2f}" for s, v in r["stages"].items())  # type: ignore[union-attr]
+    return (f"| {label} | {rows:,} | {k} | {r['mode']} | {r['seconds']:.2f} | "
+            f"{peak_rss_mb():.0f} | {100 * r['ncp']:.2f} % | {r['seconds'] / floor:.0f}x "
+            f"({floor:.3f} s) | {stages} |")
+
+
+HEADER = ("| input | rows | k | mode | seconds | peak RSS MB | total NCP | vs GROUP BY | stages (s) |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+
+
+def adult(k: int = 10) -> str:
+    con = duckdb.connect()
+    datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
+    anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
+    r = anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])
+    floor = group_by_floor(con, "adult", datasets.ADULT_QIS_8)
+    out = line("Adult (in Python)", 30162, k, r, floor)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "adult.duckdb"
+        with duckdb.connect(str(path)) as fcon:
+            datasets.load_adult(fcon, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
+        cmd = [sys.executable, "-m", "sbc_sql", "anonymize", "--db", str(path), "--table", "adult",
+               "--k", str(k), "--sensitive", "income", "--replace"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        process = time.perf_counter() - t
+    out += f"\n\nWhole `sbc-sql anonymize` process on Adult, k = {k}: {process:.2f} s."
+    print(out, flush=True)
+    return out
+
+
+def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        con = duckdb.connect(str(Path(tmp) / "synth.duckdb"))
+        t = time.perf_counter()
+        datasets.make_synthetic(con, "people", rows)
+        made = time.perf_counter() - t
+        floor = group_by_floor(con, "people", datasets.SYNTH_QIS)
+        r = anonymize_once(con, "people", datasets.SYNTH_QIS, datasets.SYNTH_SENSITIVE, k,
+                           [datasets.SYNTH_IDENTIFIER])
+        con.close()
+    out = line("synthetic", rows, k, r, floor)
+    print(out + f"  (table made in {made:.1f} s)", flush=True)
+    return out
+
+
+def utility() -> str:
+    lines = ["| input | k | exact NCP | blocks NCP | blocks / exact |", "|---|---|---|---|---|"]
+    inputs = []
+    con = duckdb.connect()
+    datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
+    inputs.append(("Adult 30,162", con, "adult", datasets.ADULT_QIS_8, "income", []))
+    con2 = duckdb.connect()
+    datasets.make_synthetic(con2, "people", 200_000)
+    inputs.append(("synthetic 200,000", con2, "people", datasets.SYNTH_QIS,
+                   datasets.SYNTH_SENSITIVE, [datasets.SYNTH_IDENTIFIER]))
+    for label, c, table, qis, sens, drop in inputs:
+        for k in (5, 10, 50):
+            e = anonymize_once(c, table, qis, sens, k, drop, mode="exact")
+            b = anonymize_once(c, table, qis, sens, k, drop, mode="blocks")
+            row = (f"| {label} | {k} | {100 * e['ncp']:.2f} % ({e['seconds']:.1f} s) | "
+                   f"{100 * b['ncp']:.2f} % ({b['seconds']:.1f} s) | "
+                   f"{b['ncp'] / e['ncp']:.3f} |")
+            print(row, flush=True)
+            lines.append(row)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1000000,10000000",
+                        help="comma-separated synthetic sizes")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--no-adult", action="store_true")
+    parser.add_argument("--utility", action="store_true",
+                        help="only compare block mode's NCP with exact SBCA's")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(exist_ok=True)
+    if args.utility:
+        text = utility()
+        (RESULTS / "scale_utility.md").write_text(text + "\n")
+        print(text)
+        return 0
+    parts = [HEADER]
+    if not args.no_adult:
+        print(HEADER, flush=True)
+        parts.append(adult(args.k))
+    for n in (int(x) for x in args.rows.split(",") if x):
+        parts.append(synthetic(n, args.k))
+    text = "\n".join(parts) + "\n"
+    (RESULTS / "scale.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
