@@ -4,6 +4,6 @@ demo:
 test:
 	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && .venv/bin/python -m pytest -q
 bench:
-	.venv/bin/python benchmarks/bench_core.py
+	.venv/bin/python benchmarks/paper_experiment.py && .venv/bin/python benchmarks/bench_scale.py && .venv/bin/python benchmarks/bench_utility.py
 lint:
 	.venv/bin/python -m ruff check sbc_sql tests benchmarks examples

@@ -30,7 +30,7 @@ from sbc_sql import compare as cmp  # noqa: E402
 from sbc_sql.cluster.fulldomain import Hierarchy, numeric_hierarchy, paper_age_levels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ALGORITHMS = ["sbca", "mondrian", "datafly", "incognito", "kmember"]
+ALGORITHMS = ["sbca", "sbca-paper", "mondrian", "datafly", "incognito", "kmember"]
 SETTINGS = {
     "A": {"rows": 5000, "qis": datasets.ADULT_QIS_PAPER,
           "ks": [2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]},
