@@ -84,10 +84,27 @@ def check_release(con: Connection, layout: Layout, release: str, k: int) -> tupl
     return problems, facts
 
 
+def class_checks_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
+    return render("class_checks", release=release, source=source, labels=labels,
+                  qicol=layout.qi_columns(), same=one_tuple_condition(layout),
+                  inside=conj([inside(c, "s", "g") for c in layout.qis]))
+
+
 def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, release: str,
                        k: int) -> Verdict:
     """Row-exact verification of a release just built from ``labels``."""
-    problems, facts = check_release(con, layout, release, k)
+    problems: list[str] = []
+    classes, smallest, released, mixed, outside = db.fetch_one(
+        con, class_checks_sql(layout, source, labels, release))
+    facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
+             "released": int(released or 0), "mixed_classes": int(mixed or 0),
+             "outside": int(outside or 0)}
+    if facts["released"] and facts["smallest_class"] < k:
+        problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
+    if facts["mixed_classes"]:
+        problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
+    if facts["outside"]:
+        problems.append(f"{facts['outside']} row(s) have a QI value outside their class's range or set")
     source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
         con, render("label_coverage", source=source, labels=labels))
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
@@ -97,13 +114,6 @@ def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str
     if facts["released"] != source_rows - suppressed:
         problems.append(f"the release has {facts['released']} rows; expected "
                         f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)")
-    inside_all = conj([inside(c, "s", "g") for c in layout.qis])
-    (outside,) = db.fetch_one(con, render("values_outside", source=source, labels=labels,
-                                          release=release, qicol=layout.qi_columns(),
-                                          inside=inside_all))
-    facts["outside"] = int(outside)
-    if outside:
-        problems.append(f"{outside} row(s) have a QI value outside their class's range or set")
     missing, extra = db.fetch_one(con, render("rows_missing", source=source, labels=labels,
                                               release=release,
                                               verb=[c.name for c in layout.verbatim]))

@@ -236,10 +236,11 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
         "ncp": {"original": SOURCE, "release": RELEASE, "num": numeric, "cat": cats,
                     "cost": [metrics.cost_expression(c) for c in layout.qis]},
-        "values_outside": {"source": SOURCE, "labels": LABELS, "release": RELEASE,
-                               "qicol": layout.qi_columns(),
-                               "inside": conj([verification.inside(c, "s", "g")
-                                            for c in layout.qis])},
+        "class_checks": {"source": SOURCE, "labels": LABELS, "release": RELEASE,
+                         "qicol": layout.qi_columns(),
+                         "same": verification.one_tuple_condition(layout),
+                         "inside": conj([verification.inside(c, "s", "g")
+                                         for c in layout.qis])},
         "rows_missing": {"source": SOURCE, "labels": LABELS, "release": RELEASE, "verb": ["dis"]},
         "rows_uncovered": {"original": SOURCE, "release": RELEASE, "qicol": layout.qi_columns(),
                                "verb": ["dis"], "inside": cover},
@@ -249,7 +250,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
 # the templates of the core pipeline (plan, stats, pull, generalize, verify, measure)
 CORE_TEMPLATES = sorted(["row_count", "distinct_counts", "numeric_ranges", "categorical_counts",
                          "pull_rows", "create_release", "create_view", "label_coverage",
-                         "class_sizes", "class_tuples", "tuple_sizes", "ncp", "values_outside",
+                         "class_sizes", "class_tuples", "tuple_sizes", "ncp", "class_checks",
                          "rows_missing",
                          "rows_uncovered"])
 
@@ -266,7 +267,7 @@ EXPECTED_ROWS = {
     "row_count": [(4,)],
     "class_sizes": [(2, 2, 2.0, 2, 2 * 2)],
     "label_coverage": [(4, 4, 4, 0, 0)],
-    "values_outside": [(0,)],
+    "class_checks": [(2, 2, 4, 0, 0)],
     "class_tuples": [(0,)],
     "rows_missing": [(0, 0)],
     "rows_uncovered": [(0, 0)],
@@ -290,7 +291,7 @@ def test_golden_sql(hostile, name):
     statements = sqlglot.parse(sql, read=templates.DIALECT)
     assert len(statements) == 1
     assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
-    if name in ("create_view", "class_sizes", "class_tuples", "tuple_sizes", "ncp", "values_outside",
+    if name in ("create_view", "class_sizes", "class_tuples", "tuple_sizes", "ncp", "class_checks",
                 "rows_missing", "rows_uncovered"):
         con.execute(templates.render_sql("create_release", **slots(plan)["create_release"]))
     result = con.execute(sql).fetchall()
