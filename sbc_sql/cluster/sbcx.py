@@ -50,7 +50,7 @@ SEED_MODES = ("farthest", "first")
 POOL = 8
 POOL_MIN = 16
 #: SBC-nearest rows the pool is refilled from, in multiples of k
-WIDE = 64
+WIDE = 256
 #: refinement partners: rows within max(WINDOW_MIN, 2 k) positions in sort order
 WINDOW_MIN = 16
 #: refinement passes at most
