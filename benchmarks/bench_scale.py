@@ -67,7 +67,7 @@ HEADER = ("| input | rows | k | mode | seconds | peak RSS MB | total NCP | vs GR
           "|---|---|---|---|---|---|---|---|---|")
 
 
-def adult(k: int = 10) -> str:
+def adult(k: int = 10) -> tuple[str, str]:
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
     anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
@@ -84,9 +84,9 @@ def adult(k: int = 10) -> str:
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env=env)
         process = time.perf_counter() - t
-    out += f"\n\nWhole `sbc-sql anonymize` process on Adult, k = {k}: {process:.2f} s."
-    print(out, flush=True)
-    return out
+    note = f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {process:.2f} s."
+    print(out + "\n" + note, flush=True)
+    return out, note
 
 
 def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
@@ -100,7 +100,7 @@ def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
                            [datasets.SYNTH_IDENTIFIER])
         con.close()
     out = line("synthetic", rows, k, r, floor)
-    print(out + f"  (table made in {made:.1f} s)", flush=True)
+    print(f"(table made in {made:.1f} s)", file=sys.stderr, flush=True)
     return out
 
 
@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated synthetic sizes")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--no-adult", action="store_true")
+    parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--utility", action="store_true",
                         help="only compare block mode's NCP with exact SBCA's")
     args = parser.parse_args(argv)
@@ -141,13 +142,23 @@ def main(argv: list[str] | None = None) -> int:
         (RESULTS / "scale_utility.md").write_text(text + "\n")
         print(text)
         return 0
+    if args.one:
+        print("ROW " + synthetic(args.one, args.k), flush=True)
+        return 0
     parts = [HEADER]
+    notes = []
     if not args.no_adult:
         print(HEADER, flush=True)
-        parts.append(adult(args.k))
+        row, note = adult(args.k)
+        parts.append(row)
+        notes.append(note)
     for n in (int(x) for x in args.rows.split(",") if x):
-        parts.append(synthetic(n, args.k))
-    text = "\n".join(parts) + "\n"
+        # each size in a process of its own, so its peak memory is its own
+        done = subprocess.run([sys.executable, __file__, "--one", str(n), "--k", str(args.k)],
+                              check=True, capture_output=True, text=True)
+        parts += [line[4:] for line in done.stdout.splitlines() if line.startswith("ROW ")]
+        print(parts[-1], flush=True)
+    text = "\n".join(parts) + "\n\n" + "\n".join(notes) + "\n"
     (RESULTS / "scale.md").write_text(text)
     print(text)
     return 0

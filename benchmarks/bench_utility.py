@@ -32,7 +32,7 @@ import datasets  # noqa: E402
 
 from sbc_sql import compare as cmp  # noqa: E402
 from sbc_sql import db, pull, spec, stats  # noqa: E402
-from sbc_sql.cluster.dispatch import BLOCK_ROWS  # noqa: E402
+from sbc_sql.cluster.dispatch import block_rows  # noqa: E402
 from sbc_sql.cluster.model import QIData  # noqa: E402
 from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
 from sbc_sql.cluster.sbcx import sbca_plus  # noqa: E402
@@ -271,9 +271,10 @@ def blocks_check(src: Source, exact: Row) -> str:
     if better:
         text += (f" At k = {', '.join(better)} block mode is more than "
                  f"{100 * BLOCK_TARGET:.0f} % *below* exact mode.")
+    sizes = ", ".join(f"{block_rows(k):,} at k = {k}" for k in BLOCK_KS)
     return ("\nBlock mode against exact mode for the default, through the pipeline "
-            f"(blocks of about {BLOCK_ROWS:,} rows of the sort order):\n\n" + "\n".join(lines)
-            + text + "\n")
+            f"(blocks of max(2,048, 160 k) rows of the sort order: {sizes}):\n\n"
+            + "\n".join(lines) + text + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
