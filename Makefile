@@ -6,4 +6,4 @@ test:
 bench:
 	.venv/bin/python benchmarks/paper_experiment.py && .venv/bin/python benchmarks/bench_scale.py && .venv/bin/python benchmarks/bench_utility.py
 lint:
-	.venv/bin/python -m ruff check sbc_sql tests benchmarks examples
+	.venv/bin/python -m ruff check sbc_sql tests benchmarks examples  # pip install ruff

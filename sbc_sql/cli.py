@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -73,9 +72,10 @@ def anonymize_cmd(
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
     mode: Annotated[str, typer.Option(help="auto (blocks above a size threshold), exact "
                                            "(one block) or blocks.")] = "auto",
-    exact: Annotated[bool, typer.Option("--exact", help="The paper's one-block algorithm "
+    exact: Annotated[bool, typer.Option("--exact", help="Cluster the whole table as one block "
                                                         "(same as --mode exact).")] = False,
-    workers: Annotated[Optional[int], typer.Option(help="Threads for block mode (default: all cores).")] = None,
+    workers: Annotated[Optional[int], typer.Option(
+        help="Threads for block mode (default: all cores).")] = None,
     algorithm: Annotated[str, typer.Option(
         help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly "
              "or incognito.")] = "sbca",
@@ -95,7 +95,9 @@ def anonymize_cmd(
 
     Example: sbc-sql anonymize --db clinic.duckdb --table patients --k 5
     """
-    log = (lambda line: typer.echo(line, err=True))
+    def log(line: str) -> None:
+        typer.echo(line, err=True)
+
     try:
         result = anonymize(db, table, k, qi=qi or (), sensitive=sensitive or (), drop=drop or (),
                            keep=keep or (), output=output, replace=replace, leftover=leftover,
@@ -214,7 +216,8 @@ def evaluate_cmd(
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
     --sensitive, l-diversity, t-closeness and beta-likeness of a release.
 
-    Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5 --sensitive diagnosis
+    Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
+    --sensitive diagnosis
     """
     try:
         w = parse_weights(weights) if weights else None
@@ -249,7 +252,8 @@ def compare_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     table: Annotated[str, typer.Option(help="Table to anonymize.")],
     k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
-    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = "sbca,sbca-paper,mondrian,datafly,incognito,kmember",
+    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = (
+        "sbca,sbca-paper,mondrian,datafly,incognito,kmember"),
     qi: Names = None,
     sensitive: Names = None,
     drop: Names = None,

@@ -20,8 +20,16 @@ import pytest
 
 from sbc_sql import db
 from sbc_sql.errors import InputError
-from sbc_sql.evaluate import (_Names, classes_sql, domains, evaluate, evaluation_sql,
-                              make_queries, query_error, source_stats_sql)
+from sbc_sql.evaluate import (
+    _Names,
+    classes_sql,
+    domains,
+    evaluate,
+    evaluation_sql,
+    make_queries,
+    query_error,
+    source_stats_sql,
+)
 from sbc_sql.metrics import infer_layout
 
 ORIGINAL = [(20, "M", "flu"), (22, "M", "flu"), (24, "F", "cold"),

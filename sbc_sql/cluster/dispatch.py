@@ -6,11 +6,10 @@ verification and every metric apply to all of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-
 import functools
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
