@@ -190,8 +190,8 @@ def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name
             run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
             run.read(verification.class_checks_sql(layout, plan.source.name, labels_name,
                                                    temp_name))
-            run.read(render("rows_missing", source=plan.source.name, labels=labels_name,
-                            release=temp_name, verb=[c.name for c in layout.verbatim]))
+            run.read(verification.rows_missing_sql(layout, plan.source.name, labels_name,
+                                                   temp_name))
         run.stage("verify", t)
 
         t = time.perf_counter()

@@ -71,17 +71,27 @@ def one_tuple_condition(layout: Layout) -> exp.Expression:
 def check_release(con: Connection, layout: Layout, release: str, k: int) -> tuple[list[str], dict[str, int]]:
     """k-anonymity of the release alone: every class has >= k rows and one generalized tuple,
     so every generalized tuple is shared by >= k rows."""
-    problems: list[str] = []
     classes, smallest, _, _, released = db.fetch_one(con, render("class_sizes", release=release))
     (mixed,) = db.fetch_one(con, render("class_tuples", release=release,
                                         same=one_tuple_condition(layout)))
     facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
              "released": int(released or 0), "mixed_classes": int(mixed or 0)}
+    return class_problems(facts, k), facts
+
+
+def class_problems(facts: dict[str, int], k: int) -> list[str]:
+    """What the class-level facts say is wrong: a class below k, a class with two tuples."""
+    problems: list[str] = []
     if facts["released"] and facts["smallest_class"] < k:
         problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
     if facts["mixed_classes"]:
         problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
-    return problems, facts
+    return problems
+
+
+def rows_missing_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
+    return render("rows_missing", source=source, labels=labels, release=release,
+                  verb=[c.name for c in layout.verbatim])
 
 
 def class_checks_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
@@ -93,16 +103,12 @@ def class_checks_sql(layout: Layout, source: str, labels: str, release: str) -> 
 def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, release: str,
                        k: int) -> Verdict:
     """Row-exact verification of a release just built from ``labels``."""
-    problems: list[str] = []
     classes, smallest, released, mixed, outside = db.fetch_one(
         con, class_checks_sql(layout, source, labels, release))
     facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
              "released": int(released or 0), "mixed_classes": int(mixed or 0),
              "outside": int(outside or 0)}
-    if facts["released"] and facts["smallest_class"] < k:
-        problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
-    if facts["mixed_classes"]:
-        problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
+    problems = class_problems(facts, k)
     if facts["outside"]:
         problems.append(f"{facts['outside']} row(s) have a QI value outside their class's range or set")
     source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
@@ -114,9 +120,7 @@ def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str
     if facts["released"] != source_rows - suppressed:
         problems.append(f"the release has {facts['released']} rows; expected "
                         f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)")
-    missing, extra = db.fetch_one(con, render("rows_missing", source=source, labels=labels,
-                                              release=release,
-                                              verb=[c.name for c in layout.verbatim]))
+    missing, extra = db.fetch_one(con, rows_missing_sql(layout, source, labels, release))
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
         problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")
