@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -55,9 +53,13 @@ def test_block_mode_same_labels_for_any_worker_count(algorithm):
 
 def test_one_block_is_the_exact_run():
     data = population(1500, seed=8)
-    per_block = functools.partial(sbca_plus, passes=dispatch.BLOCK_PASSES)
-    whole = blocks.blocked(data, 6, per_block, block_size=data.n_rows, categorical_by="sort")
-    np.testing.assert_array_equal(whole, sbca_plus(data, 6, passes=dispatch.BLOCK_PASSES))
+    whole = blocks.blocked(data, 6, dispatch.block_algorithm(6), block_size=data.n_rows,
+                           categorical_by="sort")
+    pool = -(-dispatch.BLOCK_POOL_ROWS // 6)
+    np.testing.assert_array_equal(whole, sbca_plus(data, 6, passes=dispatch.BLOCK_PASSES,
+                                                   pool=pool))
+    # and the default's auto mode on a table of one block is that run
+    np.testing.assert_array_equal(dispatch.run_clustering(data, 6).labels, whole)
 
 
 def test_paper_preset_is_the_paper_algorithm():
@@ -76,8 +78,11 @@ def test_default_beats_the_paper_on_information_loss():
 def test_auto_mode_switches_to_blocks_above_the_threshold():
     assert blocks.choose_mode(1000, 10) == "exact"
     assert blocks.choose_mode(2_000_000, 10) == "blocks"
-    small = dispatch.run_clustering(population(800), 5)
+    small = dispatch.run_clustering(population(800), 5, algorithm="sbca-paper")
     assert small.mode == "exact"
+    # the default always runs in blocks; a small table is one block
+    default = dispatch.run_clustering(population(800), 5)
+    assert default.mode == "blocks" and "in 1 block(s)" in default.detail
 
 
 def test_a_run_that_cannot_fit_in_memory_is_refused(monkeypatch):
