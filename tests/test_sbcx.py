@@ -11,7 +11,7 @@ from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.sbca import sbca
 from sbc_sql.cluster.sbcx import sbca_plus
-from sbc_sql.cluster.sbcx_kernels import _select
+from sbc_sql.cluster.sbcx_kernels import _rank_values, _select
 from sbc_sql.cluster.similarity import Contingency
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -190,3 +190,27 @@ def test_many_categories_use_wider_codes():
     labels = sbca_plus(data, 5)
     check_classes(data, labels, 5)
     assert total_ncp(data, labels) <= total_ncp(data, off)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(3, 40), st.integers(0, 2**31 - 1), st.booleans(), st.floats(0.0, 0.9))
+def test_similarity_ranks_sort_only_nonzero_counts_yet_match_a_full_sort(c, seed, share, zeros):
+    # _rank_values merges the run of zero counts in by code instead of sorting all c keys;
+    # the ranks must be those of a stable sort of every key, the seed first
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 6, size=c).astype(np.int64)
+    counts[rng.random(c) < zeros] = 0
+    s = int(rng.integers(0, c))
+    total = float(counts.sum())
+    if share:
+        x = counts / total if total > 0 else np.zeros(c)
+    else:
+        x = counts.astype(np.float64)
+    key = np.abs(x - x[s])
+    key[s] = -1.0
+    expected = np.empty(c)
+    expected[np.argsort(key, kind="mergesort")] = np.arange(c) / (c - 1)
+    tab = np.full(c + 3, -7.0)
+    _rank_values(counts, 0, c, s, total, share, tab, 3, np.empty(c), np.empty(c, np.int64))
+    np.testing.assert_array_equal(tab[3:], expected)
+    assert (tab[:3] == -7.0).all()

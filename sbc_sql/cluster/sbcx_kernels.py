@@ -76,6 +76,11 @@ def _cat_ncp(distinct, card):
 def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, tab, tab_off):
     """Fill ``tab[tab_off[q] + v]``: distance from the seed's value of QI q to value v."""
     dc = card.shape[0]
+    top = 1
+    for q in range(dc):
+        top = max(top, card[q])
+    keys = np.empty(top, dtype=np.float64)
+    vals = np.empty(top, dtype=np.int64)
     for q in range(dc):
         if not active[q]:
             continue
@@ -87,39 +92,72 @@ def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, 
             tab[base + 1] = 1.0
             tab[base + s] = 0.0
             continue
-        key = np.empty(c, dtype=np.float64)
         m = pred[q]
         if m < 0:
             # the first categorical QI: similarity from its own frequency column
-            cb = cnt_off[q]
-            cs = float(cnt[cb + s])
-            for v in range(c):
-                key[v] = abs(float(cnt[cb + v]) - cs)
-        else:
-            src = pair
-            rb = pair_off[q] + seed_codes[m] * c
+            _rank_values(cnt, cnt_off[q], c, s, 0.0, False, tab, base, keys, vals)
+            continue
+        src = pair
+        rb = pair_off[q] + seed_codes[m] * c
+        tot = 0
+        for v in range(c):
+            tot += pair[rb + v]
+        if tot < k:
+            # the paper's Table 2: too few rows with the seed's M value, use all of M
+            src = cnt
+            rb = cnt_off[q]
             tot = 0
             for v in range(c):
-                tot += pair[rb + v]
-            if tot < k:
-                # the paper's Table 2: too few rows with the seed's M value, use all of M
-                src = cnt
-                rb = cnt_off[q]
-                tot = 0
-                for v in range(c):
-                    tot += cnt[rb + v]
-            total = float(tot)
-            if total > 0:
-                ps = src[rb + s] / total
-                for v in range(c):
-                    key[v] = abs(src[rb + v] / total - ps)
+                tot += cnt[rb + v]
+        _rank_values(src, rb, c, s, float(tot), True, tab, base, keys, vals)
+
+
+@njit(cache=True, nogil=True)
+def _rank_values(src, rb, c, s, total, share, tab, base, keys, vals):
+    """``tab[base + v] = rank(v) / (c - 1)`` in the order of key ``|x(v) - x(s)|`` (ties by
+    code, the seed first), ``x(v) = src[rb + v] / total`` when ``share`` (and 0 for every
+    v when total is 0), else the count itself.
+
+    Every value of count 0 has the same key ``|0 - x(s)|``, so only the values of nonzero
+    count are sorted and the zero run is merged in by code: O(c + m log m) for m nonzero
+    values, where sorting all c keys (c up to thousands, m often a few dozen in a block)
+    dominated the greedy pass.
+    """
+    if share and total <= 0:
+        xs = 0.0
+    elif share:
+        xs = src[rb + s] / total
+    else:
+        xs = float(src[rb + s])
+    z = abs(0.0 - xs)
+    m = 0
+    for v in range(c):
+        if v != s and src[rb + v] != 0:
+            keys[m] = abs(src[rb + v] / total - xs) if share else abs(float(src[rb + v]) - xs)
+            vals[m] = v
+            m += 1
+    order = np.argsort(keys[:m], kind="mergesort")
+    denom = c - 1
+    tab[base + s] = 0.0
+    rank = 1
+    j = 0
+    for v in range(c):
+        if v == s or src[rb + v] != 0:
+            continue
+        while j < m:
+            kk = keys[order[j]]
+            if kk < z or (kk == z and vals[order[j]] < v):
+                tab[base + vals[order[j]]] = rank / denom
+                rank += 1
+                j += 1
             else:
-                for v in range(c):
-                    key[v] = 0.0
-        key[s] = -1.0
-        order = np.argsort(key, kind="mergesort")
-        for i in range(c):
-            tab[base + order[i]] = i / (c - 1)
+                break
+        tab[base + v] = rank / denom
+        rank += 1
+    while j < m:
+        tab[base + vals[order[j]]] = rank / denom
+        rank += 1
+        j += 1
 
 
 @njit(cache=True, nogil=True)
