@@ -33,7 +33,8 @@ def release_projection(plan: Plan) -> list[exp.Expression]:
 def row_struct(plan: Plan) -> exp.Expression:
     """STRUCT of a constant and the row's released verbatim columns, in source order."""
     fields = [exp.PropertyEQ(this=exp.Identifier(this="sbc_row"), expression=exp.Literal.number(1))]
-    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name)) for c in plan.verbatim]
+    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name, "r"))
+               for c in plan.verbatim]
     return exp.Struct(expressions=fields)
 
 
