@@ -23,6 +23,8 @@ COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
 # working names of the release's SQL; a source column may not take them
 RESERVED = ("sbc_eq_class", "sbc_row", "sbc_rows")
+#: the default algorithm keeps, per candidate row, one bit per categorical QI
+MAX_CATEGORICAL_QIS = 64
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
@@ -183,6 +185,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     output = options.output or _default_output(name, options.k)
     plan = Plan(info, name, tuple(columns), options, output, f"{output}_view", weights)
     _check_release_names(plan)
+    _check_categorical_count(plan)
     return plan
 
 
@@ -247,6 +250,14 @@ def release_names(plan: Plan) -> list[str]:
         else:
             names.append(c.name)
     return names
+
+
+def _check_categorical_count(plan: Plan) -> None:
+    n = len(plan.categorical_qis)
+    if plan.options.algorithm == "sbca" and n > MAX_CATEGORICAL_QIS:
+        raise InputError(f"{n} categorical quasi-identifiers; the default sbca takes at most "
+                         f"{MAX_CATEGORICAL_QIS}: declare some with --keep or --drop, or use "
+                         "--algorithm sbca-paper")
 
 
 def _check_release_names(plan: Plan) -> None:

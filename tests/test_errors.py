@@ -196,3 +196,14 @@ def test_errors_are_typed_in_python(bad_db):
     with pytest.raises(OutputExistsError):
         sbc_sql.anonymize(bad_db, "patients", 2, qi=["age", "zip"], drop=["name", "ssn", "photo",
                           "tags", "score"], sensitive=["dis"])
+
+
+def test_too_many_categorical_qis_for_the_default(tmp_path, cli):
+    path = tmp_path / "wide.duckdb"
+    cols = ", ".join(f"'v' || ((i + {j}) % 3) AS c{j}" for j in range(65))
+    with duckdb.connect(str(path)) as con:
+        con.execute(f"CREATE TABLE wide AS SELECT {cols}, 'flu' AS dis FROM range(8) AS r(i)")
+    before = file_catalog(path)
+    res = cli(["anonymize", "--db", path, "--table", "wide", "--k", "2", "--sensitive", "dis"])
+    check_failure(res, ["65 categorical", "at most 64", "--keep", "sbca-paper"], after_roles=True)
+    assert file_catalog(path) == before

@@ -214,3 +214,19 @@ def test_similarity_ranks_sort_only_nonzero_counts_yet_match_a_full_sort(c, seed
     _rank_values(counts, 0, c, s, total, share, tab, 3, np.empty(c), np.empty(c, np.int64))
     np.testing.assert_array_equal(tab[3:], expected)
     assert (tab[:3] == -7.0).all()
+
+
+def test_more_than_eight_categorical_qis_use_several_cost_tables():
+    # the growth's categorical cost is looked up by 8 bits of a row's mask at a time
+    rng = np.random.default_rng(4)
+    n, d = 400, 11
+    cols = [rng.integers(0, 3 + q, n).astype(np.int64) for q in range(d)]
+    data = QIData(names=tuple(f"c{q}" for q in range(d)), numeric=(False,) * d,
+                  columns=tuple(cols), lo=(0.0,) * d, hi=(0.0,) * d,
+                  cardinality=tuple(3 + q for q in range(d)), weights=(1.0,) * d,
+                  position=np.arange(n, dtype=np.int64))
+    for k in (2, 5):
+        labels = sbca_plus(data, k)
+        assert (np.bincount(labels) >= k).all() and (labels >= 0).all()
+        np.testing.assert_array_equal(labels, sbca_plus(data, k))
+        assert total_ncp(data, labels) < total_ncp(data, sbca(data, k))

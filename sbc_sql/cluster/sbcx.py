@@ -57,6 +57,8 @@ WINDOW_MIN = 16
 PASSES = 10
 
 _UNPLACED = -2
+#: the growth keeps one bit per categorical QI for each candidate row (an int64)
+MAX_CATEGORICAL = 64
 
 
 def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "farthest",
@@ -85,6 +87,9 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "farthe
                         ("window", 0 if window is None else window)):
         if value < 0:
             raise ValueError(f"{name}={value} must not be negative")
+    n_cat = sum(1 for q in range(data.n_qis) if not data.numeric[q])
+    if n_cat > MAX_CATEGORICAL:
+        raise ValueError(f"{n_cat} categorical QIs; SBCA+ takes at most {MAX_CATEGORICAL}")
     n = data.n_rows
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     if n == 0:
