@@ -68,6 +68,15 @@ def test_a_class_with_two_tuples_fails(built):
     assert verdict.facts["mixed_classes"] == 1
 
 
+@pytest.mark.parametrize("value", ["list_append(sex, 'X')", "list_append(sex, NULL)", "NULL"])
+def test_a_class_with_two_value_sets_fails(built, value):
+    # value-set columns are compared by a distinct count, NULL lists by the NULL count
+    con, layout = built
+    con.execute(f"UPDATE rel SET sex = {value} WHERE eq_class = 0 AND dis = 'd0'")
+    verdict = check(con, layout)
+    assert verdict.facts["mixed_classes"] == 1
+
+
 def test_a_lost_row_fails(built):
     con, layout = built
     con.execute("DELETE FROM rel WHERE rowid = (SELECT MIN(rowid) FROM rel)")
