@@ -92,6 +92,14 @@ def test_a_changed_sensitive_value_fails(built):
     assert (verdict.facts["missing"], verdict.facts["extra"]) == (1, 1)
 
 
+def test_a_duplicated_row_fails(built):
+    con, layout = built
+    con.execute("INSERT INTO rel SELECT * FROM rel WHERE rowid = (SELECT MIN(rowid) FROM rel)")
+    verdict = check(con, layout)
+    assert (verdict.facts["missing"], verdict.facts["extra"]) == (0, 1)
+    assert not verdict.ok
+
+
 def test_verify_of_a_pair_catches_an_uncovered_row(built):
     con, _ = built
     assert sbc_sql.verify(con, "t", "rel", 4).ok
