@@ -85,6 +85,8 @@ def anonymize_cmd(
         help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable).")] = None,
     max_suppression: Annotated[float, typer.Option(
         help="Share of rows datafly/incognito may suppress.")] = 0.01,
+    memory_limit: Annotated[Optional[str], typer.Option(
+        help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Write a verified k-anonymous release of TABLE into the database.
@@ -105,8 +107,8 @@ def anonymize_cmd(
                            mode="exact" if exact else mode,
                            workers=workers, algorithm="sbca-paper" if paper else algorithm,
                            hierarchies=parse_hierarchy_options(hierarchy),
-                           max_suppression=max_suppression, log=log,
-                           progress=ProgressBar("clustering"))
+                           max_suppression=max_suppression, memory_limit=memory_limit,
+                           log=log, progress=ProgressBar("clustering"))
     except SbcError as err:
         _fail(err)
         return

@@ -151,3 +151,9 @@ def open_source(con: Connection, table: str) -> TableInfo:
         return TableInfo(info.name, info.columns, from_file=table)
     raise InputError(f"table '{table}' does not exist in the database; "
                      "pass an existing table or view with --table")
+
+
+def limit_memory(con: Connection, size: str) -> None:
+    """Cap DuckDB's memory at ``size`` (already validated, e.g. '2GB'); DuckDB spills its
+    sorts and joins to disk beyond it."""
+    execute(con, f"SET memory_limit = {exp.Literal.string(size.strip()).sql(dialect='duckdb')}")

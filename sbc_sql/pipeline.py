@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from . import db, generalize, metrics, pull, spec, stats, verification
-from .cluster.dispatch import run_clustering
+from .cluster.dispatch import ClusterRun, run_clustering
 from .db import Connection
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
@@ -80,9 +81,13 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
               out_file: str | Path | None = None, sql_only: bool = False, mode: str = "auto",
               workers: int | None = None, algorithm: str = "sbca",
               hierarchies: Mapping[str, HierarchySpec] | None = None,
-              max_suppression: float = 0.01,
+              max_suppression: float = 0.01, memory_limit: str | None = None,
               log: Log | None = None, progress: Progress | None = None) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
+
+    ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
+    that its joins and sorts spill to disk beyond it; on a connection of your own, SET
+    memory_limit yourself.
 
     >>> result = anonymize("clinic.duckdb", "patients", 5)            # doctest: +SKIP
     >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
@@ -94,12 +99,25 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
                            drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
                            replace=replace, leftover=leftover, weights=dict(weights or {}),
                            mode=mode, workers=workers, algorithm=algorithm,
-                           max_suppression=max_suppression)
+                           max_suppression=max_suppression, memory_limit=memory_limit)
+    spec.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
         raise InputError("no --db given, so the release would not be kept; pass --db FILE "
                          "(it is created if missing) or --out-file release.parquet")
+    if memory_limit and isinstance(database, duckdb.DuckDBPyConnection):
+        raise InputError(f"memory_limit '{memory_limit}' applies to connections sbc-sql opens; "
+                         f"on your own connection run SET memory_limit = '{memory_limit}' first")
     con = db.connect(database, must_exist=not (database and db.looks_like_file(table)))
-    run = _Run(con, sql_only)
+    if memory_limit and not sql_only:
+        db.limit_memory(con, memory_limit)
+    return _anonymize(_Run(con, sql_only), table, options, hierarchies, out_file, say, progress)
+
+
+def _anonymize(run: _Run, table: str, options: spec.Options,
+               hierarchies: Mapping[str, HierarchySpec] | None, out_file: str | Path | None,
+               say: Log, progress: Progress | None) -> Result:
+    con = run.con
+    sql_only = run.sql_only
 
     t = time.perf_counter()
     info = db.open_source(con, table)
@@ -132,16 +150,7 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
         return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
                       run.statements, written=False)
 
-    t = time.perf_counter()
-    data, row_id = pull.pull(con, plan, st)
-    run.stage("pull", t)
-
-    t = time.perf_counter()
-    clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
-                                leftover=options.leftover, workers=options.workers,
-                                hierarchies=resolve_hierarchies(data, st, hierarchies),
-                                max_suppression=options.max_suppression, progress=progress)
-    run.stage("cluster", t)
+    row_id, clustering = _pull_and_cluster(run, plan, st, hierarchies, progress)
     say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
 
     labels = pa.table({"row_id": pa.array(row_id, pa.int64()),
@@ -153,6 +162,24 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
         con.unregister(labels_name)
     return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
                   run.timings, run.statements)
+
+
+def _pull_and_cluster(run: _Run, plan: spec.Plan, st: stats.Stats,
+                      hierarchies: Mapping[str, HierarchySpec] | None,
+                      progress: Progress | None) -> tuple[np.ndarray, ClusterRun]:
+    """Pull the QIs and cluster them; the pulled arrays are freed on return, before the
+    release is written (at 10,000,000 rows they are over a gigabyte)."""
+    options = plan.options
+    t = time.perf_counter()
+    data, row_id = pull.pull(run.con, plan, st)
+    run.stage("pull", t)
+    t = time.perf_counter()
+    clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
+                                leftover=options.leftover, workers=options.workers,
+                                hierarchies=resolve_hierarchies(data, st, hierarchies),
+                                max_suppression=options.max_suppression, progress=progress)
+    run.stage("cluster", t)
+    return row_id, clustering
 
 
 def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:

@@ -49,6 +49,7 @@ class Options:
     workers: int | None = None
     algorithm: str = "sbca"
     max_suppression: float = 0.01
+    memory_limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +149,16 @@ def comment_role(comment: str | None) -> str | None:
     return role if role in ROLES else None
 
 
+MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)", re.IGNORECASE)
+
+
+def check_memory_limit(value: str | None) -> None:
+    """A DuckDB memory size such as 2GB or 512MiB (None: DuckDB's own setting)."""
+    if value is not None and not MEMORY_LIMIT.fullmatch(value.strip()):
+        raise InputError(f"--memory-limit '{value}' is not a size; give a number and a unit, "
+                         "e.g. --memory-limit 2GB")
+
+
 def make_plan(info: TableInfo, options: Options, *, display_name: str | None = None) -> Plan:
     """Resolve every column's role and check everything that needs no data."""
     name = display_name or info.name
@@ -163,6 +174,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
                          "a share of rows such as 0.01")
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
+    check_memory_limit(options.memory_limit)
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
     for c in info.columns:

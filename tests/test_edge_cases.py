@@ -15,7 +15,7 @@ from sqlglot import exp
 
 import sbc_sql
 from sbc_sql import pipeline, verification
-from sbc_sql.errors import VerificationError
+from sbc_sql.errors import InputError, VerificationError
 from sbc_sql.verification import Verdict
 
 HOSTILE = 'we"ird; drop table x'
@@ -233,6 +233,21 @@ def test_a_view_as_input(con):
     result = sbc_sql.anonymize(con, "v", 2, qi=["x", "g"], sensitive=["dis"])
     assert result.release == "v_k2"
     assert con.execute("SELECT count(*) FROM v_k2").fetchone() == (4,)
+
+
+def test_memory_limit_caps_the_connection_sbc_sql_opens(tmp_path, con):
+    path = tmp_path / "m.duckdb"
+    with duckdb.connect(str(path)) as own:
+        own.execute("CREATE TABLE m AS SELECT i % 50 AS x, 'g' || (i % 7) AS g, "
+                    "'d' || (i % 3) AS dis FROM range(400) AS r(i)")
+    result = sbc_sql.anonymize(str(path), "m", 4, qi=["x", "g"], sensitive=["dis"],
+                               memory_limit="256MB")
+    assert result.verdict.ok
+    assert result.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] \
+        == "244.1 MiB"
+    # a caller's own connection keeps its own settings
+    with pytest.raises(InputError, match="SET memory_limit = '256MB'"):
+        sbc_sql.anonymize(con, "t", 2, memory_limit="256MB")
 
 
 # ------------------------------------------------------------------------------ roles

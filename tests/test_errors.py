@@ -72,6 +72,8 @@ CASES = [
      ["'dis'", "age, zip"]),
     ("bad mode", ["--table", "patients", "--k", "2", *GOOD, "--mode", "fast"],
      ["'fast'", "auto, exact, blocks"]),
+    ("bad memory limit", ["--table", "patients", "--k", "2", *GOOD, "--memory-limit", "lots"],
+     ["'lots'", "--memory-limit 2GB"]),
     ("output is the source", ["--table", "patients", "--k", "2", *GOOD, "--output", "patients"],
      ["'patients'", "another name"]),
 ]
