@@ -70,8 +70,9 @@ def anonymize_cmd(
     weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     out_file: Annotated[Optional[str], typer.Option(help="Also export the release (.parquet/.csv).")] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
-    mode: Annotated[str, typer.Option(help="auto (blocks above a size threshold), exact "
-                                           "(one block) or blocks.")] = "auto",
+    mode: Annotated[str, typer.Option(help="auto (sbca: blocks at every size; sbca-paper: "
+                                           "blocks above a size threshold), exact (one block) "
+                                           "or blocks.")] = "auto",
     exact: Annotated[bool, typer.Option("--exact", help="Cluster the whole table as one block "
                                                         "(same as --mode exact).")] = False,
     workers: Annotated[Optional[int], typer.Option(
