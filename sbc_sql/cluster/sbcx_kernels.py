@@ -447,7 +447,7 @@ def _pool_masks(cand, np_, wcode, ccount, cm, pc):
 
 @njit(cache=True, nogil=True)
 def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc, aq,
-          wr, wcode, ok, cd, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px, acc,
+          wr, wcode, ok, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px, acc,
           cm, tabm, pc):
     """Grow the seed's class to k rows from the wide set (see greedy_pass).
 
@@ -456,11 +456,10 @@ def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, c
     the row of least S(G + r): its numeric part is recomputed per step (O(numeric QIs)), its
     categorical part is a table lookup by the set of QIs whose value the class lacks (a
     bit mask per pool row, cleared for the rows holding a value when it enters the class;
-    the table is redone when a QI's cost per value changes). ``cd``, the same
-    part summed directly, ranks the wide set at refills. ``rowraw``/``rowslot`` hold every
-    row's numerics
-    and ccount slots (one per active categorical QI, listed in ``aq``) row-major by row id;
-    ``wr``/``wcode`` receive those of the wide set.
+    the table is redone when a QI's cost per value changes); at refills the wide set is
+    ranked with the same parts summed directly (_num_key, _cat_delta). ``rowraw``/``rowslot``
+    hold every row's numerics and ccount slots (one per active categorical QI, listed in
+    ``aq``) row-major by row id; ``wr``/``wcode`` receive those of the wide set.
     """
     dn = rowraw.shape[1]
     na = aq.shape[0]
@@ -502,9 +501,8 @@ def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, c
             refresh *= 2
             for t in range(nw):
                 if ok[t]:
-                    c = _cat_delta(t, wview, ccount, dlt)
-                    cd[t] = c
-                    wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + c
+                    wkey[t] = (_num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size)
+                               + _cat_delta(t, wview, ccount, dlt))
             np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
             _gather_pool(cand, np_, wr, px)
             _pool_masks(cand, np_, wcode, ccount, cm, pc)
@@ -601,7 +599,6 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     wtie = np.empty(nmax, dtype=np.float64)  # its SBC distances
     wok = np.zeros(nmax, dtype=np.bool_)  # not yet in the class
     cand = np.empty(nmax, dtype=np.int64)  # the pool: indices into wset
-    cd = np.empty(nmax, dtype=np.float64)  # categorical part of a wide-set row's increase
     n_act = 0
     for q in range(dc):
         if cat_act[q]:
@@ -658,7 +655,7 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
             for t in range(nw):
                 wtie[t] = dist[wset[t]]
             _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc,
-                  aq, wr, wcode, wok, cd, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px,
+                  aq, wr, wcode, wok, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px,
                   acc, cm, tabm, pc)
         # the class: label it, take it out of the contingency counts
         for t in range(k):
