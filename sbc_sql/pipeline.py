@@ -99,7 +99,8 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
                            drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
                            replace=replace, leftover=leftover, weights=dict(weights or {}),
                            mode=mode, workers=workers, algorithm=algorithm,
-                           max_suppression=max_suppression, memory_limit=memory_limit)
+                           max_suppression=max_suppression)
+    # checked before anything is opened, so a bad size writes nothing
     spec.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
         raise InputError("no --db given, so the release would not be kept; pass --db FILE "

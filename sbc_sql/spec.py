@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .cluster.dispatch import ALGORITHMS
 from .cluster.leftover import LEFTOVER_MODES
+from .cluster.sbcx import MAX_CATEGORICAL
 from .db import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 
@@ -23,8 +24,6 @@ COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
 # working names of the release's SQL; a source column may not take them
 RESERVED = ("sbc_eq_class", "sbc_row", "sbc_rows")
-#: the default algorithm keeps, per candidate row, one bit per categorical QI
-MAX_CATEGORICAL_QIS = 64
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
@@ -49,7 +48,6 @@ class Options:
     workers: int | None = None
     algorithm: str = "sbca"
     max_suppression: float = 0.01
-    memory_limit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +172,6 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
                          "a share of rows such as 0.01")
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
-    check_memory_limit(options.memory_limit)
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
     for c in info.columns:
@@ -266,9 +263,9 @@ def release_names(plan: Plan) -> list[str]:
 
 def _check_categorical_count(plan: Plan) -> None:
     n = len(plan.categorical_qis)
-    if plan.options.algorithm == "sbca" and n > MAX_CATEGORICAL_QIS:
+    if plan.options.algorithm == "sbca" and n > MAX_CATEGORICAL:
         raise InputError(f"{n} categorical quasi-identifiers; the default sbca takes at most "
-                         f"{MAX_CATEGORICAL_QIS}: declare some with --keep or --drop, or use "
+                         f"{MAX_CATEGORICAL}: declare some with --keep or --drop, or use "
                          "--algorithm sbca-paper")
 
 
