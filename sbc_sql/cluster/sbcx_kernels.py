@@ -73,14 +73,11 @@ def _cat_ncp(distinct, card):
 
 
 @njit(cache=True, nogil=True)
-def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, tab, tab_off):
-    """Fill ``tab[tab_off[q] + v]``: distance from the seed's value of QI q to value v."""
+def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, tab, tab_off,
+               keys, vals):
+    """Fill ``tab[tab_off[q] + v]``: distance from the seed's value of QI q to value v.
+    ``keys``/``vals`` are scratch of at least max(card) entries."""
     dc = card.shape[0]
-    top = 1
-    for q in range(dc):
-        top = max(top, card[q])
-    keys = np.empty(top, dtype=np.float64)
-    vals = np.empty(top, dtype=np.int64)
     for q in range(dc):
         if not active[q]:
             continue
@@ -632,6 +629,11 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     tabm = np.zeros((n_tab, 256), dtype=np.float64)  # their cost, by 8 bits of mask
     pc = np.empty((n_act, nmax), dtype=np.int64)  # the pool's value slots, by QI
     seed_codes = np.empty(dc, dtype=np.int64)
+    top = 1
+    for q in range(dc):
+        top = max(top, card[q])
+    rank_keys = np.empty(top, dtype=np.float64)  # sbc_tables' scratch
+    rank_vals = np.empty(top, dtype=np.int64)
     glo = np.empty(dn)
     ghi = np.empty(dn)
     gnn = np.zeros(dn, dtype=np.int64)
@@ -639,7 +641,8 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     while n_alive >= k and done < budget:
         for q in range(dc):
             seed_codes[q] = cat[q, seed]
-        sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase)
+        sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase,
+                   rank_keys, rank_vals)
         _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
         alive[seed] = False
         members[0] = seed
