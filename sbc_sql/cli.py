@@ -63,7 +63,9 @@ def anonymize_cmd(
     sensitive: Names = None,
     drop: Names = None,
     keep: Names = None,
-    output: Annotated[Optional[str], typer.Option(help="Release table (default <table>_k<k>).")] = None,
+    output: Annotated[Optional[str], typer.Option(help=(
+        "Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
+        "and <output>_classes, and the text view <output>_view."))] = None,
     replace: Annotated[bool, typer.Option(help="Overwrite an existing release.")] = False,
     leftover: Annotated[str, typer.Option(help="Rows left when fewer than k remain: "
                                                 "nearest, last or suppress.")] = "nearest",
@@ -150,7 +152,7 @@ def summary_text(result: Result) -> str:
 def measure_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release table.")],
+    release: Annotated[str, typer.Option(help="The release (view or table).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """NCP per QI and total, utility, classes and smallest class of a release.
@@ -176,7 +178,7 @@ def measure_cmd(
 def verify_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release table.")],
+    release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option(help="The k to check.")],
 ) -> None:
     """Exit 0 only if RELEASE is k-anonymous and complete against ORIGINAL.
@@ -201,7 +203,7 @@ def verify_cmd(
 def evaluate_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release table.")],
+    release: Annotated[str, typer.Option(help="The release (view or table).")],
     sensitive: Annotated[Optional[str], typer.Option(
         help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")] = None,
     k_r: Annotated[float, typer.Option("--k-r", help="RGCP weight of virtual classes.")] = 2.0,
@@ -267,7 +269,7 @@ def compare_cmd(
         help="Share of rows datafly/incognito may suppress.")] = 0.01,
     plot: Annotated[Optional[str], typer.Option(help="Write NCP against k as a PNG.")] = None,
     csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write the rows as CSV.")] = None,
-    keep_releases: Annotated[bool, typer.Option(help="Keep every release table.")] = False,
+    keep_releases: Annotated[bool, typer.Option(help="Keep every release.")] = False,
 ) -> None:
     """One row per (algorithm, k): NCP, utility, classes, distinct tuples, suppressed, time.
 

@@ -9,12 +9,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlglot import exp
-
 from . import db
+from .generalize import drop_release_sql
 from .metrics import Layout
 from .pipeline import anonymize
-from .templates import ident
 from .verification import tuple_sizes_sql
 
 
@@ -57,10 +55,8 @@ def compare(database: Any, table: str, ks: Sequence[int], algorithms: Sequence[s
             if on_row is not None:
                 on_row(row)
             if not keep_releases:
-                db.execute(con, exp.Drop(tables=[exp.Table(this=ident(result.view))],
-                                         kind="VIEW", exists=True))
-                db.execute(con, exp.Drop(tables=[exp.Table(this=ident(output))],
-                                         kind="TABLE", exists=True))
+                for tree in drop_release_sql(con, result.plan.release_objects):
+                    db.execute(con, tree)
     return rows
 
 

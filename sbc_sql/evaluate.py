@@ -538,7 +538,7 @@ def evaluation_sql(database_or_con: str | Path | Connection, original: str, rele
     sens = _sensitive(layout, sensitive, original)
     names = _Names.fresh()
     trees = [metrics.ncp_sql(layout, original, release),
-             render("class_sizes", release=release), class_stats_sql(layout, release),
+             metrics.class_sizes_sql(release), class_stats_sql(layout, release),
              source_stats_sql(layout, original, names.src), classes_sql(layout, release, names),
              tuples_sql(layout, original, names), coverage_sql(layout, release, names),
              linkage_sql(names), rgcp_sql(layout, names), whole_sql(layout, original, names)]

@@ -2,47 +2,87 @@
 
 Each class is recoded locally by ``GROUP BY eq_class``: numeric QIs to [min, max] of
 their own type plus a has-NULL flag, categorical QIs to the sorted list of distinct values.
+The release is two tables and two views: ``<output>_classes`` (one row per class: id, size,
+generalization), ``<output>_rows`` (one row per released row: class id and the columns
+released verbatim), the view ``<output>`` joining them (a row per released row, as analysts
+query it) and the text view ``<output>_view``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
+from . import db
+from .db import Connection
 from .expressions import alias, ref
-from .spec import Plan
+from .spec import Column, Plan
 from .templates import ident, render
+
+CLASS_SIZE = "class_size"
+
+
+def qi_columns(c: Column) -> list[str]:
+    """The release columns of QI c: a numeric range and its NULL flag, or a value list."""
+    return [c.name + s for s in ("_min", "_max", "_has_null")] if c.kind == "numeric" else [c.name]
+
+
+def classes_projection(plan: Plan) -> list[exp.Expression]:
+    """Class table columns: eq_class, class_size, then each QI's generalization in source order."""
+    out = [alias(ref("sbc_eq_class", "g"), "eq_class"), alias(ref("sbc_size", "g"), CLASS_SIZE)]
+    for c in plan.qis:
+        out += [alias(ref(name, "g"), name) for name in qi_columns(c)]
+    return out
 
 
 def release_projection(plan: Plan) -> list[exp.Expression]:
-    """eq_class, then the source's columns in order, identifiers dropped."""
-    out: list[exp.Expression] = [alias(ref("sbc_eq_class", "u"), "eq_class")]
+    """The view's columns after eq_class: the source's columns in order, identifiers dropped."""
+    out: list[exp.Expression] = []
     for c in plan.columns:
         if c.role == "identifier":
             continue
-        if c.role != "qi":
-            field = exp.Anonymous(this="struct_extract",
-                                  expressions=[ref("sbc_row", "u"), exp.Literal.string(c.name)])
-            out.append(alias(field, c.name))
-            continue
-        names = [c.name + s for s in ("_min", "_max", "_has_null")] \
-            if c.kind == "numeric" else [c.name]
-        out += [alias(ref(name, "u"), name) for name in names]
+        names = qi_columns(c) if c.role == "qi" else [c.name]
+        out += [alias(ref(name, "c" if c.role == "qi" else "r"), name) for name in names]
     return out
 
 
 def row_struct(plan: Plan) -> exp.Expression:
     """STRUCT of a constant and the row's released verbatim columns, in source order."""
     fields = [exp.PropertyEQ(this=exp.Identifier(this="sbc_row"), expression=exp.Literal.number(1))]
-    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name, "r"))
+    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name, "s"))
                for c in plan.verbatim]
     return exp.Struct(expressions=fields)
 
 
-def create_release_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
-    return render("create_release", release=table, source=plan.source.name, labels=labels,
+def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
+    return render("create_classes", classes=table, source=plan.source.name, labels=labels,
                   num=[c.name for c in plan.numeric_qis],
                   cat=[c.name for c in plan.categorical_qis],
-                  row=row_struct(plan), projection=release_projection(plan))
+                  projection=classes_projection(plan))
+
+
+def create_rows_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
+    return render("create_rows", rows=table, source=plan.source.name, labels=labels,
+                  projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
+                  row=row_struct(plan))
+
+
+def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> exp.Expression:
+    return render("create_release_view", release=view, rows=rows, classes=classes,
+                  projection=release_projection(plan))
+
+
+def drop_release_sql(con: Connection, names: Sequence[str]) -> list[exp.Expression]:
+    """DROP statements for whichever of these names exist, each as the kind it is (a release
+    written before the class table existed has its name as a table, not a view)."""
+    out: list[exp.Expression] = []
+    for name in names:
+        kind = "VIEW" if db.view_exists(con, name) else "TABLE" if db.base_table_exists(con, name) \
+            else None
+        if kind:
+            out.append(exp.Drop(tables=[exp.Table(this=ident(name))], kind=kind, exists=True))
+    return out
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:

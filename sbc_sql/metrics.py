@@ -106,22 +106,34 @@ def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None 
                         this=ref(c.name + "_card", "src"), expression=exp.Literal.number(0))))
 
 
+def row_weight(size_column: str | None) -> exp.Expression:
+    """How many released rows one row of the table stands for: 1, or its class size."""
+    return ref(size_column, "r") if size_column else exp.Literal.number(1)
+
+
 def ncp_sql(layout: Layout, original: str, release: str,
-            ranges: Mapping[str, tuple[float, float]] | None = None) -> exp.Expression:
+            ranges: Mapping[str, tuple[float, float]] | None = None,
+            size_column: str | None = None) -> exp.Expression:
     return render("ncp", original=original, release=release,
                   num=[c.name for c in layout.qis if c.kind == "numeric"],
                   cat=[c.name for c in layout.qis if c.kind == "categorical"],
-                  cost=[cost_expression(c, ranges) for c in layout.qis])
+                  cost=[cost_expression(c, ranges) for c in layout.qis],
+                  weight=row_weight(size_column))
 
 
-def class_sizes_sql(release: str) -> exp.Expression:
-    return render("class_sizes", release=release)
+def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Expression:
+    weight = ref(size_column) if size_column else exp.Literal.number(1)
+    return render("class_sizes", release=release, weight=weight)
 
 
 def measure_tables(con: Connection, layout: Layout, original: str, release: str,
-                   ranges: Mapping[str, tuple[float, float]] | None = None) -> Measures:
-    """NCP per QI and total, utility and class sizes of a release (all aggregates in SQL)."""
-    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges))
+                   ranges: Mapping[str, tuple[float, float]] | None = None,
+                   size_column: str | None = None) -> Measures:
+    """NCP per QI and total, utility and class sizes of a release (all aggregates in SQL).
+
+    ``release`` is a table with a row per released row, or, with ``size_column``, a class
+    table whose rows each stand for that many released rows."""
+    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges, size_column))
     n_rows, released = int(row[0]), int(row[1])
     suppressed = n_rows - released
     costs: Sequence[float | None] = row[2:]
@@ -130,6 +142,6 @@ def measure_tables(con: Connection, layout: Layout, original: str, release: str,
         ncp[c.name] = ((cost or 0.0) + suppressed) / n_rows if n_rows else 0.0
     wsum = sum(layout.weights)
     total = sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights)) / wsum if wsum else 0.0
-    classes, smallest, mean, largest, _ = db.fetch_one(con, class_sizes_sql(release))
+    classes, smallest, mean, largest, _ = db.fetch_one(con, class_sizes_sql(release, size_column))
     return Measures(n_rows, released, suppressed, ncp, total, int(classes or 0),
                     int(smallest or 0), float(mean or 0.0), int(largest or 0))

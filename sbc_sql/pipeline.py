@@ -123,7 +123,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     t = time.perf_counter()
     info = db.open_source(con, table)
     plan = spec.make_plan(info, options, display_name=table)
-    spec.check_output(plan, db.table_exists(con, plan.output),
+    spec.check_output(plan, [n for n in plan.release_objects if db.table_exists(con, n)],
                       db.base_table_exists(con, plan.view))
     run.stage("plan", t)
 
@@ -140,7 +140,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
         say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
 
     labels_name = f"sbc_labels_{secrets.token_hex(4)}"
-    temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"
+    temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"  # + _rows, _classes
     layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
     if sql_only:
         for tree in (stats.distinct_counts_sql(plan, list(plan.qis)), stats.numeric_ranges_sql(plan),
@@ -193,47 +193,54 @@ def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:
 
 def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name: str,
                    labels_name: str, out_file: str | Path | None):
-    """Build, verify and measure the release in one transaction, then publish it."""
+    """Build, verify and measure the release in one transaction, then publish it: the row
+    and class tables are written under temporary names and renamed, and the views created,
+    only once verification has passed."""
     con = run.con
     export_tmp = None
+    rows_tmp, classes_tmp = f"{temp_name}_rows", f"{temp_name}_classes"
     if not run.sql_only:
         db.execute(con, "BEGIN TRANSACTION")
     try:
         t = time.perf_counter()
         if plan.options.replace:
-            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.view))], kind="VIEW", exists=True))
-            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.output))], kind="TABLE", exists=True))
-        run.write(generalize.create_release_sql(plan, temp_name, labels_name))
+            for tree in generalize.drop_release_sql(con, plan.release_objects):
+                run.write(tree)
+        run.write(generalize.create_classes_sql(plan, classes_tmp, labels_name))
+        run.write(generalize.create_rows_sql(plan, rows_tmp, labels_name))
         run.stage("write", t)
 
         t = time.perf_counter()
         verdict = None
         if not run.sql_only:
             verdict = verification.verify_with_labels(con, layout, plan.source.name, labels_name,
-                                                temp_name, plan.k)
+                                                      rows_tmp, classes_tmp, plan.k)
             if not verdict.ok:
                 raise VerificationError("release failed verification, nothing was written: "
                                         + "; ".join(verdict.problems))
         else:
             run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
             run.read(verification.class_checks_sql(layout, plan.source.name, labels_name,
-                                                   temp_name))
+                                                   rows_tmp, classes_tmp))
             run.read(verification.rows_missing_sql(layout, plan.source.name, labels_name,
-                                                   temp_name))
+                                                   rows_tmp))
         run.stage("verify", t)
 
         t = time.perf_counter()
         measures = None
-        run.read(metrics.ncp_sql(layout, plan.source.name, temp_name))
+        size = generalize.CLASS_SIZE
+        run.read(metrics.ncp_sql(layout, plan.source.name, classes_tmp, size_column=size))
         if not run.sql_only:
-            measures = metrics.measure_tables(con, layout, plan.source.name, temp_name)
+            measures = metrics.measure_tables(con, layout, plan.source.name, classes_tmp,
+                                              size_column=size)
         run.stage("measure", t)
 
         t = time.perf_counter()
-        run.write(exp.Alter(this=exp.Table(this=ident(temp_name)), kind="TABLE",
-                            actions=[exp.AlterRename(this=exp.Table(this=ident(plan.output)))]))
-        if plan.options.replace or not db.view_exists(con, plan.view):
-            run.write(exp.Drop(tables=[exp.Table(this=ident(plan.view))], kind="VIEW", exists=True))
+        for old, new in ((rows_tmp, plan.rows_table), (classes_tmp, plan.classes_table)):
+            run.write(exp.Alter(this=exp.Table(this=ident(old)), kind="TABLE",
+                                actions=[exp.AlterRename(this=exp.Table(this=ident(new)))]))
+        run.write(generalize.create_release_view_sql(plan, plan.output, plan.rows_table,
+                                                     plan.classes_table))
         run.write(generalize.create_view_sql(plan, plan.view, plan.output))
         if out_file:
             export_tmp = f"{out_file}.sbc-partial"
@@ -254,6 +261,8 @@ def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name
 
 def export_sql(table: str, path: str, final_name: str) -> exp.Expression:
     fmt = "PARQUET" if final_name.lower().endswith((".parquet", ".pq")) else "CSV"
-    return exp.Copy(this=exp.Table(this=ident(table)), kind=False,
+    # in class order; within a class the row table's order (by released values)
+    rows = exp.select(exp.Star()).from_(exp.Table(this=ident(table))).order_by(ident("eq_class"))
+    return exp.Copy(this=exp.Subquery(this=rows), kind=False,
                     files=[exp.Literal.string(path)],
                     params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var(fmt))])

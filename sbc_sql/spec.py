@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .cluster.dispatch import ALGORITHMS
@@ -76,6 +76,21 @@ class Plan:
     @property
     def k(self) -> int:
         return self.options.k
+
+    @property
+    def rows_table(self) -> str:
+        """The release's row table: class id and verbatim columns, a row per released row."""
+        return f"{self.output}_rows"
+
+    @property
+    def classes_table(self) -> str:
+        """The release's class table: a row per class, its size and generalization."""
+        return f"{self.output}_classes"
+
+    @property
+    def release_objects(self) -> tuple[str, ...]:
+        """Everything a release writes: the release view, its two tables, the text view."""
+        return (self.output, self.rows_table, self.classes_table, self.view)
 
     @property
     def qis(self) -> tuple[Column, ...]:
@@ -249,7 +264,7 @@ def _default_output(name: str, k: int) -> str:
 
 
 def release_names(plan: Plan) -> list[str]:
-    """Column names of the release table, in order (see README's release schema)."""
+    """Column names of the release view, in order (see README's release schema)."""
     names = ["eq_class"]
     for c in plan.columns:
         if c.role == "identifier":
@@ -270,27 +285,34 @@ def _check_categorical_count(plan: Plan) -> None:
 
 
 def _check_release_names(plan: Plan) -> None:
-    seen: set[str] = set()
-    for n in release_names(plan):
-        if n.lower() in seen:
-            raise InputError(f"the release would have two columns named '{n}'; rename the source "
-                             "column or declare it with --drop")
-        seen.add(n.lower())
+    class_names = ["eq_class", "class_size"] + [n for n in release_names(plan)[1:]
+                                                if n not in {c.name for c in plan.verbatim}]
+    for names in (release_names(plan), class_names):
+        seen: set[str] = set()
+        for n in names:
+            if n.lower() in seen:
+                raise InputError(f"the release would have two columns named '{n}'; rename the "
+                                 "source column or declare it with --drop")
+            seen.add(n.lower())
     for c in plan.columns:
         if c.name.lower() in RESERVED:
             raise InputError(f"column '{c.name}' is reserved by sbc-sql; rename it in the source")
 
 
-def check_output(plan: Plan, exists: bool, view_taken: bool) -> None:
-    """The release must not overwrite anything unless --replace, and never the source."""
-    if plan.output == plan.source.name and plan.source.from_file is None:
-        raise InputError(f"--output '{plan.output}' is the source table; choose another name")
-    if exists and not plan.options.replace:
-        raise OutputExistsError(f"table '{plan.output}' already exists; pass --replace to "
-                                "overwrite it or --output to choose another name")
+def check_output(plan: Plan, existing: Sequence[str], view_taken: bool) -> None:
+    """The release must not overwrite anything unless --replace, and never the source.
+
+    ``existing``: those of the release's objects that exist already."""
+    if plan.source.from_file is None and plan.source.name in plan.release_objects:
+        raise InputError(f"--output '{plan.output}' would overwrite the source table "
+                         f"'{plan.source.name}' (a release writes {', '.join(plan.release_objects)}); "
+                         "choose another name")
     if view_taken:
         raise OutputExistsError(f"'{plan.view}' exists and is not a view; drop or rename it, "
                                 "or choose another --output")
+    if existing and not plan.options.replace:
+        raise OutputExistsError(f"'{existing[0]}' already exists; pass --replace to "
+                                "overwrite the release or --output to choose another name")
 
 
 def check_rows(plan: Plan, n_rows: int) -> None:

@@ -1,9 +1,10 @@
 """Verify stage: a release is reported only once SQL has shown it k-anonymous and complete.
 
-With the run's class labels (during ``anonymize``) the check is row-exact: every source row
-is labelled once, released once with its own values, and lies inside its class's ranges
-and sets. For any other original + release pair, :func:`verify_pair` checks k-anonymity,
-row counts, released values and that every input row is covered by some class.
+With the run's class labels (during ``anonymize``) the check is row-exact over the row and
+class tables just written: every source row is labelled once, released once with its own
+values, and lies inside its class's ranges and sets; every class has one tuple and >= k
+rows. For any other original + release pair, :func:`verify_pair` checks k-anonymity, row
+counts, released values and that every input row is covered by some class.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from sqlglot import exp
 from . import db
 from .db import Connection
 from .expressions import conj, ref
-from .metrics import Layout
+from .metrics import Layout, class_sizes_sql
 from .spec import Column
 from .templates import render
 
@@ -79,7 +80,7 @@ def one_tuple_condition(layout: Layout) -> exp.Expression:
 def check_release(con: Connection, layout: Layout, release: str, k: int) -> tuple[list[str], dict[str, int]]:
     """k-anonymity of the release alone: every class has >= k rows and one generalized tuple,
     so every generalized tuple is shared by >= k rows."""
-    classes, smallest, _, _, released = db.fetch_one(con, render("class_sizes", release=release))
+    classes, smallest, _, _, released = db.fetch_one(con, class_sizes_sql(release))
     (mixed,) = db.fetch_one(con, render("class_tuples", release=release,
                                         same=one_tuple_condition(layout)))
     facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
@@ -102,21 +103,26 @@ def rows_missing_sql(layout: Layout, source: str, labels: str, release: str) -> 
                   verb=[c.name for c in layout.verbatim])
 
 
-def class_checks_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
-    return render("class_checks", release=release, source=source, labels=labels,
-                  qicol=layout.qi_columns(), same=one_tuple_condition(layout),
+def class_checks_sql(layout: Layout, source: str, labels: str, rows: str,
+                     classes: str) -> exp.Expression:
+    return render("class_checks", classes=classes, rows=rows, source=source, labels=labels,
                   inside=conj([inside(c, "s", "g") for c in layout.qis]))
 
 
-def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, release: str,
-                       k: int) -> Verdict:
-    """Row-exact verification of a release just built from ``labels``."""
-    classes, smallest, released, mixed, outside = db.fetch_one(
-        con, class_checks_sql(layout, source, labels, release))
-    facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
-             "released": int(released or 0), "mixed_classes": int(mixed or 0),
-             "outside": int(outside or 0)}
+def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, rows: str,
+                       classes: str, k: int) -> Verdict:
+    """Row-exact verification of a release just built from ``labels`` as a row table and a
+    class table (the release view joins them: it shows each row its class's one tuple)."""
+    n_classes, distinct, smallest, released, unmatched, outside = db.fetch_one(
+        con, class_checks_sql(layout, source, labels, rows, classes))
+    facts = {"classes": int(n_classes or 0), "smallest_class": int(smallest or 0),
+             "released": int(released or 0),
+             "mixed_classes": int(n_classes or 0) - int(distinct or 0),
+             "unmatched_classes": int(unmatched or 0), "outside": int(outside or 0)}
     problems = class_problems(facts, k)
+    if facts["unmatched_classes"]:
+        problems.append(f"{facts['unmatched_classes']} class(es) differ between the class table "
+                        "and the row table (missing from one, or another size)")
     if facts["outside"]:
         problems.append(f"{facts['outside']} row(s) have a QI value outside their class's range or set")
     source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
@@ -128,7 +134,7 @@ def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str
     if facts["released"] != source_rows - suppressed:
         problems.append(f"the release has {facts['released']} rows; expected "
                         f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)")
-    missing, extra = db.fetch_one(con, rows_missing_sql(layout, source, labels, release))
+    missing, extra = db.fetch_one(con, rows_missing_sql(layout, source, labels, rows))
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
         problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")

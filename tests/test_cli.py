@@ -162,5 +162,5 @@ def test_anonymize_in_a_fresh_interpreter(tmp_path):
     res = run_module(["anonymize", "--db", path, "--table", "patients", "--k", "4"])
     assert res.returncode == 1
     assert res.stderr.strip().splitlines() == [
-        ("Error: table 'patients_k4' already exists; pass --replace to overwrite it or "
+        ("Error: 'patients_k4' already exists; pass --replace to overwrite the release or "
          "--output to choose another name")]

@@ -320,7 +320,8 @@ def test_file_input_is_written_into_the_database(tmp_path, small_file, cli, suff
                "--sensitive", "dis"])
     assert res.exit_code == 0, res.stderr
     assert "verified 2-anonymous" in res.stdout
-    assert file_catalog(path) == [("table", "people_k2"), ("view", "people_k2_view")]
+    assert file_catalog(path) == [("table", "people_k2_classes"), ("table", "people_k2_rows"),
+                                  ("view", "people_k2"), ("view", "people_k2_view")]
     with duckdb.connect(str(path)) as c:
         assert c.execute("SELECT count(*), min(age_min), max(age_max) FROM people_k2").fetchone() \
             == (5, 30, 52)
@@ -433,7 +434,8 @@ def test_interrupted_run_writes_nothing(prepared, monkeypatch):
     # the connection is usable and a clean run works afterwards
     monkeypatch.undo()
     sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert catalog(con) == [("table", "t"), ("table", "t_k2"), ("view", "t_k2_view")]
+    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
+                            ("view", "t_k2"), ("view", "t_k2_view")]
 
 
 def test_failed_replace_keeps_the_old_release(prepared, monkeypatch):
@@ -446,7 +448,8 @@ def test_failed_replace_keeps_the_old_release(prepared, monkeypatch):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True,
                           leftover="suppress")
     assert snapshot(con, "t_k2") == old
-    assert catalog(con) == [("table", "t"), ("table", "t_k2"), ("view", "t_k2_view")]
+    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
+                            ("view", "t_k2"), ("view", "t_k2_view")]
 
 
 def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):

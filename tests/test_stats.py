@@ -181,6 +181,8 @@ SOURCE = 'we"ird; drop table x'
 RELEASE = 'rel"ease; drop table x'
 VIEW = 'vi"ew; drop table x'
 LABELS = 'lab"els; drop table x'
+ROWS = 'ro"ws; drop table x'
+CLASSES = 'cla"sses; drop table x'
 NUM = 'se"l ect'
 QUOTED = '"we""ird; drop table x"'
 
@@ -223,25 +225,28 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         "pull_rows": {"source": SOURCE, "qi": [
             sql_number(ref(c.name), c) if c.kind == "numeric" else ref(c.name)
             for c in plan.qis]},
-        "create_release": {"release": RELEASE, "source": SOURCE, "labels": LABELS, "num": numeric,
-                               "cat": cats, "row": generalize.row_struct(plan),
-                               "projection": generalize.release_projection(plan)},
+        "create_classes": {"classes": CLASSES, "source": SOURCE, "labels": LABELS, "num": numeric,
+                           "cat": cats, "projection": generalize.classes_projection(plan)},
+        "create_rows": {"rows": ROWS, "source": SOURCE, "labels": LABELS,
+                        "projection": [alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
+                        "row": generalize.row_struct(plan)},
+        "create_release_view": {"release": RELEASE, "rows": ROWS, "classes": CLASSES,
+                                "projection": generalize.release_projection(plan)},
         "create_view": {"view": VIEW, "release": RELEASE,
                             "num": [c.name for c in plan.numeric_qis if not c.temporal],
                             "tnum": [c.name for c in plan.numeric_qis if c.temporal],
                             "cat": cats, "projection": view_projection},
         "label_coverage": {"source": SOURCE, "labels": LABELS},
-        "class_sizes": {"release": RELEASE},
+        "class_sizes": {"release": RELEASE, "weight": metrics.row_weight(None)},
         "tuple_sizes": {"release": RELEASE, "qicol": layout.qi_columns()},
         "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
-        "ncp": {"original": SOURCE, "release": RELEASE, "num": numeric, "cat": cats,
-                    "cost": [metrics.cost_expression(c) for c in layout.qis]},
-        "class_checks": {"source": SOURCE, "labels": LABELS, "release": RELEASE,
-                         "qicol": layout.qi_columns(),
-                         "same": verification.one_tuple_condition(layout),
+        "ncp": {"original": SOURCE, "release": CLASSES, "num": numeric, "cat": cats,
+                "cost": [metrics.cost_expression(c) for c in layout.qis],
+                "weight": metrics.row_weight(generalize.CLASS_SIZE)},
+        "class_checks": {"source": SOURCE, "labels": LABELS, "rows": ROWS, "classes": CLASSES,
                          "inside": conj([verification.inside(c, "s", "g")
                                          for c in layout.qis])},
-        "rows_missing": {"source": SOURCE, "labels": LABELS, "release": RELEASE, "verb": ["dis"]},
+        "rows_missing": {"source": SOURCE, "labels": LABELS, "release": ROWS, "verb": ["dis"]},
         "rows_uncovered": {"original": SOURCE, "release": RELEASE, "qicol": layout.qi_columns(),
                                "verb": ["dis"], "inside": cover},
     }
@@ -249,7 +254,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
 
 # the templates of the core pipeline (plan, stats, pull, generalize, verify, measure)
 CORE_TEMPLATES = sorted(["row_count", "distinct_counts", "numeric_ranges", "categorical_counts",
-                         "pull_rows", "create_release", "create_view", "label_coverage",
+                         "pull_rows", "create_classes", "create_rows", "create_release_view",
+                         "create_view", "label_coverage",
                          "class_sizes", "class_tuples", "tuple_sizes", "ncp", "class_checks",
                          "rows_missing",
                          "rows_uncovered"])
@@ -267,7 +273,7 @@ EXPECTED_ROWS = {
     "row_count": [(4,)],
     "class_sizes": [(2, 2, 2.0, 2, 2 * 2)],
     "label_coverage": [(4, 4, 4, 0, 0)],
-    "class_checks": [(2, 2, 4, 0, 0)],
+    "class_checks": [(2, 2, 2, 4, 0, 0)],
     "class_tuples": [(0,)],
     "rows_missing": [(0, 0)],
     "rows_uncovered": [(0, 0)],
@@ -285,19 +291,29 @@ def test_golden_sql(hostile, name):
     assert golden.is_file(), f"no golden file; run with SBC_UPDATE_GOLDEN=1 to write {golden}"
     assert sql == golden.read_text(encoding="utf-8").rstrip("\n")
     # each hostile name is one quoted identifier: the SQL stays one statement, drops nothing
-    quoted = [n for n in (SOURCE, RELEASE, VIEW, LABELS) if q(n) in sql]
+    quoted = [n for n in (SOURCE, RELEASE, VIEW, LABELS, ROWS, CLASSES) if q(n) in sql]
     assert quoted, "the template took no hostile name"
     assert sql.count("; drop table x") == sum(sql.count(q(n)) for n in quoted)
     statements = sqlglot.parse(sql, read=templates.DIALECT)
     assert len(statements) == 1
     assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
-    if name in ("create_view", "class_sizes", "class_tuples", "tuple_sizes", "ncp", "class_checks",
-                "rows_missing", "rows_uncovered"):
-        con.execute(templates.render_sql("create_release", **slots(plan)["create_release"]))
+    needs = {"create_release_view": ["create_classes", "create_rows"],
+             "class_checks": ["create_classes", "create_rows"], "ncp": ["create_classes"],
+             "rows_missing": ["create_rows"]}
+    for first in needs.get(name, ["create_classes", "create_rows", "create_release_view"]
+                           if name in ("create_view", "class_sizes", "class_tuples",
+                                       "tuple_sizes", "rows_uncovered") else []):
+        con.execute(templates.render_sql(first, **slots(plan)[first]))
     result = con.execute(sql).fetchall()
     if name in EXPECTED_ROWS:
         assert result == EXPECTED_ROWS[name]
-    if name == "create_release":
+    if name == "create_classes":
+        assert con.execute(f"SELECT eq_class, class_size, {q(NUM + '_min')}, {q('c at')} "
+                           f"FROM {q(CLASSES)}").fetchall() == [(0, 2, 1, ["a"]), (1, 2, 4, ["b", None])]
+    if name == "create_rows":
+        assert con.execute(f"SELECT * FROM {q(ROWS)}").fetchall() == [
+            (0, "p"), (0, "q"), (1, "r"), (1, "s")]
+    if name == "create_release_view":
         assert con.execute(f"SELECT count(*) FROM {q(RELEASE)}").fetchone() == (4,)
         assert con.execute(f"SELECT {q(NUM + '_min')}, {q(NUM + '_max')}, {q(NUM + '_has_null')}"
                            f" FROM {q(RELEASE)} WHERE eq_class = 1 LIMIT 1").fetchone() \

@@ -15,7 +15,8 @@ ROWS = [(i, 20 + i, ["F", "M"][i % 2], f"d{i % 3}") for i in range(12)]
 
 @pytest.fixture
 def built():
-    """A release built from hand-made labels (3 classes of 4), with the labels kept."""
+    """A release built from hand-made labels (3 classes of 4), with the labels kept: class
+    table cls, row table rws and the release view rel over them."""
     con = duckdb.connect()
     con.execute("CREATE TABLE t (id INTEGER, age INTEGER, sex VARCHAR, dis VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", ROWS)
@@ -25,13 +26,15 @@ def built():
     row_id = con.execute("SELECT rowid FROM t").fetchnumpy()["rowid"]
     labels = pa.table({"row_id": row_id, "eq_class": np.arange(12) // 4})
     con.register("labs", labels)
-    db.execute(con, generalize.create_release_sql(plan, "rel", "labs"))
+    db.execute(con, generalize.create_classes_sql(plan, "cls", "labs"))
+    db.execute(con, generalize.create_rows_sql(plan, "rws", "labs"))
+    db.execute(con, generalize.create_release_view_sql(plan, "rel", "rws", "cls"))
     layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
     return con, layout
 
 
 def check(con, layout, k=4):
-    return verification.verify_with_labels(con, layout, "t", "labs", "rel", k)
+    return verification.verify_with_labels(con, layout, "t", "labs", "rws", "cls", k)
 
 
 def test_a_good_release_passes(built):
@@ -48,7 +51,7 @@ def test_a_class_below_k_fails(built):
 
 def test_a_value_outside_its_range_fails(built):
     con, layout = built
-    con.execute("UPDATE rel SET age_max = age_max - 1 WHERE eq_class = 1")
+    con.execute("UPDATE cls SET age_max = age_max - 1 WHERE eq_class = 1")
     verdict = check(con, layout)
     assert verdict.facts["outside"] == 1
     assert any("outside" in p for p in verdict.problems)
@@ -56,30 +59,51 @@ def test_a_value_outside_its_range_fails(built):
 
 def test_a_value_missing_from_its_set_fails(built):
     con, layout = built
-    con.execute("UPDATE rel SET sex = ['F'] WHERE eq_class = 2")
+    con.execute("UPDATE cls SET sex = ['F'] WHERE eq_class = 2")
     verdict = check(con, layout)
     assert verdict.facts["outside"] == 2
 
 
 def test_a_class_with_two_tuples_fails(built):
+    # the view would show class 0's rows twice, once with each tuple
     con, layout = built
-    con.execute("UPDATE rel SET age_min = age_min - 1 WHERE eq_class = 0 AND dis = 'd0'")
+    con.execute("INSERT INTO cls SELECT eq_class, class_size, age_min - 1, age_max, age_has_null, "
+                "sex FROM cls WHERE eq_class = 0")
     verdict = check(con, layout)
     assert verdict.facts["mixed_classes"] == 1
+    assert not verdict.ok
 
 
-@pytest.mark.parametrize("value", ["list_append(sex, 'X')", "list_append(sex, NULL)", "NULL"])
-def test_a_class_with_two_value_sets_fails(built, value):
-    # value-set columns are compared by a distinct count, NULL lists by the NULL count
+def test_a_class_missing_from_the_class_table_fails(built):
+    # the view's join would drop its rows
     con, layout = built
-    con.execute(f"UPDATE rel SET sex = {value} WHERE eq_class = 0 AND dis = 'd0'")
+    con.execute("DELETE FROM cls WHERE eq_class = 1")
     verdict = check(con, layout)
-    assert verdict.facts["mixed_classes"] == 1
+    assert (verdict.facts["unmatched_classes"], verdict.facts["outside"]) == (1, 4)
+    assert not verdict.ok
+
+
+def test_a_wrong_stored_class_size_fails(built):
+    con, layout = built
+    con.execute("UPDATE cls SET class_size = 5 WHERE eq_class = 0")
+    verdict = check(con, layout)
+    assert verdict.facts["unmatched_classes"] == 1
+    assert any("another size" in p for p in verdict.problems)
+
+
+def test_measures_of_the_class_table_equal_those_of_the_view(built):
+    # the pipeline measures the class table, each row weighted by its size
+    con, layout = built
+    by_class = metrics.measure_tables(con, layout, "t", "cls", size_column="class_size")
+    by_row = metrics.measure_tables(con, layout, "t", "rel")
+    assert by_class.ncp == pytest.approx(by_row.ncp, rel=1e-12)
+    assert by_class.total_ncp == pytest.approx(by_row.total_ncp, rel=1e-12)
+    assert (by_class.released, by_class.classes, by_class.smallest) == (12, 3, 4)
 
 
 def test_a_lost_row_fails(built):
     con, layout = built
-    con.execute("DELETE FROM rel WHERE rowid = (SELECT MIN(rowid) FROM rel)")
+    con.execute("DELETE FROM rws WHERE rowid = (SELECT MIN(rowid) FROM rws)")
     verdict = check(con, layout)
     assert verdict.facts["missing"] == 1
     assert not verdict.ok
@@ -87,14 +111,14 @@ def test_a_lost_row_fails(built):
 
 def test_a_changed_sensitive_value_fails(built):
     con, layout = built
-    con.execute("UPDATE rel SET dis = 'other' WHERE rowid = (SELECT MIN(rowid) FROM rel)")
+    con.execute("UPDATE rws SET dis = 'other' WHERE rowid = (SELECT MIN(rowid) FROM rws)")
     verdict = check(con, layout)
     assert (verdict.facts["missing"], verdict.facts["extra"]) == (1, 1)
 
 
 def test_a_duplicated_row_fails(built):
     con, layout = built
-    con.execute("INSERT INTO rel SELECT * FROM rel WHERE rowid = (SELECT MIN(rowid) FROM rel)")
+    con.execute("INSERT INTO rws SELECT * FROM rws WHERE rowid = (SELECT MIN(rowid) FROM rws)")
     verdict = check(con, layout)
     assert (verdict.facts["missing"], verdict.facts["extra"]) == (0, 1)
     assert not verdict.ok
@@ -103,5 +127,17 @@ def test_a_duplicated_row_fails(built):
 def test_verify_of_a_pair_catches_an_uncovered_row(built):
     con, _ = built
     assert sbc_sql.verify(con, "t", "rel", 4).ok
-    con.execute("UPDATE rel SET age_min = age_min + 1, age_max = age_max WHERE eq_class = 0")
+    con.execute("UPDATE cls SET age_min = age_min + 1 WHERE eq_class = 0")
     assert not sbc_sql.verify(con, "t", "rel", 4).ok
+
+
+@pytest.mark.parametrize("value", ["list_append(sex, 'X')", "list_append(sex, NULL)", "NULL"])
+def test_a_flat_release_with_two_value_sets_in_a_class_fails(built, value):
+    # a release from elsewhere, one table with a row per released row: value-set columns
+    # are compared by a distinct count, NULL lists by the NULL count
+    con, layout = built
+    con.execute("CREATE TABLE flat AS SELECT * FROM rel")
+    assert sbc_sql.verify(con, "t", "flat", 4).ok
+    con.execute(f"UPDATE flat SET sex = {value} WHERE eq_class = 0 AND dis = 'd0'")
+    verdict = sbc_sql.verify(con, "t", "flat", 4)
+    assert verdict.facts["mixed_classes"] == 1
