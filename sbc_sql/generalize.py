@@ -47,14 +47,6 @@ def release_projection(plan: Plan) -> list[exp.Expression]:
     return out
 
 
-def row_struct(plan: Plan) -> exp.Expression:
-    """STRUCT of a constant and the row's released verbatim columns, in source order."""
-    fields = [exp.PropertyEQ(this=exp.Identifier(this="sbc_row"), expression=exp.Literal.number(1))]
-    fields += [exp.PropertyEQ(this=ident(c.name), expression=ref(c.name, "s"))
-               for c in plan.verbatim]
-    return exp.Struct(expressions=fields)
-
-
 def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
     return render("create_classes", classes=table, source=plan.source.name, labels=labels,
                   num=[c.name for c in plan.numeric_qis],
@@ -65,7 +57,7 @@ def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
 def create_rows_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
     return render("create_rows", rows=table, source=plan.source.name, labels=labels,
                   projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
-                  row=row_struct(plan))
+                  order=[ref(c.name, "s") for c in plan.verbatim])
 
 
 def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> exp.Expression:

@@ -106,25 +106,27 @@ def rows_missing_sql(layout: Layout, source: str, labels: str, release: str) -> 
 def class_checks_sql(layout: Layout, source: str, labels: str, rows: str,
                      classes: str) -> exp.Expression:
     return render("class_checks", classes=classes, rows=rows, source=source, labels=labels,
-                  inside=conj([inside(c, "s", "g") for c in layout.qis]))
+                  inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
+                  cat=[c.name for c in layout.qis if c.kind != "numeric"])
 
 
 def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, rows: str,
                        classes: str, k: int) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
     class table (the release view joins them: it shows each row its class's one tuple)."""
-    n_classes, distinct, smallest, released, unmatched, outside = db.fetch_one(
+    n_classes, distinct, smallest, released, unmatched, *outside = db.fetch_one(
         con, class_checks_sql(layout, source, labels, rows, classes))
     facts = {"classes": int(n_classes or 0), "smallest_class": int(smallest or 0),
              "released": int(released or 0),
              "mixed_classes": int(n_classes or 0) - int(distinct or 0),
-             "unmatched_classes": int(unmatched or 0), "outside": int(outside or 0)}
+             "unmatched_classes": int(unmatched or 0), "outside": sum(int(x or 0) for x in outside)}
     problems = class_problems(facts, k)
     if facts["unmatched_classes"]:
         problems.append(f"{facts['unmatched_classes']} class(es) differ between the class table "
                         "and the row table (missing from one, or another size)")
     if facts["outside"]:
-        problems.append(f"{facts['outside']} row(s) have a QI value outside their class's range or set")
+        problems.append(f"{facts['outside']} QI value(s) lie outside their class's range or set "
+                        "(numeric QIs counted once per row)")
     source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
         con, render("label_coverage", source=source, labels=labels))
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))

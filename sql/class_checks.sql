@@ -1,12 +1,16 @@
 -- class_checks: one row of facts on a release just written as a class table and a row
--- table, from the class table, one GROUP BY over the row table and one join with the
--- labelled source: classes, distinct class ids (fewer means an id carries two tuples),
--- the smallest class and the released rows (both counted from the row table), classes
--- whose stored size is not their row count or that exist in only one table, and source
--- rows whose QI value lies outside their class's range or set (or whose class is missing).
--- A valid release has classes = distinct_classes, unmatched = 0 and outside = 0.
+-- table: classes, distinct class ids (fewer means an id carries two tuples), the smallest
+-- class and the released rows (both counted from the row table), classes whose stored
+-- size is not their row count or that exist in only one table, source rows whose numeric
+-- QI value lies outside their class's range (or whose class is missing), and, one count
+-- per categorical QI, source rows whose value is not in their class's value set.
+-- The set test is an anti-join of each row's (class, value) against the class table's
+-- lists unnested into (class, value) pairs: at 10,000,000 rows half the time of testing
+-- list_contains on every row (6 s against 11 s for five QIs).
+-- A valid release has classes = distinct_classes and every other count 0.
 -- Slots: __classes (class table), __rows (row table), __source (table), __labels (row_id,
--- eq_class), __inside (one expression over s and g: all values inside). Parameters: none.
+-- eq_class), __inside (one expression over s and g: numeric values inside), __cat (list of
+-- categorical QIs). Parameters: none.
 WITH sizes AS MATERIALIZED (
   SELECT eq_class, COUNT(*) AS sbc_size FROM __rows GROUP BY eq_class
 )
@@ -27,4 +31,12 @@ SELECT
     JOIN __labels AS l ON s.rowid = l.row_id
     LEFT JOIN __classes AS g ON g.eq_class = l.eq_class
     WHERE l.eq_class >= 0 AND NOT COALESCE(__inside, FALSE)
-  ) AS outside
+  ) AS outside,
+  (
+    SELECT COUNT(*)
+    FROM __source AS s
+    JOIN __labels AS l ON s.rowid = l.row_id
+    ANTI JOIN (SELECT eq_class, UNNEST(__cat) AS sbc_value FROM __classes) AS u
+      ON l.eq_class = u.eq_class AND s.__cat IS NOT DISTINCT FROM u.sbc_value
+    WHERE l.eq_class >= 0
+  ) AS __cat_outside

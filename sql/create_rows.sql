@@ -3,11 +3,11 @@
 -- those values, so the source's row order does not leak. Suppressed rows (class < 0) are
 -- left out.
 -- Slots: __rows (new table), __source (table), __labels (row_id, eq_class), __projection
--- (list of expressions over s, the verbatim columns in source order), __row (one STRUCT
--- of sbc_row := 1 and the verbatim columns of s, the sort key). Parameters: none.
+-- (list of expressions over s, the verbatim columns in source order), __order (list of
+-- the verbatim columns of s, the sort key after the class). Parameters: none.
 CREATE TABLE __rows AS
 SELECT l.eq_class AS eq_class, __projection
 FROM __source AS s
 JOIN __labels AS l ON s.rowid = l.row_id
 WHERE l.eq_class >= 0
-ORDER BY l.eq_class, __row
+ORDER BY l.eq_class, __order
