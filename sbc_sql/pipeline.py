@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import db, generalize, metrics, pull, spec, stats, verification
+from . import arrays, db, generalize, metrics, pull, spec, stats, verification
 from .cluster.dispatch import ClusterRun, run_clustering
 from .db import Connection
 from .errors import InputError, VerificationError
@@ -154,8 +154,8 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     row_id, clustering = _pull_and_cluster(run, plan, st, hierarchies, progress)
     say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
 
-    labels = pa.table({"row_id": pa.array(row_id, pa.int64()),
-                       "eq_class": pa.array(clustering.labels, pa.int64())})
+    labels = arrays.table({"row_id": row_id.astype(np.int64, copy=False),
+                           "eq_class": clustering.labels.astype(np.int64, copy=False)})
     con.register(labels_name, labels)
     try:
         measures, verdict = _write_release(run, plan, layout, temp_name, labels_name, out_file)

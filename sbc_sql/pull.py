@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import db
+from .arrays import to_numpy
 from .cluster.model import QIData
 from .db import Connection
 from .expressions import as_category, as_number, ref
@@ -39,11 +40,11 @@ def pull(con: Connection, plan: Plan, stats: Stats,
         m = batch.num_rows
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")
-        row_id[at:at + m] = batch.column(0).to_numpy(zero_copy_only=False)
+        row_id[at:at + m] = to_numpy(batch.column(0), np.int64)
         for i, c in enumerate(qis):
             arr = batch.column(1 + i)
             if c.kind == "numeric":
-                columns[i][at:at + m] = arr.to_numpy(zero_copy_only=False)
+                columns[i][at:at + m] = to_numpy(arr, np.float64)
             else:
                 columns[i][at:at + m] = encode_column(arr, stats.domains[c.name], c)
         at += m

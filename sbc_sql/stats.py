@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import db
+from .arrays import mask, to_numpy
 from .db import Connection
 from .errors import InputError
 from .expressions import as_category, as_number, ref
@@ -98,19 +99,18 @@ def _categorical_counts(con: Connection, plan: Plan, order: list[Column], nulls:
         return domains, value_counts, pair_counts
     table = db.fetch_arrow(con, categorical_counts_sql(plan, order))
     c = len(order)
-    flags = np.stack([table.column(i).to_numpy(zero_copy_only=False).astype(np.int64)
-                      for i in range(c)])
-    counts = table.column(2 * c).to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.stack([to_numpy(table.column(i), np.int64) for i in range(c)])
+    counts = to_numpy(table.column(2 * c), np.int64)
     for i, col in enumerate(order):
         alone = (flags[i] == 0) & (flags.sum(axis=0) == c - 1)
-        values = dense(table.column(c + i).filter(pa.array(alone)))
+        values = dense(table.column(c + i).filter(mask(alone)))
         nonnull = values.filter(pc.is_valid(values))
         domains[col.name] = nonnull
         value_counts[col.name] = counts[alone]
     for i, (m, n) in enumerate(zip(order[:-1], order[1:])):
         both = (flags[i] == 0) & (flags[i + 1] == 0) & (flags.sum(axis=0) == c - 2)
-        mv = encode_column(table.column(c + i).filter(pa.array(both)), domains[m.name], m)
-        nv = encode_column(table.column(c + i + 1).filter(pa.array(both)), domains[n.name], n)
+        mv = encode_column(table.column(c + i).filter(mask(both)), domains[m.name], m)
+        nv = encode_column(table.column(c + i + 1).filter(mask(both)), domains[n.name], n)
         shape = (len(value_counts[m.name]), len(value_counts[n.name]))
         grid = np.zeros(shape, dtype=np.int64)
         np.add.at(grid, (mv, nv), counts[both])
@@ -159,4 +159,4 @@ def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:
     missing = idx.null_count - values.null_count
     if missing:
         raise ValueError(f"{missing} value(s) are not in the column's domain")
-    return idx.fill_null(null_code).to_numpy(zero_copy_only=False).astype(np.int32)
+    return to_numpy(idx, np.int32, fill=null_code)
