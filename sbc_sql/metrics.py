@@ -81,8 +81,9 @@ def infer_layout(con: Connection, original: str, release: str,
 
 
 def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None = None,
-                    ) -> exp.Expression:
-    """NCP of one release row on QI c (over release alias r and input statistics src)."""
+                    cards: Mapping[str, int] | None = None) -> exp.Expression:
+    """NCP of one release row on QI c (over release alias r and input statistics src, or
+    the input's range or cardinality when given)."""
     if c.kind == "numeric":
         lo_hi = (ranges or {}).get(c.name)
         if lo_hi is not None:
@@ -100,10 +101,12 @@ def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None 
             exp.If(this=ref(c.name + "_has_null", "r"), true=exp.Literal.number(1.0)),
         ], default=ratio)
     size = exp.Anonymous(this="len", expressions=[ref(c.name, "r")])
+    card = (cards or {}).get(c.name)
+    denominator = exp.Literal.number(card) if card is not None else ref(c.name + "_card", "src")
     return exp.Case(ifs=[exp.If(this=exp.LTE(this=size, expression=exp.Literal.number(1)),
                                 true=exp.Literal.number(0.0))],
                     default=exp.Div(this=exp.cast(size, "DOUBLE"), expression=exp.Nullif(
-                        this=ref(c.name + "_card", "src"), expression=exp.Literal.number(0))))
+                        this=denominator, expression=exp.Literal.number(0))))
 
 
 def row_weight(size_column: str | None) -> exp.Expression:
@@ -113,11 +116,15 @@ def row_weight(size_column: str | None) -> exp.Expression:
 
 def ncp_sql(layout: Layout, original: str, release: str,
             ranges: Mapping[str, tuple[float, float]] | None = None,
-            size_column: str | None = None) -> exp.Expression:
+            size_column: str | None = None, cards: Mapping[str, int] | None = None,
+            ) -> exp.Expression:
+    """The NCP query; the input's ranges and cardinalities are aggregated over ``original``
+    unless given (the pipeline passes those its statistics stage already computed)."""
+    ranges, cards = ranges or {}, cards or {}
     return render("ncp", original=original, release=release,
-                  num=[c.name for c in layout.qis if c.kind == "numeric"],
-                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
-                  cost=[cost_expression(c, ranges) for c in layout.qis],
+                  num=[c.name for c in layout.qis if c.kind == "numeric" and c.name not in ranges],
+                  cat=[c.name for c in layout.qis if c.kind == "categorical" and c.name not in cards],
+                  cost=[cost_expression(c, ranges, cards) for c in layout.qis],
                   weight=row_weight(size_column))
 
 
@@ -128,12 +135,14 @@ def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Express
 
 def measure_tables(con: Connection, layout: Layout, original: str, release: str,
                    ranges: Mapping[str, tuple[float, float]] | None = None,
-                   size_column: str | None = None) -> Measures:
+                   size_column: str | None = None, cards: Mapping[str, int] | None = None,
+                   ) -> Measures:
     """NCP per QI and total, utility and class sizes of a release (all aggregates in SQL).
 
     ``release`` is a table with a row per released row, or, with ``size_column``, a class
-    table whose rows each stand for that many released rows."""
-    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges, size_column))
+    table whose rows each stand for that many released rows. ``ranges`` and ``cards``: the
+    input's numeric ranges and categorical cardinalities, when already known."""
+    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges, size_column, cards))
     n_rows, released = int(row[0]), int(row[1])
     suppressed = n_rows - released
     costs: Sequence[float | None] = row[2:]

@@ -4,6 +4,7 @@ measure + verify, each stage in its own module; this one only sequences them.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -147,7 +148,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
                      stats.categorical_counts_sql(plan, stats.categorical_order(plan, st.distinct, st.nulls)),
                      pull.pull_sql(plan)):
             run.read(tree)
-        _write_release(run, plan, layout, temp_name, labels_name, out_file)
+        _write_release(run, plan, st, layout, temp_name, labels_name, out_file)
         return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
                       run.statements, written=False)
 
@@ -158,7 +159,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
                            "eq_class": clustering.labels.astype(np.int64, copy=False)})
     con.register(labels_name, labels)
     try:
-        measures, verdict = _write_release(run, plan, layout, temp_name, labels_name, out_file)
+        measures, verdict = _write_release(run, plan, st, layout, temp_name, labels_name, out_file)
     finally:
         con.unregister(labels_name)
     return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
@@ -191,8 +192,8 @@ def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:
                                  "values; clean them or declare the column with --keep/--drop")
 
 
-def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name: str,
-                   labels_name: str, out_file: str | Path | None):
+def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, layout: metrics.Layout,
+                   temp_name: str, labels_name: str, out_file: str | Path | None):
     """Build, verify and measure the release in one transaction, then publish it: the row
     and class tables are written under temporary names and renamed, and the views created,
     only once verification has passed."""
@@ -229,10 +230,11 @@ def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name
         t = time.perf_counter()
         measures = None
         size = generalize.CLASS_SIZE
-        run.read(metrics.ncp_sql(layout, plan.source.name, classes_tmp, size_column=size))
+        ranges, cards = _known_domains(plan, st)
+        run.read(metrics.ncp_sql(layout, plan.source.name, classes_tmp, ranges, size, cards))
         if not run.sql_only:
             measures = metrics.measure_tables(con, layout, plan.source.name, classes_tmp,
-                                              size_column=size)
+                                              ranges, size, cards)
         run.stage("measure", t)
 
         t = time.perf_counter()
@@ -257,6 +259,17 @@ def _write_release(run: _Run, plan: spec.Plan, layout: metrics.Layout, temp_name
             if export_tmp and os.path.exists(export_tmp):
                 os.remove(export_tmp)
         raise
+
+
+def _known_domains(plan: spec.Plan, st: stats.Stats
+                   ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+    """The input's numeric ranges and categorical cardinalities from the statistics stage, so
+    that measuring does not aggregate the source again (a column without a finite range is
+    left to SQL)."""
+    ranges = {c.name: (st.lo[c.name], st.hi[c.name]) for c in plan.numeric_qis
+              if math.isfinite(st.lo[c.name]) and math.isfinite(st.hi[c.name])}
+    cards = {c.name: st.cardinality(c.name) for c in plan.categorical_qis}
+    return ranges, cards
 
 
 def export_sql(table: str, path: str, final_name: str) -> exp.Expression:

@@ -182,3 +182,22 @@ def test_weights_given_to_anonymize_weight_the_total(con):
     assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-12)
     # an unweighted measure of the same release differs
     assert sbc_sql.measure(con, "t", "t_k4").total_ncp != pytest.approx(m.total_ncp)
+
+
+def test_the_runs_measures_equal_a_measure_from_scratch():
+    # anonymize measures its class table with the input's ranges and cardinalities from the
+    # statistics stage; measure() aggregates them again over the input and the release view
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS id, (i * 7) % 50 AS age, "
+                "DATE '2020-01-01' + INTERVAL (i % 40) DAY AS seen, "
+                "TIMESTAMP '2021-01-01' + INTERVAL (i * 13 % 97) HOUR AS at, "
+                "CAST(NULL AS INTEGER) AS empty, "
+                "CASE WHEN i % 9 = 0 THEN NULL ELSE 'z' || (i % 6) END AS zip, "
+                "'d' || (i % 4) AS dis FROM range(120) AS r(i)")
+    result = sbc_sql.anonymize(con, "t", 4, qi=["age", "seen", "at", "empty", "zip"],
+                               sensitive=["dis"], drop=["id"])
+    again = sbc_sql.measure(con, "t", "t_k4")
+    assert result.measures is not None
+    assert result.measures.ncp == pytest.approx(again.ncp, rel=1e-12, abs=1e-15)
+    assert result.measures.total_ncp == pytest.approx(again.total_ncp, rel=1e-12)
+    assert (result.measures.released, result.measures.classes) == (again.released, again.classes)
