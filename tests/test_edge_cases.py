@@ -15,7 +15,7 @@ from sqlglot import exp
 
 import sbc_sql
 from sbc_sql import pipeline, verification
-from sbc_sql.errors import InputError, VerificationError
+from sbc_sql.errors import InputError, OutputExistsError, VerificationError
 from sbc_sql.verification import Verdict
 
 HOSTILE = 'we"ird; drop table x'
@@ -474,3 +474,23 @@ def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):
     assert not out.exists()
     assert not Path(f"{out}.sbc-partial").exists()
     assert catalog(con) == [("table", "t")]
+
+
+def test_replace_takes_over_a_release_kept_as_one_table(prepared):
+    # a release written as one table (an earlier layout, or a copy) under the release's name
+    con = prepared
+    con.execute("CREATE TABLE t_k2 AS SELECT 0 AS eq_class, 1 AS x")
+    with pytest.raises(OutputExistsError, match="'t_k2' already exists"):
+        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True)
+    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
+                            ("view", "t_k2"), ("view", "t_k2_view")]
+    assert sbc_sql.verify(con, "t", "t_k2", 2).ok
+
+
+def test_an_existing_class_table_name_is_refused_without_replace(prepared):
+    con = prepared
+    con.execute("CREATE TABLE t_k2_classes (x INTEGER)")
+    with pytest.raises(OutputExistsError, match="'t_k2_classes' already exists.*--replace"):
+        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
