@@ -61,7 +61,7 @@ def qi_tables(draw, max_rows: int = 40) -> QIData:
 ks = st.integers(1, 7)
 flags = st.fixed_dictionaries({
     "growth": st.booleans(),
-    "seeds": st.sampled_from(["farthest", "first"]),
+    "seeds": st.sampled_from(["class", "farthest", "first"]),
     "refine": st.booleans(),
 })
 
@@ -92,7 +92,7 @@ def test_deterministic(data, k, opts):
 
 
 @SETTINGS
-@given(qi_tables(), ks, st.booleans(), st.sampled_from(["farthest", "first"]))
+@given(qi_tables(), ks, st.booleans(), st.sampled_from(["class", "farthest", "first"]))
 def test_refinement_never_raises_ncp(data, k, growth, seeds):
     plain = sbca_plus(data, k, growth=growth, seeds=seeds, refine=False)
     refined = sbca_plus(data, k, growth=growth, seeds=seeds, refine=True)
@@ -261,3 +261,49 @@ def test_pool_sweep_equals_the_per_row_numeric_cost(seed, size):
     _pool_num_keys(n, px, span, wn, num_act, glo, ghi, gnn, size, acc)
     want = [_num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) for t in cand]
     np.testing.assert_array_equal(acc, want)
+
+
+def _growth_by_class(data: QIData, members: np.ndarray, row: int) -> float:
+    """How much row's joining raises NCP of the class ``members`` (the "class" seed rule)."""
+    total = 0.0
+    for q in range(data.n_qis):
+        w = data.weights[q]
+        col = np.asarray(data.columns[q])
+        if data.numeric[q]:
+            if w == 0:
+                continue
+            span = data.span(q)
+            vals = col[members]
+            x = col[row]
+            finite = vals[~np.isnan(vals)]
+            if np.isnan(x):
+                e = 0.0 if np.isnan(vals).any() else 1.0
+            elif len(finite) == 0:
+                e = 1.0
+            elif span > 0:
+                e = (max(finite.max(), x) - min(finite.min(), x) - (finite.max() - finite.min())) / span
+            else:
+                e = 0.0
+            total += w * e
+        elif w != 0 and data.cardinality[q] > 1 and col[row] not in set(col[members].tolist()):
+            total += w / data.cardinality[q]
+    return total
+
+
+@SETTINGS
+@given(qi_tables(), st.integers(1, 4))
+def test_class_seeds_start_the_second_class_farthest_from_the_first(data, k):
+    # growth off: a class is its seed and the seed's k - 1 SBC-nearest rows, so the second
+    # class holds its seed, which must be a remaining row whose joining would raise the
+    # first class's NCP most
+    if data.n_rows < 2 * k:
+        return
+    labels = sbca_plus(data, k, growth=False, seeds="class", refine=False, leftover="suppress")
+    first = np.flatnonzero(labels == 0)
+    rest = np.flatnonzero(labels != 0)
+    if (labels == 1).sum() == 0:
+        return
+    score = {int(r): _growth_by_class(data, first, int(r)) for r in rest}
+    top = max(score.values())
+    second = np.flatnonzero(labels == 1)
+    assert any(score[int(r)] >= top - 1e-9 for r in second)

@@ -84,8 +84,8 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
                               f"blocks of about 4,096 rows, {engine}, {threads}")
         if mode == "exact":
             labels = sbca_plus(data, k, leftover=leftover, progress=progress)
-            return ClusterRun(labels, algorithm, "exact",
-                              "cluster-aware SBCA (growth, farthest seeds, refinement), one block")
+            return ClusterRun(labels, algorithm, "exact", "cluster-aware SBCA (growth, seeds "
+                              "far from the last class, refinement), one block")
         size = block_rows(k)
         labels = blocked(data, k, block_algorithm(k, leftover), block_size=size,
                          workers=workers, progress=progress, categorical_by="sort")

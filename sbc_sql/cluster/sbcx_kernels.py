@@ -189,6 +189,44 @@ def _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, tab_off, n, dist):
             dist[i] += w * tab[base + col[i]]
 
 
+@njit(cache=True, nogil=True)
+def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n,
+                  out):
+    """out[i]: how much row i's joining would raise the NCP of the class with scaled ranges
+    clo/chi (clo > chi: all NULL), NULL flags cnn and values flagged in ``inset`` (numeric:
+    the range's growth, 1 for a NULL the class lacks or a number against an all-NULL range;
+    categorical: 1/card for a value the class lacks; weighted)."""
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(sc.shape[0]):
+        if not num_act[j]:
+            continue
+        w = wn[j]
+        col = sc[j]
+        lo = clo[j]
+        hi = chi[j]
+        if lo > hi:
+            for i in range(n):
+                out[i] += w * (0.0 if (np.isnan(col[i]) and cnn[j]) else 1.0)
+            continue
+        for i in range(n):
+            x = col[i]
+            if np.isnan(x):
+                e = 0.0 if cnn[j] else 1.0
+            else:
+                e = max(hi, x) - min(lo, x) - (hi - lo)
+            out[i] += w * e
+    for q in range(cat.shape[0]):
+        if not cat_act[q]:
+            continue
+        c = wc[q] / card[q]
+        col = cat[q]
+        base = cbase[q]
+        for i in range(n):
+            if not inset[base + col[i]]:
+                out[i] += c
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _before(key, tie, pos, a, b):
     """Entry a sorts before entry b by (key, tie, pos)."""
@@ -559,7 +597,7 @@ def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, c
 
 @njit(cache=True, nogil=True)
 def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, cnt_off,
-                pair, pair_off, rid, alive, dist, state, labels, k, growth, farthest, pool,
+                pair, pair_off, rid, alive, dist, state, labels, k, growth, seed_rule, pool,
                 wide, budget):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
 
@@ -573,8 +611,12 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     information loss least (ties: SBC distance to the seed, then sort position), among a pool
     of ``pool`` rows; the pool starts as the seed's SBC-nearest rows and, when ``wide`` is
     larger, is refilled at class sizes 2, 4, 8, ... with the ``pool`` rows of least increase
-    among the seed's ``wide`` SBC-nearest rows. ``farthest``: the next seed is the remaining
-    row SBC-farthest from this seed; else the first remaining row (the paper).
+    among the seed's ``wide`` SBC-nearest rows. ``seed_rule``: the next seed is the first
+    remaining row (0, the paper), the remaining row SBC-farthest from this seed (1), or the
+    remaining row farthest from the class just formed (2): the one whose joining would raise
+    the class's NCP most, sum_q w_q * (numeric: its range's growth over the QI's range, 1 for
+    a NULL the class lacks or a number against an all-NULL range; categorical: 1/card_q for
+    a value the class lacks). Ties: sort position.
     Returns the number of rows labelled by this call.
     """
     dn = raw.shape[0]
@@ -637,6 +679,11 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     glo = np.empty(dn)
     ghi = np.empty(dn)
     gnn = np.zeros(dn, dtype=np.int64)
+    clo = np.empty(sc.shape[0])
+    chi = np.empty(sc.shape[0])
+    cnn = np.zeros(sc.shape[0], dtype=np.int64)
+    inset = np.zeros(cbase[dc], dtype=np.bool_)
+    mslot = np.empty((k, dc), dtype=np.int64)
     done = 0
     while n_alive >= k and done < budget:
         for q in range(dc):
@@ -670,6 +717,24 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
                 mq = pred[q]
                 if mq >= 0:
                     pair[pair_off[q] + cat[mq, i] * card[q] + cat[q, i]] -= 1
+        if seed_rule == 2:
+            # the class's ranges (scaled) and values, for the next seed
+            for j in range(sc.shape[0]):
+                clo[j] = INF
+                chi[j] = -INF
+                cnn[j] = 0
+            for t in range(k):
+                i = members[t]
+                for j in range(sc.shape[0]):
+                    x = sc[j, i]
+                    if np.isnan(x):
+                        cnn[j] = 1
+                    else:
+                        clo[j] = min(clo[j], x)
+                        chi[j] = max(chi[j], x)
+                for q in range(dc):
+                    mslot[t, q] = cbase[q] + cat[q, i]
+                    inset[mslot[t, q]] = True
         cls += 1
         done += k
         n_alive -= k
@@ -692,12 +757,24 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
                 alive[i] = False
             n_cur = w
         seed = -1
-        if farthest:
+        if seed_rule == 1:
             best = -INF
             for i in range(n_cur):
                 if alive[i] and dist[i] > best:
                     best = dist[i]
                     seed = i
+        elif seed_rule == 2:
+            # one sweep per QI over the rows held (dist is free until the next seed's)
+            _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset,
+                          n_cur, dist)
+            best = -INF
+            for i in range(n_cur):
+                if alive[i] and dist[i] > best:
+                    best = dist[i]
+                    seed = i
+            for t in range(k):
+                for q in range(dc):
+                    inset[mslot[t, q]] = False
         else:
             for i in range(n_cur):
                 if alive[i]:
