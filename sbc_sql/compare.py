@@ -55,7 +55,8 @@ def compare(database: Any, table: str, ks: Sequence[int], algorithms: Sequence[s
             if on_row is not None:
                 on_row(row)
             if not keep_releases:
-                for tree in drop_release_sql(con, result.plan.release_objects):
+                names = result.plan.release_objects
+                for tree in drop_release_sql(db.object_kinds(con, names), names):
                     db.execute(con, tree)
     return rows
 

@@ -3,7 +3,7 @@ DuckDB result objects (an unfinished result holds its connection)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,18 @@ def looks_like_file(table: str) -> bool:
 def table_exists(con: Connection, name: str) -> bool:
     """A table or view of that name exists in the main schema."""
     return base_table_exists(con, name) or view_exists(con, name)
+
+
+def object_kinds(con: Connection, names: Sequence[str]) -> dict[str, str]:
+    """Which of these names are taken in the main schema, and by what: 'TABLE' or 'VIEW'
+    (one catalog query for all of them)."""
+    rows = fetch_all(con, "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE "
+                          "list_contains($names, table_name) AND schema_name = 'main' AND "
+                          "database_name = current_database() UNION ALL "
+                          "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE NOT internal AND "
+                          "list_contains($names, view_name) AND schema_name = 'main' AND "
+                          "database_name = current_database()", {"names": list(names)})
+    return {name: kind for name, kind in rows}
 
 
 def view_exists(con: Connection, name: str) -> bool:

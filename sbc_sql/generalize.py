@@ -10,12 +10,10 @@ query it) and the text view ``<output>_view``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from . import db
-from .db import Connection
 from .expressions import alias, ref
 from .spec import Column, Plan
 from .templates import ident, render
@@ -65,16 +63,12 @@ def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> e
                   projection=release_projection(plan))
 
 
-def drop_release_sql(con: Connection, names: Sequence[str]) -> list[exp.Expression]:
-    """DROP statements for whichever of these names exist, each as the kind it is (a release
-    written before the class table existed has its name as a table, not a view)."""
-    out: list[exp.Expression] = []
-    for name in names:
-        kind = "VIEW" if db.view_exists(con, name) else "TABLE" if db.base_table_exists(con, name) \
-            else None
-        if kind:
-            out.append(exp.Drop(tables=[exp.Table(this=ident(name))], kind=kind, exists=True))
-    return out
+def drop_release_sql(kinds: Mapping[str, str], names: Sequence[str]) -> list[exp.Expression]:
+    """DROP statements for whichever of these names exist, each as the kind it is in
+    ``kinds`` (db.object_kinds; a release written before the class table existed has its
+    name as a table, not a view)."""
+    return [exp.Drop(tables=[exp.Table(this=ident(name))], kind=kinds[name], exists=True)
+            for name in names if name in kinds]
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:

@@ -134,8 +134,9 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     t = time.perf_counter()
     info = db.open_source(con, table)
     plan = spec.make_plan(info, options, display_name=table)
-    spec.check_output(plan, [n for n in plan.release_objects if db.table_exists(con, n)],
-                      db.base_table_exists(con, plan.view))
+    taken = db.object_kinds(con, plan.release_objects)
+    spec.check_output(plan, [n for n in plan.release_objects if n in taken],
+                      taken.get(plan.view) == "TABLE")
     run.stage("plan", t)
 
     t = time.perf_counter()
@@ -215,7 +216,8 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, layout: metrics.
     try:
         t = time.perf_counter()
         if plan.options.replace:
-            for tree in generalize.drop_release_sql(con, plan.release_objects):
+            taken = db.object_kinds(con, plan.release_objects)
+            for tree in generalize.drop_release_sql(taken, plan.release_objects):
                 run.write(tree)
         run.write(generalize.create_classes_sql(plan, classes_tmp, labels_name))
         run.write(generalize.create_rows_sql(plan, rows_tmp, labels_name))
