@@ -23,7 +23,7 @@ FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop"
 COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
 # working names of the release's SQL; a source column may not take them
-RESERVED = ("sbc_eq_class", "sbc_row", "sbc_rows")
+RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows")
 
 _INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
             "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
