@@ -14,8 +14,8 @@ from .verification import Verdict, verify_pair
 def _tables(con: Connection, original: str, release: str) -> None:
     for name, flag in ((original, "--original"), (release, "--release")):
         if not db.table_exists(con, name):
-            raise InputError(f"table '{name}' does not exist in the database; pass an existing "
-                             f"table with {flag}")
+            raise InputError(f"table or view '{name}' does not exist in the database; pass an "
+                             f"existing one with {flag}")
 
 
 def _layout(con: Connection, original: str, release: str,
@@ -23,7 +23,7 @@ def _layout(con: Connection, original: str, release: str,
     layout = metrics.infer_layout(con, original, release, weights)
     if not layout.qis:
         raise InputError(f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
-                         "or value list); pass the release table made from that original")
+                         "or value list); pass the release made from that original")
     return layout
 
 

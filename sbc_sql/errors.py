@@ -19,7 +19,7 @@ class RoleError(InputError):
 
 
 class OutputExistsError(InputError):
-    """The release table already exists."""
+    """A name the release would write (its view, tables or text view) is taken."""
 
 
 class VerificationError(SbcError):
