@@ -34,7 +34,7 @@ import datasets  # noqa: E402
 from sbc_sql import compare as cmp  # noqa: E402
 from sbc_sql import db, pull, spec, stats  # noqa: E402
 from sbc_sql.cluster.blocks import blocked  # noqa: E402
-from sbc_sql.cluster.dispatch import block_algorithm, block_rows  # noqa: E402
+from sbc_sql.cluster.dispatch import block_algorithm, default_block_rows  # noqa: E402
 from sbc_sql.cluster.model import QIData  # noqa: E402
 from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
 from sbc_sql.cluster.sbcx import sbca_plus  # noqa: E402
@@ -114,7 +114,7 @@ def ablation_row(data: QIData, label: str, switches: dict[str, object],
     for k in ks:
         started = time.perf_counter()
         per_block = functools.partial(block_algorithm(k), **switches)
-        labels = blocked(data, k, per_block, block_size=block_rows(k), categorical_by="sort")
+        labels = blocked(data, k, per_block, block_size=default_block_rows(k), categorical_by="sort")
         row.seconds[k] = time.perf_counter() - started
         row.ncp[k] = 100 * total_ncp(data, labels)
         print(f"  {label:<45} k={k:>3}  NCP {row.ncp[k]:6.2f} %  {row.seconds[k]:7.2f} s",
@@ -272,7 +272,7 @@ def blocks_check(src: Source, blocks: Row) -> str:
     if better:
         text += (f" At k = {', '.join(better)} block mode is more than "
                  f"{100 * BLOCK_TARGET:.0f} % *below* exact mode.")
-    sizes = ", ".join(f"{block_rows(k):,} at k = {k}" for k in BLOCK_KS)
+    sizes = ", ".join(f"{default_block_rows(k):,} at k = {k}" for k in BLOCK_KS)
     return ("\nThe default (block mode) against `--exact` (one block, each class choosing "
             "among its seed's nearest rows), through the pipeline "
             f"(blocks of max(2,048, 160 k) rows of the sort order: {sizes}):\n\n"

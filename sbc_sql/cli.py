@@ -79,6 +79,10 @@ def anonymize_cmd(
                                                         "(same as --mode exact).")] = False,
     workers: Annotated[Optional[int], typer.Option(
         help="Threads for block mode (default: all cores).")] = None,
+    block_rows: Annotated[Optional[int], typer.Option(
+        help="Rows per block of the default sbca (default: max(2048, 160 k)). Every row of a "
+             "block is a candidate for each class: larger blocks lower NCP, at a cost "
+             "quadratic in the block size.")] = None,
     algorithm: Annotated[str, typer.Option(
         help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly "
              "or incognito.")] = "sbca",
@@ -111,7 +115,7 @@ def anonymize_cmd(
                            workers=workers, algorithm="sbca-paper" if paper else algorithm,
                            hierarchies=parse_hierarchy_options(hierarchy),
                            max_suppression=max_suppression, memory_limit=memory_limit,
-                           log=log, progress=ProgressBar("clustering"))
+                           block_rows=block_rows, log=log, progress=ProgressBar("clustering"))
     except SbcError as err:
         _fail(err)
         return

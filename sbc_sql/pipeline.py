@@ -93,12 +93,15 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
               workers: int | None = None, algorithm: str = "sbca",
               hierarchies: Mapping[str, HierarchySpec] | None = None,
               max_suppression: float = 0.01, memory_limit: str | None = None,
+              block_rows: int | None = None,
               log: Log | None = None, progress: Progress | None = None) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
 
     ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
-    memory_limit yourself.
+    memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block
+    is a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
+    block size).
 
     >>> result = anonymize("clinic.duckdb", "patients", 5)            # doctest: +SKIP
     >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
@@ -110,7 +113,7 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
                            drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
                            replace=replace, leftover=leftover, weights=dict(weights or {}),
                            mode=mode, workers=workers, algorithm=algorithm,
-                           max_suppression=max_suppression)
+                           max_suppression=max_suppression, block_rows=block_rows)
     # checked before anything is opened, so a bad size writes nothing
     spec.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
@@ -189,6 +192,7 @@ def _pull_and_cluster(run: _Run, plan: spec.Plan, st: stats.Stats,
     t = time.perf_counter()
     clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
                                 leftover=options.leftover, workers=options.workers,
+                                block_rows=options.block_rows,
                                 hierarchies=resolve_hierarchies(data, st, hierarchies),
                                 max_suppression=options.max_suppression, progress=progress)
     run.stage("cluster", t)

@@ -48,6 +48,8 @@ class Options:
     workers: int | None = None
     algorithm: str = "sbca"
     max_suppression: float = 0.01
+    # rows per block of the default's block mode (None: max(2,048, 160 k))
+    block_rows: int | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
                          "a share of rows such as 0.01")
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
+    _check_block_rows(options)
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
     for c in info.columns:
@@ -274,6 +277,18 @@ def release_names(plan: Plan) -> list[str]:
         else:
             names.append(c.name)
     return names
+
+
+def _check_block_rows(options: Options) -> None:
+    rows = options.block_rows
+    if rows is None:
+        return
+    if options.algorithm != "sbca" or options.mode == "exact":
+        raise InputError(f"--block-rows {rows} sizes the blocks of the default sbca in block "
+                         "mode; drop it, or drop --exact / --algorithm")
+    if rows < max(options.k, 2):
+        raise InputError(f"--block-rows {rows} is below k={options.k}; a block must hold at "
+                         f"least one class: give {max(options.k, 2)} or more")
 
 
 def _check_categorical_count(plan: Plan) -> None:

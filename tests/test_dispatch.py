@@ -91,3 +91,18 @@ def test_a_run_that_cannot_fit_in_memory_is_refused(monkeypatch):
     monkeypatch.setattr(dispatch, "available_memory", lambda: 1024)
     with pytest.raises(ResourceError, match="GiB is available"):
         dispatch.run_clustering(population(500), 5)
+
+
+def test_chosen_block_rows_cut_larger_blocks_each_row_a_candidate():
+    data = population(6000, seed=12)
+    run = dispatch.run_clustering(data, 5, block_rows=3000, workers=2)
+    assert "2 block(s) of at most 3,000 rows" in run.detail
+    assert_k_anonymous_and_complete(run.labels, data.n_rows, 5)
+    again = dispatch.run_clustering(data, 5, block_rows=3000, workers=1)
+    np.testing.assert_array_equal(run.labels, again.labels)
+    # one block of the whole table: every row a candidate for every class
+    whole = dispatch.run_clustering(data, 5, block_rows=6000)
+    every = sbca_plus(data, 5, passes=dispatch.BLOCK_PASSES, pool=1200, wide=1200)
+    np.testing.assert_array_equal(whole.labels, every)
+    default = dispatch.run_clustering(data, 5)
+    assert total_ncp(data, whole.labels) < total_ncp(data, default.labels)

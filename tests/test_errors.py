@@ -209,3 +209,15 @@ def test_too_many_categorical_qis_for_the_default(tmp_path, cli):
     res = cli(["anonymize", "--db", path, "--table", "wide", "--k", "2", "--sensitive", "dis"])
     check_failure(res, ["65 categorical", "at most 64", "--keep", "sbca-paper"], after_roles=True)
     assert file_catalog(path) == before
+
+
+@pytest.mark.parametrize(("extra", "needles"), [
+    (["--block-rows", "1"], ["--block-rows 1", "k=2", "2 or more"]),
+    (["--block-rows", "4096", "--exact"], ["--block-rows 4096", "--exact"]),
+    (["--block-rows", "4096", "--algorithm", "mondrian"], ["--block-rows 4096", "--algorithm"]),
+])
+def test_block_rows_errors(bad_db, cli, extra, needles):
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, *extra])
+    check_failure(res, needles)
+    assert file_catalog(bad_db) == before

@@ -41,15 +41,18 @@ BLOCK_ROWS_PER_K = 160
 BLOCK_POOL_ROWS = 2048
 
 
-def block_rows(k: int) -> int:
+def default_block_rows(k: int) -> int:
     """Rows per block of the cluster-aware SBCA in block mode."""
     return max(BLOCK_ROWS, BLOCK_ROWS_PER_K * k)
 
 
-def block_algorithm(k: int, leftover: str = "nearest") -> Callable[..., np.ndarray]:
-    """The cluster-aware SBCA as block mode runs it on each block."""
+def block_algorithm(k: int, leftover: str = "nearest",
+                    rows: int | None = None) -> Callable[..., np.ndarray]:
+    """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
+    that many rows, chosen by the user) every row of a block is a candidate for each class."""
+    pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES,
-                             pool=-(-BLOCK_POOL_ROWS // k))
+                             pool=-(-pool // k), **({"wide": -(-pool // k)} if rows else {}))
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class ClusterRun:
 def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str = "auto",
                    leftover: str = "nearest", workers: int | None = None,
                    hierarchies: Mapping[str, Hierarchy] | None = None,
-                   max_suppression: float = 0.01,
+                   max_suppression: float = 0.01, block_rows: int | None = None,
                    progress: Progress | None = None) -> ClusterRun:
     """Class id per row (-1 suppressed) from the chosen algorithm and mode."""
     if algorithm in ("sbca", "sbca-paper"):
@@ -86,8 +89,8 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
             labels = sbca_plus(data, k, leftover=leftover, progress=progress)
             return ClusterRun(labels, algorithm, "exact", "cluster-aware SBCA (growth, seeds "
                               "far from the last class, refinement), one block")
-        size = block_rows(k)
-        labels = blocked(data, k, block_algorithm(k, leftover), block_size=size,
+        size = block_rows or default_block_rows(k)
+        labels = blocked(data, k, block_algorithm(k, leftover, block_rows), block_size=size,
                          workers=workers, progress=progress, categorical_by="sort")
         n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
         return ClusterRun(labels, algorithm, "blocks",
