@@ -15,34 +15,20 @@ from collections.abc import Mapping, Sequence
 from sqlglot import exp
 
 from .expressions import alias, ref
-from .spec import Column, Plan
+from .spec import CLASS_SIZE, Plan
 from .templates import ident, render
-
-CLASS_SIZE = "class_size"
-
-
-def qi_columns(c: Column) -> list[str]:
-    """The release columns of QI c: a numeric range and its NULL flag, or a value list."""
-    return [c.name + s for s in ("_min", "_max", "_has_null")] if c.kind == "numeric" else [c.name]
 
 
 def classes_projection(plan: Plan) -> list[exp.Expression]:
     """Class table columns: eq_class, class_size, then each QI's generalization in source order."""
     out = [alias(ref("sbc_eq_class", "g"), "eq_class"), alias(ref("sbc_size", "g"), CLASS_SIZE)]
-    for c in plan.qis:
-        out += [alias(ref(name, "g"), name) for name in qi_columns(c)]
-    return out
+    return out + [alias(ref(name, "g"), name) for c in plan.qis for name in c.release_columns]
 
 
 def release_projection(plan: Plan) -> list[exp.Expression]:
     """The view's columns after eq_class: the source's columns in order, identifiers dropped."""
-    out: list[exp.Expression] = []
-    for c in plan.columns:
-        if c.role == "identifier":
-            continue
-        names = qi_columns(c) if c.role == "qi" else [c.name]
-        out += [alias(ref(name, "c" if c.role == "qi" else "r"), name) for name in names]
-    return out
+    return [alias(ref(name, "c" if c.role == "qi" else "r"), name)
+            for c in plan.columns if c.role != "identifier" for name in c.release_columns]
 
 
 def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:

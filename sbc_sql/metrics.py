@@ -28,11 +28,7 @@ class Layout:
 
     def qi_columns(self) -> list[str]:
         """The release's columns that hold generalized QIs."""
-        out: list[str] = []
-        for c in self.qis:
-            out += [c.name + "_min", c.name + "_max", c.name + "_has_null"] \
-                if c.kind == "numeric" else [c.name]
-        return out
+        return [n for c in self.qis for n in c.release_columns]
 
 
 @dataclass(frozen=True)

@@ -245,7 +245,7 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, layout: metrics.
 
         t = time.perf_counter()
         measures = None
-        size = generalize.CLASS_SIZE
+        size = spec.CLASS_SIZE
         ranges, cards = _known_domains(plan, st)
         run.read(metrics.ncp_sql(layout, plan.source.name, classes_tmp, ranges, size, cards))
         if not run.sql_only:

@@ -22,6 +22,8 @@ FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop"
                 "insensitive": "--keep"}
 COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
+# the class table's size column (beside eq_class and the QIs' release columns)
+CLASS_SIZE = "class_size"
 # working names of the release's SQL; a source column may not take them
 RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows")
 
@@ -63,6 +65,13 @@ class Column:
     temporal: str | None = None
     # where the role came from: 'flag', 'comment' or 'default'
     origin: str = "default"
+
+    @property
+    def release_columns(self) -> list[str]:
+        """Its columns in the release: a numeric QI's range and NULL flag, else its name."""
+        if self.role == "qi" and self.kind == "numeric":
+            return [self.name + s for s in ("_min", "_max", "_has_null")]
+        return [self.name]
 
 
 @dataclass(frozen=True)
@@ -268,15 +277,8 @@ def _default_output(name: str, k: int) -> str:
 
 def release_names(plan: Plan) -> list[str]:
     """Column names of the release view, in order (see README's release schema)."""
-    names = ["eq_class"]
-    for c in plan.columns:
-        if c.role == "identifier":
-            continue
-        if c.role == "qi" and c.kind == "numeric":
-            names += [f"{c.name}_min", f"{c.name}_max", f"{c.name}_has_null"]
-        else:
-            names.append(c.name)
-    return names
+    return ["eq_class"] + [n for c in plan.columns if c.role != "identifier"
+                           for n in c.release_columns]
 
 
 def _check_block_rows(options: Options) -> None:
@@ -300,8 +302,7 @@ def _check_categorical_count(plan: Plan) -> None:
 
 
 def _check_release_names(plan: Plan) -> None:
-    class_names = ["eq_class", "class_size"] + [n for n in release_names(plan)[1:]
-                                                if n not in {c.name for c in plan.verbatim}]
+    class_names = ["eq_class", CLASS_SIZE] + [n for c in plan.qis for n in c.release_columns]
     for names in (release_names(plan), class_names):
         seen: set[str] = set()
         for n in names:

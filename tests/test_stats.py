@@ -242,7 +242,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
         "ncp": {"original": SOURCE, "release": CLASSES, "num": numeric, "cat": cats,
                 "cost": [metrics.cost_expression(c) for c in layout.qis],
-                "weight": metrics.row_weight(generalize.CLASS_SIZE)},
+                "weight": metrics.row_weight(spec.CLASS_SIZE)},
         "class_checks": {"source": SOURCE, "labels": LABELS, "rows": ROWS, "classes": CLASSES,
                          "inside": conj([verification.inside(c, "s", "g")
                                          for c in layout.qis if c.kind == "numeric"]),
