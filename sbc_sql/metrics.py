@@ -125,8 +125,7 @@ def ncp_sql(layout: Layout, original: str, release: str,
 
 
 def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Expression:
-    weight = ref(size_column) if size_column else exp.Literal.number(1)
-    return render("class_sizes", release=release, weight=weight)
+    return render("class_sizes", release=release, weight=row_weight(size_column))
 
 
 def measure_tables(con: Connection, layout: Layout, original: str, release: str,

@@ -162,7 +162,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
                      stats.categorical_counts_sql(plan, stats.categorical_order(plan, st.distinct, st.nulls)),
                      pull.pull_sql(plan)):
             run.read(tree)
-        _write_release(run, plan, st, layout, temp_name, labels_name, out_file)
+        _write_release(run, plan, st, taken, layout, temp_name, labels_name, out_file)
         return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
                       run.statements, written=False)
 
@@ -173,7 +173,8 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
                            "eq_class": clustering.labels.astype(np.int64, copy=False)})
     con.register(labels_name, labels)
     try:
-        measures, verdict = _write_release(run, plan, st, layout, temp_name, labels_name, out_file)
+        measures, verdict = _write_release(run, plan, st, taken, layout, temp_name, labels_name,
+                                           out_file)
     finally:
         con.unregister(labels_name)
     return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
@@ -207,11 +208,13 @@ def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:
                                  "values; clean them or declare the column with --keep/--drop")
 
 
-def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, layout: metrics.Layout,
-                   temp_name: str, labels_name: str, out_file: str | Path | None):
+def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, taken: Mapping[str, str],
+                   layout: metrics.Layout, temp_name: str, labels_name: str,
+                   out_file: str | Path | None):
     """Build, verify and measure the release in one transaction, then publish it: the row
     and class tables are written under temporary names and renamed, and the views created,
-    only once verification has passed."""
+    only once verification has passed. ``taken``: the release's names that exist already
+    and their kind (as the plan stage found them), dropped first under --replace."""
     con = run.con
     export_tmp = None
     rows_tmp, classes_tmp = f"{temp_name}_rows", f"{temp_name}_classes"
@@ -220,7 +223,6 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, layout: metrics.
     try:
         t = time.perf_counter()
         if plan.options.replace:
-            taken = db.object_kinds(con, plan.release_objects)
             for tree in generalize.drop_release_sql(taken, plan.release_objects):
                 run.write(tree)
         run.write(generalize.create_classes_sql(plan, classes_tmp, labels_name))

@@ -1,1 +1,1 @@
-SELECT COUNT(*) AS classes, MIN(size) AS smallest, AVG(size) AS mean, MAX(size) AS largest, SUM(size) AS released FROM (SELECT eq_class, SUM(1) AS size FROM "rel""ease; drop table x" GROUP BY eq_class) AS g
+SELECT COUNT(*) AS classes, MIN(size) AS smallest, AVG(size) AS mean, MAX(size) AS largest, SUM(size) AS released FROM (SELECT r.eq_class, SUM(1) AS size FROM "rel""ease; drop table x" AS r GROUP BY r.eq_class) AS g
