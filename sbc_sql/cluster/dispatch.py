@@ -52,7 +52,7 @@ def block_algorithm(k: int, leftover: str = "nearest",
     that many rows, chosen by the user) every row of a block is a candidate for each class."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES,
-                             pool=-(-pool // k), **({"wide": -(-pool // k)} if rows else {}))
+                             pool=-(-pool // k))
 
 
 @dataclass(frozen=True)

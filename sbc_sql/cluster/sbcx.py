@@ -49,8 +49,8 @@ from .similarity import Contingency
 
 Progress = Callable[[int, int], None]
 
-SEED_MODES = ("class", "farthest", "first")
-_SEED_RULES = {"first": 0, "farthest": 1, "class": 2}  # greedy_pass's seed_rule
+_SEED_RULES = {"class": 2, "farthest": 1, "first": 0}  # greedy_pass's seed_rule
+SEED_MODES = tuple(_SEED_RULES)
 
 #: pool of rows a growing class chooses from, in multiples of k (at least POOL_MIN rows)
 POOL = 8

@@ -757,24 +757,20 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
                 alive[i] = False
             n_cur = w
         seed = -1
-        if seed_rule == 1:
-            best = -INF
-            for i in range(n_cur):
-                if alive[i] and dist[i] > best:
-                    best = dist[i]
-                    seed = i
-        elif seed_rule == 2:
-            # one sweep per QI over the rows held (dist is free until the next seed's)
+        if seed_rule == 2:
+            # dist becomes each row's distance from the class (it is free until the next
+            # seed's distances), then the farthest row is taken as for rule 1
             _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset,
                           n_cur, dist)
-            best = -INF
-            for i in range(n_cur):
-                if alive[i] and dist[i] > best:
-                    best = dist[i]
-                    seed = i
             for t in range(k):
                 for q in range(dc):
                     inset[mslot[t, q]] = False
+        if seed_rule != 0:
+            best = -INF
+            for i in range(n_cur):
+                if alive[i] and dist[i] > best:
+                    best = dist[i]
+                    seed = i
         else:
             for i in range(n_cur):
                 if alive[i]:
