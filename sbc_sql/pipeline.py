@@ -70,17 +70,17 @@ class _Run:
         self.con = con
         self.sql_only = sql_only
         self.timings: dict[str, float] = {}
-        self.statements: list[exp.Expression | str] = []
+        self.log: list[exp.Expression | str] = []
 
     def stage(self, name: str, started: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
 
     def read(self, tree: exp.Expression) -> None:
-        self.statements.append(tree)
+        self.log.append(tree)
 
     def write(self, tree: exp.Expression) -> None:
         sql = db.to_sql(tree)
-        self.statements.append(sql)
+        self.log.append(sql)
         if not self.sql_only:
             db.execute(self.con, sql)
 
@@ -164,7 +164,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
             run.read(tree)
         _write_release(run, plan, st, taken, layout, temp_name, labels_name, out_file)
         return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
-                      run.statements, written=False)
+                      run.log, written=False)
 
     row_id, clustering = _pull_and_cluster(run, plan, st, hierarchies, progress)
     say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
@@ -178,7 +178,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     finally:
         con.unregister(labels_name)
     return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
-                  run.timings, run.statements)
+                  run.timings, run.log)
 
 
 def _pull_and_cluster(run: _Run, plan: spec.Plan, st: stats.Stats,
