@@ -138,8 +138,7 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     info = db.open_source(con, table)
     plan = spec.make_plan(info, options, display_name=table)
     taken = db.object_kinds(con, plan.release_objects)
-    spec.check_output(plan, [n for n in plan.release_objects if n in taken],
-                      taken.get(plan.view) == "TABLE")
+    spec.check_output(plan, taken)
     run.stage("plan", t)
 
     t = time.perf_counter()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .cluster.dispatch import ALGORITHMS
@@ -315,15 +315,17 @@ def _check_release_names(plan: Plan) -> None:
             raise InputError(f"column '{c.name}' is reserved by sbc-sql; rename it in the source")
 
 
-def check_output(plan: Plan, existing: Sequence[str], view_taken: bool) -> None:
+def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
     """The release must not overwrite anything unless --replace, and never the source.
 
-    ``existing``: those of the release's objects that exist already."""
+    ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
+    'VIEW', as db.object_kinds gives them)."""
+    existing = [n for n in plan.release_objects if n in taken]
     if plan.source.from_file is None and plan.source.name in plan.release_objects:
         raise InputError(f"--output '{plan.output}' would overwrite the source table "
                          f"'{plan.source.name}' (a release writes {', '.join(plan.release_objects)}); "
                          "choose another name")
-    if view_taken:
+    if taken.get(plan.view) == "TABLE":
         raise OutputExistsError(f"'{plan.view}' exists and is not a view; drop or rename it, "
                                 "or choose another --output")
     if existing and not plan.options.replace:
