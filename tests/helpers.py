@@ -113,10 +113,16 @@ def run_cli(args: Sequence[str]) -> CliResult:
 def run_module(args: Sequence[str], cwd: Path | None = None, timeout: float = 120,
                ) -> subprocess.CompletedProcess[str]:
     """``python -m sbc_sql ARGS`` in a fresh interpreter (a true end-to-end run)."""
+    return subprocess.run([sys.executable, "-m", "sbc_sql", *map(str, args)], cwd=cwd,
+                          env=checkout_env(), capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def checkout_env() -> dict[str, str]:
+    """The environment with this checkout first on PYTHONPATH, for fresh interpreters."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "sbc_sql", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    return env
 
 
 def load_example(relative: str):

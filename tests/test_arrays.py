@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from helpers import ROOT, load_example
+from helpers import checkout_env, load_example
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,9 +54,7 @@ def test_a_run_does_not_import_pandas(tmp_path):
     code = ("import sys, sbc_sql; "
             "sbc_sql.anonymize(sys.argv[1], 'patients', 4, drop=['birth_date']); "
             "print('pandas' in sys.modules)")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
-                          text=True, env=env, check=False)
+                          text=True, env=checkout_env(), check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
