@@ -842,24 +842,36 @@ def _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_):
 
 
 @njit(cache=True, nogil=True)
-def _class_numeric(c, skip, head, nxt, raw, j):
-    """lo, hi, NULL count of numeric QI j over class c without row ``skip``."""
+def _class_bounds(c, head, nxt, raw, j):
+    """Numeric QI j over class c: lo, second lowest, hi, second highest, NULL count.
+
+    The second values count ties (two rows at the minimum: both are the minimum), so the
+    class without one row at its minimum has the second lowest as minimum; INF / -INF when
+    there is none.
+    """
     lo = INF
+    lo2 = INF
     hi = -INF
+    hi2 = -INF
     nn = 0
     i = head[c]
     while i >= 0:
-        if i != skip:
-            x = raw[j, i]
-            if np.isnan(x):
-                nn += 1
-            else:
-                if x < lo:
-                    lo = x
-                if x > hi:
-                    hi = x
+        x = raw[j, i]
+        if np.isnan(x):
+            nn += 1
+        else:
+            if x < lo:
+                lo2 = lo
+                lo = x
+            elif x < lo2:
+                lo2 = x
+            if x > hi:
+                hi2 = hi
+                hi = x
+            elif x > hi2:
+                hi2 = x
         i = nxt[i]
-    return lo, hi, nn
+    return lo, lo2, hi, hi2, nn
 
 
 @njit(cache=True, nogil=True)
@@ -875,8 +887,8 @@ def _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
 
 
 @njit(cache=True, nogil=True)
-def _add_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used, raw,
-             num_act, cat, cat_act, vmax):
+def _add_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
+             raw, num_act, cat, cat_act, vmax):
     dc = cat.shape[0]
     lab[r] = c
     size[c] += 1
@@ -891,9 +903,15 @@ def _add_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, 
             nn[c, j] += 1
         else:
             if x < lo[c, j]:
+                lo2[c, j] = lo[c, j]
                 lo[c, j] = x
+            elif x < lo2[c, j]:
+                lo2[c, j] = x
             if x > hi[c, j]:
+                hi2[c, j] = hi[c, j]
                 hi[c, j] = x
+            elif x > hi2[c, j]:
+                hi2[c, j] = x
     for q in range(dc):
         if not cat_act[q]:
             continue
@@ -908,8 +926,8 @@ def _add_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, 
 
 
 @njit(cache=True, nogil=True)
-def _remove_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, raw,
-                num_act, cat, cat_act, vmax):
+def _remove_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
+                raw, num_act, cat, cat_act, vmax):
     dc = cat.shape[0]
     size[c] -= 1
     if prv[r] >= 0:
@@ -925,11 +943,10 @@ def _remove_row(c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shif
         x = raw[j, r]
         if np.isnan(x):
             nn[c, j] -= 1
-        elif x <= lo[c, j] or x >= hi[c, j]:
-            a, b, m = _class_numeric(c, -1, head, nxt, raw, j)
-            lo[c, j] = a
-            hi[c, j] = b
-            nn[c, j] = m
+        elif x <= lo2[c, j] or x >= hi2[c, j]:
+            # one of the two lowest or highest left: walk the class
+            lo[c, j], lo2[c, j], hi[c, j], hi2[c, j], nn[c, j] = _class_bounds(c, head, nxt,
+                                                                               raw, j)
     for q in range(dc):
         if not cat_act[q]:
             continue
@@ -971,7 +988,9 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
     nxt = np.full(n, -1, dtype=np.int64)
     prv = np.full(n, -1, dtype=np.int64)
     lo = np.full((n_cls, dn), INF)
+    lo2 = np.full((n_cls, dn), INF)
     hi = np.full((n_cls, dn), -INF)
+    hi2 = np.full((n_cls, dn), -INF)
     nn = np.zeros((n_cls, dn), dtype=np.int64)
     dist_ = np.zeros((n_cls, dc), dtype=np.int64)
     n_act = 0
@@ -989,7 +1008,7 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
         c = lab[i]
         if c >= 0:
             lab[i] = -1
-            _add_row(c, i, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+            _add_row(c, i, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
                      raw, num_act, cat, cat_act, vmax)
     S = np.empty(n_cls)
     for c in range(n_cls):
@@ -1032,7 +1051,7 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                 if inc < best:
                     best = inc
                     best_c = c
-            _add_row(best_c, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift,
+            _add_row(best_c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
                      used, raw, num_act, cat, cat_act, vmax)
             S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc,
                                    cat_act, card)
@@ -1059,19 +1078,16 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
             # class A without r
             for j in range(dn):
                 x = raw[j, r]
+                a_lo[j] = lo[A, j]
+                a_hi[j] = hi[A, j]
+                a_nn[j] = nn[A, j]
                 if np.isnan(x):
-                    a_lo[j] = lo[A, j]
-                    a_hi[j] = hi[A, j]
-                    a_nn[j] = nn[A, j] - 1
-                elif x <= lo[A, j] or x >= hi[A, j]:
-                    a, b, m = _class_numeric(A, r, head, nxt, raw, j)
-                    a_lo[j] = a
-                    a_hi[j] = b
-                    a_nn[j] = m
+                    a_nn[j] -= 1
                 else:
-                    a_lo[j] = lo[A, j]
-                    a_hi[j] = hi[A, j]
-                    a_nn[j] = nn[A, j]
+                    if x <= a_lo[j]:
+                        a_lo[j] = lo2[A, j]
+                    if x >= a_hi[j]:
+                        a_hi[j] = hi2[A, j]
             s_a_minus = 0.0
             for j in range(dn):
                 if num_act[j]:
@@ -1135,17 +1151,18 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                     y = raw[j, s]
                     # A without r, with s
                     s_a2 += wn[j] * _num_ncp_with(a_lo[j], a_hi[j], a_nn[j], sa, span[j], y)
-                    # B without s, with r
+                    # B without s (one row of value y: its minimum gives way to the second
+                    # lowest, see _class_bounds), with r
+                    bl = lo[B, j]
+                    bh = hi[B, j]
+                    bn = nn[B, j]
                     if np.isnan(y):
-                        bl = lo[B, j]
-                        bh = hi[B, j]
-                        bn = nn[B, j] - 1
-                    elif y <= lo[B, j] or y >= hi[B, j]:
-                        bl, bh, bn = _class_numeric(B, s, head, nxt, raw, j)
+                        bn -= 1
                     else:
-                        bl = lo[B, j]
-                        bh = hi[B, j]
-                        bn = nn[B, j]
+                        if y <= bl:
+                            bl = lo2[B, j]
+                        if y >= bh:
+                            bh = hi2[B, j]
                     s_b2 += wn[j] * _num_ncp_with(bl, bh, bn, sb, span[j], x)
                 for q in range(dc):
                     if not cat_act[q]:
@@ -1178,18 +1195,18 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                 continue
             improved += 1
             B = best_b
-            _remove_row(A, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, raw,
+            _remove_row(A, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, raw,
                         num_act, cat, cat_act, vmax)
             if best_kind == 2:
                 swaps += 1
                 s = best_s
-                _remove_row(B, s, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift,
+                _remove_row(B, s, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
                             raw, num_act, cat, cat_act, vmax)
-                _add_row(A, s, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+                _add_row(A, s, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
                          raw, num_act, cat, cat_act, vmax)
             else:
                 moves += 1
-            _add_row(B, r, lab, size, head, nxt, prv, lo, hi, nn, dist_, hk, hv, shift, used,
+            _add_row(B, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
                      raw, num_act, cat, cat_act, vmax)
             S[A] = _class_sum(A, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
