@@ -185,6 +185,84 @@ def test_workers_do_not_change_labels() -> None:
     assert seen[-1][0] == seen[-1][1] == len(seen)
 
 
+# ---------------------------------------------------------------------------------------
+# the cluster-aware SBCA's row order
+# ---------------------------------------------------------------------------------------
+
+def _coarse_and_fine(data: QIData) -> tuple[list[int], list[int]]:
+    cats = data.categorical_order()
+    return ([q for q in cats if data.cardinality[q] <= blocks.COARSE_CARDINALITY],
+            [q for q in cats if data.cardinality[q] > blocks.COARSE_CARDINALITY])
+
+
+@SETTINGS
+@given(data=qi_tables())
+def test_coarse_order_leads_with_the_coarse_categoricals(data: QIData) -> None:
+    order = blocks.coarse_order(data)
+    np.testing.assert_array_equal(np.sort(order), np.arange(data.n_rows))
+    coarse, _ = _coarse_and_fine(data)
+    nums = [q for q in range(data.n_qis)
+            if data.numeric[q] and data.weights[q] != 0 and data.span(q) > 0]
+    lead = [data.columns[q][order].astype(np.int64) for q in coarse]
+    for i in range(1, data.n_rows):
+        before = tuple(int(c[i - 1]) for c in lead)
+        after = tuple(int(c[i]) for c in lead)
+        assert before <= after
+        if before == after and len(nums) == 1:
+            # one numeric: by its value within equal coarse values, NULLs last
+            x = data.columns[nums[0]][order]
+            assert np.isnan(x[i]) or x[i - 1] <= x[i]
+
+
+def test_coarse_order_puts_numerics_before_fine_categoricals() -> None:
+    rng = np.random.default_rng(4)
+    n = 500
+    age = rng.integers(18, 90, n).astype(np.float64)
+    sex = rng.integers(0, 2, n)
+    zip_ = rng.integers(0, 300, n)
+    data = make_data([age], [(sex, 2), (zip_, 300)])
+    order = blocks.coarse_order(data)
+    np.testing.assert_array_equal(order, np.lexsort((data.position, zip_, age, sex)))
+    # SPEC's sort order has every categorical first
+    np.testing.assert_array_equal(data.sort_order(), np.lexsort((data.position, age, zip_, sex)))
+    # several numerics: along the curve, which keeps them together, not one after the other
+    income = age * 1000 + rng.normal(0, 5000, n)
+    two = make_data([age, income], [(sex, 2)])
+    keys = blocks.curve_keys(two, [0, 1], [])
+    np.testing.assert_array_equal(blocks.coarse_order(two), np.lexsort((two.position, keys, sex)))
+
+
+def test_no_numerics_coarse_order_is_the_sort_order() -> None:
+    rng = np.random.default_rng(2)
+    data = make_data([], [(rng.integers(0, 300, 400), 300), (rng.integers(0, 3, 400), 3)])
+    np.testing.assert_array_equal(blocks.coarse_order(data), data.sort_order())
+
+
+@SETTINGS
+@given(data=qi_tables(), seed=st.integers(0, 2**32 - 1))
+def test_a_blocks_order_read_from_the_rank_is_its_own(data: QIData, seed: int) -> None:
+    # the rank is a cache: rows taken from a ranked table are ordered as if recomputed
+    ranked = blocks.with_rank(data, blocks.coarse_order(data))
+    rows = np.sort(np.random.default_rng(seed).permutation(data.n_rows)[: data.n_rows // 2 + 1])
+    assert ranked.take(rows).rank is not None
+    np.testing.assert_array_equal(blocks.coarse_order(ranked.take(rows)),
+                                  blocks.coarse_order(data.take(rows)))
+
+
+def test_coarse_blocks_equal_blocks_that_order_themselves() -> None:
+    from sbc_sql.cluster.sbcx import sbca_plus
+
+    data = synthetic(6000, seed=8)
+    k, size = 6, 1000
+    got = blocks.blocked(data, k, sbca_plus, block_size=size, categorical_by="coarse")
+    order = blocks.coarse_order(data)
+    bounds = blocks.block_bounds(data.n_rows, k, size)
+    parts = [np.sort(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    want = blocks._merge(data.n_rows, parts, [sbca_plus(data.take(rows), k) for rows in parts])
+    np.testing.assert_array_equal(got, want)
+    assert_k_anonymous(got, data.n_rows, k)
+
+
 def test_choose_mode_and_memory() -> None:
     assert blocks.choose_mode(30_162, 10) == "exact"
     assert blocks.choose_mode(1_000_000, 10) == "blocks"

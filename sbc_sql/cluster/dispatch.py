@@ -91,11 +91,11 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
                               "far from the last class, refinement), one block")
         size = block_rows or default_block_rows(k)
         labels = blocked(data, k, block_algorithm(k, leftover, block_rows), block_size=size,
-                         workers=workers, progress=progress, categorical_by="sort")
+                         workers=workers, progress=progress, categorical_by="coarse")
         n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
         return ClusterRun(labels, algorithm, "blocks",
                           f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
-                          f"of the sort order, {threads}")
+                          f"of the coarse order, {threads}")
     if algorithm == "mondrian":
         return ClusterRun(mondrian(data, k), algorithm, "exact", "strict median partitioning")
     if algorithm == "kmember":

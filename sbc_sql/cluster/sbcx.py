@@ -32,7 +32,15 @@ switch so that every one can be measured on its own:
     class is cheaper without it. Passes repeat until one changes nothing (at most
     ``passes``); each costs O(n * window * d).
 
-With ``growth=False, seeds="first", refine=False`` the labels are those of :func:`.sbca`.
+``order="coarse"``
+    Rows are taken in :func:`.blocks.coarse_order`: categoricals of few values, then the
+    numerics (along a Hilbert curve), then the finer categoricals; ties of every rule, the
+    refinement's partners and block mode's blocks follow it. ``"sort"`` is SPEC's order
+    (every categorical before the numerics). On the synthetic 50,000 rows (3 numerics) it
+    lowers total NCP at k = 10 from 5.26 to 4.86 %; on Adult (one numeric) from 4.19 to 4.17 %.
+
+With ``growth=False, seeds="first", refine=False, order="sort"`` the labels are those of
+:func:`.sbca`.
 The hot loops are numba kernels in :mod:`.sbcx_kernels`.
 """
 
@@ -43,6 +51,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import sbcx_kernels as kern
+from .blocks import coarse_order
 from .leftover import LEFTOVER_MODES
 from .model import SUPPRESSED, QIData
 from .similarity import Contingency
@@ -51,6 +60,7 @@ Progress = Callable[[int, int], None]
 
 _SEED_RULES = {"class": 2, "farthest": 1, "first": 0}  # greedy_pass's seed_rule
 SEED_MODES = tuple(_SEED_RULES)
+ORDERS = ("coarse", "sort")
 
 #: pool of rows a growing class chooses from, in multiples of k (at least POOL_MIN rows)
 POOL = 8
@@ -70,10 +80,10 @@ MAX_CATEGORICAL = 64
 def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class",
               refine: bool = True, leftover: str = "nearest", progress: Progress | None = None,
               contingency: Contingency | None = None, pool: int = POOL, wide: int = WIDE,
-              window: int | None = None, passes: int = PASSES) -> np.ndarray:
+              window: int | None = None, passes: int = PASSES, order: str = "coarse") -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
-    ``growth``, ``seeds`` and ``refine`` are the switches described in the module
+    ``growth``, ``seeds``, ``refine`` and ``order`` are the switches described in the module
     docstring; ``leftover`` places the fewer than k rows left at the end as in SPEC section
     3 step 3 (``nearest``: least NCP increase, before refinement). Class ids are 0, 1, ...
     in the order the classes were formed; a row that ``suppress`` removes gets
@@ -89,6 +99,8 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
         raise ValueError(f"unknown seeds mode {seeds!r}; choose one of {SEED_MODES}")
     if leftover not in LEFTOVER_MODES:
         raise ValueError(f"unknown leftover mode {leftover!r}; choose one of {LEFTOVER_MODES}")
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; choose one of {ORDERS}")
     for name, value in (("pool", pool), ("wide", wide), ("passes", passes),
                         ("window", 0 if window is None else window)):
         if value < 0:
@@ -101,8 +113,8 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
     if n == 0:
         return labels
     counts = contingency if contingency is not None else Contingency(data)
-    order = data.sort_order()
-    arr = _kernel_arrays(data, counts, order)
+    rows = coarse_order(data) if order == "coarse" else data.sort_order()
+    arr = _kernel_arrays(data, counts, rows)
 
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
@@ -142,7 +154,7 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
         kern.finish(arr["raw"], arr["span"], arr["wn"], arr["num_act"], cat32, arr["card"],
                     arr["wc"], arr["cat_act"], arr["qkind"], arr["qidx"], lab, k, place, win,
                     n_passes, stats)
-    labels[order] = lab
+    labels[rows] = lab
     if progress is not None:
         progress(n, n)
     return labels
