@@ -80,7 +80,7 @@ def anonymize_cmd(
     workers: Annotated[Optional[int], typer.Option(
         help="Threads for block mode (default: all cores).")] = None,
     block_rows: Annotated[Optional[int], typer.Option(
-        help="Rows per block of the default sbca (default: max(2048, 160 k)). Every row of a "
+        help="Rows per block of the default sbca (default: max(1536, 160 k)). Every row of a "
              "block is a candidate for each class: larger blocks lower NCP, at a cost "
              "quadratic in the block size.")] = None,
     algorithm: Annotated[str, typer.Option(

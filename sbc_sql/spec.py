@@ -50,7 +50,7 @@ class Options:
     workers: int | None = None
     algorithm: str = "sbca"
     max_suppression: float = 0.01
-    # rows per block of the default's block mode (None: max(2,048, 160 k))
+    # rows per block of the default's block mode (None: max(1,536, 160 k))
     block_rows: int | None = None
 
 
