@@ -34,7 +34,12 @@ import datasets  # noqa: E402
 from sbc_sql import compare as cmp  # noqa: E402
 from sbc_sql import db, pull, spec, stats  # noqa: E402
 from sbc_sql.cluster.blocks import blocked  # noqa: E402
-from sbc_sql.cluster.dispatch import block_algorithm, default_block_rows  # noqa: E402
+from sbc_sql.cluster.dispatch import (  # noqa: E402
+    BLOCK_ROWS,
+    BLOCK_ROWS_PER_K,
+    block_algorithm,
+    default_block_rows,
+)
 from sbc_sql.cluster.model import QIData  # noqa: E402
 from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
 from sbc_sql.cluster.sbcx import sbca_plus  # noqa: E402
@@ -277,7 +282,8 @@ def blocks_check(src: Source, blocks: Row) -> str:
     sizes = ", ".join(f"{default_block_rows(k):,} at k = {k}" for k in BLOCK_KS)
     return ("\nThe default (block mode) against `--exact` (one block, each class choosing "
             "among its seed's nearest rows), through the pipeline "
-            f"(blocks of max(2,048, 160 k) rows of the sort order: {sizes}):\n\n"
+            f"(blocks of max({BLOCK_ROWS:,}, {BLOCK_ROWS_PER_K} k) rows of the coarse order: "
+            f"{sizes}):\n\n"
             + "\n".join(lines) + text + "\n")
 
 

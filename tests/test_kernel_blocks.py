@@ -232,6 +232,17 @@ def test_coarse_order_puts_numerics_before_fine_categoricals() -> None:
     np.testing.assert_array_equal(blocks.coarse_order(two), np.lexsort((two.position, keys, sex)))
 
 
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 400), levels=st.lists(st.sampled_from([1, 2, 5, 50, 10**6]), min_size=1,
+                                                max_size=4), seed=st.integers(0, 2**32 - 1))
+def test_lexsort_is_numpys(n: int, levels: list[int], seed: int) -> None:
+    # few or many ties on the primary key: both paths
+    rng = np.random.default_rng(seed)
+    keys = [rng.integers(0, v, n) for v in levels]
+    keys[-1] = keys[-1].astype(np.uint64)
+    np.testing.assert_array_equal(blocks.lexsort(keys), np.lexsort(keys))
+
+
 def test_no_numerics_coarse_order_is_the_sort_order() -> None:
     rng = np.random.default_rng(2)
     data = make_data([], [(rng.integers(0, 300, 400), 300), (rng.integers(0, 3, 400), 3)])

@@ -263,7 +263,36 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
         return np.argsort(data.position, kind="stable")
     if data.n_rows > 1 and not bool(np.all(data.position[1:] > data.position[:-1])):
         keys.insert(0, data.position)
-    return np.lexsort(keys)
+    return lexsort(keys)
+
+
+def lexsort(keys: list[np.ndarray]) -> np.ndarray:
+    """``np.lexsort(keys)`` (the last key primary), faster when that key has few ties.
+
+    One stable argsort of the primary key, then a lexsort of only the rows in runs of an
+    equal primary key, by the other keys within their run. At 10,000,000 rows whose
+    primary key is the curve (few ties) that is about 2 s where np.lexsort's indirect
+    passes take about 6 s; with ties on more than half the rows np.lexsort is used.
+    """
+    if len(keys) == 1:
+        return np.argsort(keys[0], kind="stable")
+    primary = keys[-1]
+    order = np.argsort(primary, kind="stable")
+    p = primary[order]
+    tie = p[1:] == p[:-1]
+    n_tied = int(np.count_nonzero(tie))
+    if n_tied == 0:
+        return order
+    if 2 * n_tied > len(order):
+        return np.lexsort(keys)
+    in_run = np.zeros(len(order), dtype=np.bool_)
+    in_run[1:] |= tie
+    in_run[:-1] |= tie
+    idx = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate(([True], ~tie)))[idx]
+    rows = order[idx]
+    order[idx] = rows[np.lexsort([k[rows] for k in keys[:-1]] + [run])]
+    return order
 
 
 def _radix(qs: list[int], data: QIData) -> list[np.ndarray]:
