@@ -91,7 +91,7 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
         if mode == "exact":
             labels = sbca_plus(data, k, leftover=leftover, progress=progress)
             return ClusterRun(labels, algorithm, "exact", "cluster-aware SBCA (growth, seeds "
-                              "far from the last class, refinement), one block")
+                              "far from the last class, refinement, coarse order), one block")
         size = block_rows or default_block_rows(k)
         labels = blocked(data, k, block_algorithm(k, leftover, block_rows), block_size=size,
                          workers=workers, progress=progress, categorical_by="coarse")

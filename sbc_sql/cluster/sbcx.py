@@ -27,9 +27,9 @@ switch so that every one can be measured on its own:
 ``refine``
     After the greedy pass and the leftovers, single rows move to another class, or two rows
     of different classes swap, whenever the total NCP falls and every class keeps at least
-    k rows. A row's partners are the rows within ``window`` positions of it in sort order
-    (they share its leading categorical values); a swap is only tried from a row whose
-    class is cheaper without it. Passes repeat until one changes nothing (at most
+    k rows. A row's partners are the rows within ``window`` positions of it in the row order
+    (they share its few-valued categories and lie near it on the numerics); a swap is only
+    tried from a row whose class is cheaper without it. Passes repeat until one changes nothing (at most
     ``passes``); each costs O(n * window * d).
 
 ``order="coarse"``

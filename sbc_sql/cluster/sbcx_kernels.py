@@ -1,7 +1,8 @@
 """numba kernels of SBCA+ (see :mod:`sbc_sql.cluster.sbcx`).
 
-Every kernel works in the *sorted domain*: row i is the i-th row of ``QIData.sort_order()``,
-so a tie broken by the smaller index is a tie broken by sort position (SPEC section 3).
+Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
+takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for SPEC's), so a tie
+broken by the smaller index is a tie broken by position in that order (SPEC section 3).
 Arrays are columnar: ``raw[j, i]`` is numeric QI j of row i in its own units (NaN for NULL),
 ``sc[j, i]`` the same divided by the QI's range (``QIData.scaled``, for SBC's distances),
 ``span[j]`` that range (0 when constant), ``cat[q, i]`` the code of categorical QI q, the
@@ -602,7 +603,7 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
 
     ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
-    sort order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
+    row order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
     class id, seed position]. ``labels`` is indexed by ``rid``. ``cnt``/``pair`` are the contingency
     counts of the remaining rows (decremented in place, as in sbca.py).
 
@@ -964,8 +965,8 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
     ``max_passes`` > 0, refine: move one row to another class or swap two rows of different
     classes whenever the total NCP falls and every class keeps at least k rows.
 
-    Candidate partners of row r are the rows within ``window`` positions of r in sort order
-    (rows that agree on the leading categorical QIs). Rows labelled -1 (suppressed) are left
+    Candidate partners of row r are the rows within ``window`` positions of r in the row
+    order (rows that agree on its leading QIs). Rows labelled -1 (suppressed) are left
     alone. ``qkind``/``qidx`` give the QIs in the data's column order (0 numeric, 1
     categorical; index into raw/cat) so sums run in the same order as leftover.py.
     ``stats`` receives [passes, moves, swaps].
