@@ -243,6 +243,26 @@ def test_lexsort_is_numpys(n: int, levels: list[int], seed: int) -> None:
     np.testing.assert_array_equal(blocks.lexsort(keys), np.lexsort(keys))
 
 
+@pytest.mark.parametrize("n_num, n_coarse", [(2, 1), (2, 3), (4, 2), (3, 15), (1, 16)])
+def test_coarse_order_whatever_its_keys_pack_into(n_num: int, n_coarse: int) -> None:
+    # the coarse codes join the curve key when its bits leave room (2 numerics: 32 bits
+    # used), stay apart when not (4 numerics: 64), and 15 or 16 categoricals of 20 values
+    # overflow one mixed-radix key: the order is the same lexicographic one every time
+    rng = np.random.default_rng(n_num * 100 + n_coarse)
+    n = 3000
+    nums = [rng.integers(0, 40, n).astype(np.float64) for _ in range(n_num)]
+    cats = [(rng.integers(0, 20, n), 20) for _ in range(n_coarse)] + [(rng.integers(0, 90, n), 90)]
+    data = make_data(nums, cats, position=rng.permutation(n))
+    coarse = [np.asarray(data.columns[n_num + c]) for c in range(n_coarse)]
+    fine = np.asarray(data.columns[-1])
+    if n_num > 1:
+        numeric = [blocks.curve_keys(data, list(range(n_num)), [])]
+    else:
+        numeric = [np.asarray(data.columns[0])]
+    want = np.lexsort([data.position, fine] + numeric + coarse[::-1])
+    np.testing.assert_array_equal(blocks.coarse_order(data), want)
+
+
 def test_no_numerics_coarse_order_is_the_sort_order() -> None:
     rng = np.random.default_rng(2)
     data = make_data([], [(rng.integers(0, 300, 400), 300), (rng.integers(0, 3, 400), 3)])
