@@ -273,9 +273,9 @@ def test_no_numerics_coarse_order_is_the_sort_order() -> None:
 @given(data=qi_tables(), seed=st.integers(0, 2**32 - 1))
 def test_a_blocks_order_read_from_the_rank_is_its_own(data: QIData, seed: int) -> None:
     # the rank is a cache: rows taken from a ranked table are ordered as if recomputed
-    ranked = blocks.with_rank(data, blocks.coarse_order(data))
+    ranked = blocks.with_coarse_rank(data, blocks.coarse_order(data))
     rows = np.sort(np.random.default_rng(seed).permutation(data.n_rows)[: data.n_rows // 2 + 1])
-    assert ranked.take(rows).rank is not None
+    assert ranked.take(rows).coarse_rank is not None
     np.testing.assert_array_equal(blocks.coarse_order(ranked.take(rows)),
                                   blocks.coarse_order(data.take(rows)))
 

@@ -194,14 +194,10 @@ def _curve_dims(data: QIData) -> tuple[list[int], list[int]]:
 def curve_order(data: QIData, categorical_by: str = "frequency",
                 workers: int | None = None) -> np.ndarray:
     """Row indices along a Hilbert curve over the QIs (ties by position: deterministic)."""
-    n = data.n_rows
     num_q, cat_q = _curve_dims(data)
-    if not (num_q or cat_q) or n == 0:
-        return np.argsort(data.position, kind="stable")
-    keys = curve_keys(data, num_q, cat_q, categorical_by, workers)
-    if n < 2 or bool(np.all(data.position[1:] > data.position[:-1])):
-        return np.argsort(keys, kind="stable")
-    return np.lexsort((data.position, keys))
+    if data.n_rows == 0 or not (num_q or cat_q):
+        return _order_by(data, [])
+    return _order_by(data, [curve_keys(data, num_q, cat_q, categorical_by, workers)])
 
 
 def curve_keys(data: QIData, num_q: list[int], cat_q: list[int], categorical_by: str = "frequency",
@@ -240,12 +236,12 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
     (``QIData.sort_order``) puts every categorical before the numerics, so the rows near a
     row in that order share even its 30- or 200-valued categories but not its numeric
     values; blocks cut from it, and partners taken from it, then pay wide numeric ranges
-    to save categorical values that cost little each. With a ``rank`` (rows taken from a
-    table whose order was computed) the order is read from it: the same order, as the keys
-    are the table's.
+    to save categorical values that cost little each. With a ``coarse_rank`` (rows taken
+    from a table whose order was computed) the order is read from it: the same order, as
+    the keys are the table's.
     """
-    if data.rank is not None:
-        return np.argsort(data.rank, kind="stable")
+    if data.coarse_rank is not None:
+        return np.argsort(data.coarse_rank, kind="stable")
     cats = data.categorical_order()
     coarse = _radix([q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY], data)
     fine = _radix([q for q in cats if data.cardinality[q] > COARSE_CARDINALITY], data)
@@ -258,11 +254,16 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
             # one key: the coarse values above the curve's bits
             numeric = [numeric[0] | (coarse.pop().astype(np.uint64) << np.uint64(used))]
     # np.lexsort's last key is the primary one
-    keys = fine + numeric + coarse
+    return _order_by(data, fine + numeric + coarse)
+
+
+def _order_by(data: QIData, keys: list[np.ndarray]) -> np.ndarray:
+    """Row indices sorted by ``keys`` (np.lexsort's convention), ties by position. The
+    position is a key only where it is not already the row order."""
     if not keys:
         return np.argsort(data.position, kind="stable")
     if data.n_rows > 1 and not bool(np.all(data.position[1:] > data.position[:-1])):
-        keys.insert(0, data.position)
+        keys = [data.position] + keys
     return lexsort(keys)
 
 
@@ -309,11 +310,12 @@ def _radix(qs: list[int], data: QIData) -> list[np.ndarray]:
     return [key]
 
 
-def with_rank(data: QIData, order: np.ndarray) -> QIData:
-    """``data`` carrying each row's place in ``order`` (see ``QIData.rank``)."""
+def with_coarse_rank(data: QIData, order: np.ndarray) -> QIData:
+    """``data`` carrying each row's place in ``order``, its :func:`coarse_order` (see
+    ``QIData.coarse_rank``)."""
     rank = np.empty(data.n_rows, dtype=np.int64)
     rank[order] = np.arange(data.n_rows, dtype=np.int64)
-    return dataclasses.replace(data, rank=rank)
+    return dataclasses.replace(data, coarse_rank=rank)
 
 
 def _curve_arrays(data: QIData, num_q: list[int], cat_q: list[int], by: str) -> tuple:
@@ -409,12 +411,12 @@ def blocked(data: QIData, k: int, algorithm: Algorithm, block_size: int = DEFAUL
     taken as one) runs each block in a single compiled call that releases the GIL, so the
     threads really run side by side; any other callable gets ``data.take(rows)``, which
     with ``categorical_by="coarse"`` carries each row's place in the table's order
-    (``QIData.rank``), so a block's own coarse order is read rather than recomputed.
+    (``QIData.coarse_rank``), so a block's own coarse order is read rather than recomputed.
     """
     order = None
     if categorical_by == "coarse" and data.n_rows > 0:
         order = coarse_order(data, workers)
-        data = with_rank(data, order)
+        data = with_coarse_rank(data, order)
     blocks = make_blocks(data, k, block_size, categorical_by, workers, order)
     run = _block_runner(data, k, algorithm)
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))

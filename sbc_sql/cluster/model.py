@@ -29,9 +29,10 @@ class QIData:
     weights: tuple[float, ...]
     # the row's position in the source: ties in every order are broken by it
     position: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # each row's place in a row order already computed over a larger table that these rows
-    # were taken from (blocks.coarse_order reads it instead of recomputing); None when not
-    rank: np.ndarray | None = None
+    # each row's place in the coarse order (blocks.coarse_order) of a larger table that these
+    # rows were taken from, which coarse_order then reads instead of recomputing; None when
+    # not computed
+    coarse_rank: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         d = len(self.names)
@@ -44,8 +45,8 @@ class QIData:
                 raise ValueError("QIData columns must have equal length")
         if len(self.position) != n:
             object.__setattr__(self, "position", np.arange(n, dtype=np.int64))
-        if self.rank is not None and len(self.rank) != n:
-            raise ValueError("QIData rank must have one entry per row")
+        if self.coarse_rank is not None and len(self.coarse_rank) != n:
+            raise ValueError("QIData coarse_rank must have one entry per row")
 
     @property
     def n_rows(self) -> int:
@@ -72,7 +73,7 @@ class QIData:
         """The same QIs restricted to the given rows (ranges and cardinalities kept)."""
         return QIData(self.names, self.numeric, tuple(c[rows] for c in self.columns),
                       self.lo, self.hi, self.cardinality, self.weights, self.position[rows],
-                      None if self.rank is None else self.rank[rows])
+                      None if self.coarse_rank is None else self.coarse_rank[rows])
 
     def categorical_order(self) -> list[int]:
         """Categorical QIs by ascending cardinality, ties by column order (SPEC section 2)."""
