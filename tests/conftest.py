@@ -5,12 +5,18 @@ The helpers themselves live in helpers.py so hypothesis tests can call them insi
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import helpers
 import pytest
+from helpers import ROOT
 
 
 @pytest.fixture
@@ -45,3 +51,32 @@ def make_table():
 def cli():
     """cli(args) -> exit_code, stdout, stderr of the typer app run in-process."""
     return helpers.run_cli
+
+
+def _backend_ready() -> bool:
+    """setuptools >= 68 and wheel in this interpreter, as pyproject's build-system asks."""
+    try:
+        major = int(importlib.metadata.version("setuptools").split(".")[0])
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return major >= 68 and importlib.util.find_spec("wheel") is not None
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """A wheel built from a copy of the checkout (so no build/ or egg-info lands in it), its
+    kernels compiled ahead of time by setup.py."""
+    base = tmp_path_factory.mktemp("wheel")
+    src = base / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".hypothesis", ".pytest_cache", ".ruff_cache", "__pycache__", "results",
+        "*.duckdb", "*.duckdb.wal", "build", "dist", "*.egg-info", "_aot*.so"))
+    out = base / "dist"
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)]
+    if _backend_ready():
+        # offline: build with this interpreter's setuptools and wheel
+        cmd.insert(4, "--no-build-isolation")
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    (path,) = out.glob("sbc_sql-*.whl")
+    return path

@@ -1,49 +1,20 @@
-"""The wheel ships the SQL templates: sql/ is mapped to the package sbc_sql.sql, and
-templates.sql_dir() finds them in an installed copy (not only in the checkout).
+"""The wheel ships the SQL templates and the kernels compiled at build: sql/ is mapped to
+the package sbc_sql.sql, templates.sql_dir() finds them in an installed copy (not only in
+the checkout), and the installed copy runs the default without numba.
+
+The wheel is built once per session (conftest.py's ``wheel``).
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import pytest
 from helpers import ROOT
 
 SQL_FILES = sorted(p.name for p in (ROOT / "sql").glob("*.sql"))
-
-
-def _backend_ready() -> bool:
-    """setuptools >= 68 and wheel in this interpreter, as pyproject's build-system asks."""
-    try:
-        major = int(importlib.metadata.version("setuptools").split(".")[0])
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return major >= 68 and importlib.util.find_spec("wheel") is not None
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """A wheel built from a copy of the checkout (so no build/ or egg-info lands in it)."""
-    base = tmp_path_factory.mktemp("wheel")
-    src = base / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".hypothesis", ".pytest_cache", ".ruff_cache", "__pycache__", "results",
-        "*.duckdb", "*.duckdb.wal", "build", "dist", "*.egg-info"))
-    out = base / "dist"
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)]
-    if _backend_ready():
-        # offline: build with this interpreter's setuptools and wheel
-        cmd.insert(4, "--no-build-isolation")
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
-    assert res.returncode == 0, res.stdout + res.stderr
-    (path,) = out.glob("sbc_sql-*.whl")
-    return path
 
 
 def test_the_wheel_contains_every_template(wheel):
@@ -56,19 +27,50 @@ def test_the_wheel_contains_every_template(wheel):
     assert "sbc-sql = sbc_sql.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_installed_copy_finds_its_templates(wheel, tmp_path):
+def _installed(wheel: Path, tmp_path: Path) -> Path:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
+    return site
+
+
+def _run_installed(site: Path, tmp_path: Path, probe: str) -> subprocess.CompletedProcess:
+    # run outside the checkout so only the installed copy can be imported
+    return subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+
+
+def test_the_wheel_carries_the_kernels_compiled_ahead_of_time(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("sbc_sql/cluster/_aot.") and n.endswith(".so")]
+    assert "-py3-none-any" not in wheel.name  # a native module: a platform wheel
+
+
+def test_installed_copy_runs_the_default_without_numba(wheel, tmp_path):
+    site = _installed(wheel, tmp_path)
+    probe = (
+        "import sys, duckdb, sbc_sql\n"
+        "from sbc_sql.cluster import compiled\n"
+        "con = duckdb.connect()\n"
+        "con.execute('CREATE TABLE t AS SELECT i % 70 AS age, (i * 7) % 300 AS income, '\n"
+        "            \"'c' || (i % 5) AS city, 'z' || (i * 13 % 400) AS zip FROM range(3000) r(i)\")\n"
+        "r = sbc_sql.anonymize(con, 't', 5)\n"
+        "print(compiled.engine(), 'numba' in sys.modules, r.verdict.ok)\n"
+    )
+    res = _run_installed(site, tmp_path, probe)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["ahead-of-time", "False", "True"]
+
+
+def test_installed_copy_finds_its_templates(wheel, tmp_path):
+    site = _installed(wheel, tmp_path)
     probe = (
         "import sys; from sbc_sql import templates\n"
         "d = templates.sql_dir()\n"
         "print(d)\n"
         "print(templates.render_sql('row_count', source='t'))\n"
     )
-    # run outside the checkout so only the installed copy can be imported
-    res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120, check=False,
-                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    res = _run_installed(site, tmp_path, probe)
     assert res.returncode == 0, res.stderr
     found, sql = res.stdout.splitlines()[:2]
     assert Path(found).resolve() == (site / "sbc_sql" / "sql").resolve()

@@ -20,12 +20,14 @@ import dataclasses
 import functools
 import math
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
 
-from .kernel import HAVE_NUMBA, CompiledSBCA, _jit, sbca_compiled
+from . import compiled
+from .compiled import HAVE_NUMBA
 from .model import SUPPRESSED, QIData
 
 Algorithm = Callable[[QIData, int], np.ndarray]
@@ -48,43 +50,6 @@ COARSE_CARDINALITY = 20
 # Ordering rows along a Hilbert curve
 # ---------------------------------------------------------------------------------------
 
-@_jit
-def _hilbert_key(x, bits, spread):
-    """Hilbert index of one point (coordinates < 2**bits, d * bits <= 64); x is scratch.
-
-    Skilling's transposition ("Programming the Hilbert curve", 2004) written without
-    data-dependent branches, then the bits interleaved through ``spread`` (a byte's bits
-    placed d apart), most significant first.
-    """
-    d = x.shape[0]
-    one = np.uint64(1)
-    zero = np.uint64(0)
-    for level in range(bits - 1, 0, -1):
-        q = one << np.uint64(level)
-        p = q - one
-        for j in range(d):
-            m = zero - ((x[j] >> np.uint64(level)) & one)
-            x[0] ^= p & m
-            t = (x[0] ^ x[j]) & p & ~m
-            x[0] ^= t
-            x[j] ^= t
-    for j in range(1, d):
-        x[j] ^= x[j - 1]
-    t = zero
-    for level in range(bits - 1, 0, -1):
-        m = zero - ((x[d - 1] >> np.uint64(level)) & one)
-        t ^= ((one << np.uint64(level)) - one) & m
-    key = zero
-    for j in range(d):
-        v = x[j] ^ t
-        part = spread[v & np.uint64(255)]
-        if bits > 8:
-            # only then is 8 * d below 64: a wider shift is undefined in LLVM
-            part |= spread[(v >> np.uint64(8)) & np.uint64(255)] << np.uint64(8 * d)
-        key |= part << np.uint64(d - 1 - j)
-    return key
-
-
 def _spread_table(d: int) -> np.ndarray:
     """For each byte, its bits moved to positions 0, d, 2d, ... (bit interleaving)."""
     out = np.zeros(256, dtype=np.uint64)
@@ -95,26 +60,6 @@ def _spread_table(d: int) -> np.ndarray:
                 acc |= 1 << (b * d)
         out[v] = acc if acc < (1 << 64) else 0
     return out
-
-
-@_jit
-def _curve_keys(nums, lo, span, cats, rank, roff, card, bits, spread, start, end, keys):
-    """Hilbert keys of rows start..end-1 into ``keys`` (see _axis_levels for the axes)."""
-    levels = 1 << bits
-    n_num = nums.shape[0]
-    x = np.empty(n_num + cats.shape[0], np.uint64)
-    for i in range(start, end):
-        for a in range(n_num):
-            v = nums[a, i]
-            if v != v:
-                x[a] = np.uint64(levels - 1)
-            else:
-                lv = np.floor((v - lo[a]) / span[a] * (levels - 2) + 0.5)
-                x[a] = np.uint64(min(max(lv, 0.0), levels - 2.0))
-        for c in range(cats.shape[0]):
-            r = rank[roff[c] + cats[c, i]]
-            x[n_num + c] = np.uint64(r * (levels - 1) // (card[c] - 1))
-        keys[i] = _hilbert_key(x, bits, spread)
 
 
 def _axis_levels(nums, lo, span, cats, rank, roff, card, bits) -> list[np.ndarray]:
@@ -136,7 +81,7 @@ def _axis_levels(nums, lo, span, cats, rank, roff, card, bits) -> list[np.ndarra
 
 
 def _hilbert_keys_numpy(axes: list[np.ndarray], bits: int, spread: np.ndarray) -> np.ndarray:
-    """_hilbert_key over all rows at once, in numpy: the same keys, without numba."""
+    """sbcx_kernels._hilbert_key over all rows at once, in numpy: the same keys, without numba."""
     x = [a.copy() for a in axes]
     d = len(x)
     one, zero = np.uint64(1), np.uint64(0)
@@ -216,7 +161,7 @@ def curve_keys(data: QIData, num_q: list[int], cat_q: list[int], categorical_by:
     keys = np.empty(n, dtype=np.uint64)
 
     def chunk(bounds: tuple[int, int]) -> None:
-        _curve_keys(*args, bits, spread, bounds[0], bounds[1], keys)
+        compiled.hilbert_keys(*args, bits, spread, bounds[0], bounds[1], keys)
 
     _parallel(chunk, _chunks(n, 1 << 16), workers)
     return keys
@@ -442,11 +387,15 @@ def _block_runner(data: QIData, k: int, algorithm: Algorithm) -> Callable[[np.nd
     The generic path makes many short numpy calls per block; with several threads each
     one waits for the GIL, and two workers measured slower than one.
     """
-    if algorithm is sbca_compiled:
-        algorithm = CompiledSBCA()
-    elif (isinstance(algorithm, functools.partial) and algorithm.func is sbca_compiled
-          and not algorithm.args and set(algorithm.keywords) <= {"leftover"}):
-        algorithm = CompiledSBCA(**algorithm.keywords)
+    # the paper's kernel module (numba) is imported only by those who run it: a caller
+    # holding sbca_compiled has imported it
+    kernel = sys.modules.get(f"{__package__}.kernel")
+    if kernel is not None and algorithm is kernel.sbca_compiled:
+        algorithm = kernel.CompiledSBCA()
+    elif (kernel is not None and isinstance(algorithm, functools.partial)
+          and algorithm.func is kernel.sbca_compiled and not algorithm.args
+          and set(algorithm.keywords) <= {"leftover"}):
+        algorithm = kernel.CompiledSBCA(**algorithm.keywords)
     if HAVE_NUMBA and hasattr(algorithm, "prepare_table") and hasattr(algorithm, "cluster_rows"):
         table = algorithm.prepare_table(data)
         return lambda rows: np.asarray(algorithm.cluster_rows(table, rows, k))

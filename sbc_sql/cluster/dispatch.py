@@ -10,17 +10,22 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ResourceError
+from . import compiled
 from .blocks import block_bounds, blocked, choose_mode, estimate_memory
-from .fulldomain import Hierarchy, datafly, incognito
-from .kernel import HAVE_NUMBA, CompiledSBCA, sbca_compiled
-from .kmember import kmember
+from .compiled import HAVE_NUMBA
 from .model import QIData
-from .mondrian import mondrian
 from .sbcx import sbca_plus
+
+if TYPE_CHECKING:
+    from .fulldomain import Hierarchy
+
+# the other algorithms' modules are imported when chosen: the paper's kernels and
+# k-member's bring in numba, which the default does not need (see compiled.py)
 
 Progress = Callable[[int, int], None]
 
@@ -82,6 +87,8 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
         engine = "compiled" if HAVE_NUMBA else "numpy"
         threads = f"{workers or os.cpu_count() or 1} worker(s)"
         if algorithm == "sbca-paper":
+            from .kernel import CompiledSBCA, sbca_compiled
+
             if mode == "exact":
                 labels = sbca_compiled(data, k, leftover=leftover, progress=progress)
                 return ClusterRun(labels, algorithm, "exact", f"the paper's SBCA, one block, {engine}")
@@ -98,12 +105,18 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
         n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
         return ClusterRun(labels, algorithm, "blocks",
                           f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
-                          f"of the coarse order, {threads}")
+                          f"of the coarse order, {threads}, {compiled.engine()} kernels")
     if algorithm == "mondrian":
+        from .mondrian import mondrian
+
         return ClusterRun(mondrian(data, k), algorithm, "exact", "strict median partitioning")
     if algorithm == "kmember":
+        from .kmember import kmember
+
         return ClusterRun(kmember(data, k), algorithm, "exact", "greedy k-member clustering")
     if algorithm in ("datafly", "incognito"):
+        from .fulldomain import datafly, incognito
+
         run = datafly if algorithm == "datafly" else incognito
         labels = run(data, k, dict(hierarchies or {}), max_suppression=max_suppression)
         return ClusterRun(labels, algorithm, "exact",

@@ -50,7 +50,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import sbcx_kernels as kern
+from . import compiled as kern
 from .blocks import coarse_order
 from .leftover import LEFTOVER_MODES
 from .model import SUPPRESSED, QIData

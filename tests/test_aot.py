@@ -1,0 +1,117 @@
+"""The kernels compiled ahead of time (the wheel's sbc_sql.cluster._aot) against numba's JIT:
+the same classes, and the module is used only when it matches the source."""
+
+from __future__ import annotations
+
+import importlib.util
+import zipfile
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_kernel_blocks import make_data, qi_tables, synthetic
+
+from sbc_sql.cluster import aot, blocks, compiled, sbcx, sbcx_kernels
+from sbc_sql.cluster.dispatch import block_algorithm
+from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.sbcx import sbca_plus
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.fixture(scope="module")
+def built(wheel, tmp_path_factory):
+    """The module the wheel carries, loaded from its file."""
+    archive = zipfile.ZipFile(wheel)
+    (name,) = [n for n in archive.namelist() if n.startswith("sbc_sql/cluster/_aot.")]
+    path = Path(archive.extract(name, tmp_path_factory.mktemp("aot")))
+    spec = importlib.util.spec_from_file_location("sbc_sql.cluster._aot", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernels(module):
+    """Route compiled's calls to ``module`` (None: the JIT)."""
+    return mock.patch.object(compiled, "ahead_of_time", lambda: module)
+
+
+def test_built_from_this_source(built) -> None:
+    assert built.fingerprint() == aot.fingerprint()
+    assert sorted(n for n in dir(built) if not n.startswith("__")) == sorted([*aot.EXPORTS, "fingerprint"])
+
+
+@SETTINGS
+@given(data=qi_tables(), k=st.integers(2, 8), growth=st.booleans(),
+       seeds=st.sampled_from(sbcx.SEED_MODES))
+def test_same_classes_as_the_jit(built, data: QIData, k: int, growth: bool, seeds: str) -> None:
+    with kernels(None):
+        expected = sbca_plus(data, k, growth=growth, seeds=seeds)
+    with kernels(built):
+        got = sbca_plus(data, k, growth=growth, seeds=seeds)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("card", [40, 300])  # codes as uint8, then uint16
+def test_same_blocks_as_the_jit(built, card: int) -> None:
+    base = synthetic(6000, seed=card)
+    rng = np.random.default_rng(card)
+    cats = [(np.asarray(base.columns[q]), int(base.cardinality[q]))
+            for q in range(base.n_qis) if not base.numeric[q]]
+    data = make_data([np.asarray(base.columns[q], dtype=np.float64)
+                      for q in range(base.n_qis) if base.numeric[q]],
+                     cats + [(rng.integers(0, card, 6000), card)])
+    runs = []
+    for module in (None, built):
+        with kernels(module):
+            runs.append(blocks.blocked(data, 5, block_algorithm(5), block_size=1536, workers=2,
+                                       categorical_by="coarse"))
+    np.testing.assert_array_equal(runs[1], runs[0])
+
+
+def test_same_greedy_pass_with_int32_codes(built) -> None:
+    """Above 65,536 values a column's codes are int32: that export too equals the JIT."""
+    data = synthetic(800, seed=3)
+    arr = sbcx._kernel_arrays(data, sbcx.Contingency(data), np.arange(data.n_rows))
+    outs = []
+    for kernel in (sbcx_kernels.greedy_pass, built.greedy_pass_i4):
+        n = data.n_rows
+        lab = np.full(n, -2, dtype=np.int64)
+        state = np.array([n, n, 0, 0], dtype=np.int64)
+        cnt, pair = arr["cnt"].copy(), arr["pair"].copy()
+        done = kernel(arr["raw"].copy(), arr["sc"].copy(), arr["span"], arr["wn"], arr["num_act"],
+                      arr["cat"].astype(np.int32), arr["card"], arr["wc"], arr["cat_act"],
+                      arr["pred"], cnt, arr["cnt_off"], pair, arr["pair_off"],
+                      np.arange(n, dtype=np.int64), np.ones(n, dtype=np.bool_),
+                      np.zeros(n), state, lab, 5, True, 2, 64, 256, n)
+        outs.append((done, lab, state, cnt, pair))
+    for got, expected in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_stale_module_is_not_used(built) -> None:
+    """Built from other source (an edited checkout): the JIT runs instead."""
+    with mock.patch.object(compiled.importlib, "import_module", lambda name: built), \
+            mock.patch.object(compiled, "fingerprint", lambda: built.fingerprint() + 1):
+        compiled.ahead_of_time.cache_clear()
+        try:
+            assert compiled.ahead_of_time() is None
+            assert compiled.engine() == "jit"
+        finally:
+            compiled.ahead_of_time.cache_clear()
+
+
+def test_the_environment_can_force_the_jit(built, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compiled.importlib, "import_module", lambda name: built)
+    compiled.ahead_of_time.cache_clear()
+    try:
+        assert compiled.engine() == "ahead-of-time"
+        monkeypatch.setenv("SBC_SQL_KERNELS", "jit")
+        compiled.ahead_of_time.cache_clear()
+        assert compiled.engine() == "jit"
+    finally:
+        compiled.ahead_of_time.cache_clear()
