@@ -347,3 +347,29 @@ def test_unbound_and_mismatched_slots_are_errors():
     with pytest.raises(ValueError, match="different lengths"):
         templates.render_sql("categorical_counts", source="t", cat=[ref("a"), ref("b")],
                              m=[ref("a")], n=[ref("b"), ref("c")])
+
+
+def test_parsed_templates_are_kept_and_a_damaged_copy_is_parsed_again(tmp_path, monkeypatch):
+    folder = tmp_path / "sql"
+    folder.mkdir()
+    (folder / "row_count.sql").write_text(templates.load("row_count"))
+    monkeypatch.setattr(templates, "sql_dir", lambda: folder)
+    templates.load.cache_clear()
+    templates._parsed.cache_clear()
+    try:
+        fresh = templates.render_sql("row_count", source="t")
+        (kept,) = (folder / "__pycache__").glob("row_count.*.pickle")
+        templates._parsed.cache_clear()
+        with monkeypatch.context() as m:
+            m.setattr(templates.sqlglot, "parse_one", lambda *a, **k: pytest.fail("parsed again"))
+            assert templates.render_sql("row_count", source="t") == fresh
+        kept.write_bytes(b"not a pickle")
+        templates._parsed.cache_clear()
+        assert templates.render_sql("row_count", source="t") == fresh
+        (folder / "row_count.sql").write_text(templates.load("row_count") + "\nWHERE 1 = 0")
+        templates.load.cache_clear()
+        templates._parsed.cache_clear()
+        assert templates.render_sql("row_count", source="t") == fresh + " WHERE 1 = 0"
+    finally:
+        templates.load.cache_clear()
+        templates._parsed.cache_clear()
