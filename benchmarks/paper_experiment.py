@@ -22,7 +22,8 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# the installed sbc_sql first (its kernels are compiled at install); else the checkout
+sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import datasets  # noqa: E402
 
