@@ -91,19 +91,27 @@ def adult(k: int = 10) -> tuple[str, str]:
                "--k", str(k), "--sensitive", "income", "--replace"]
         # the same sbc_sql as this process imported, run from outside the checkout
         env = dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
-        times = []
-        for _ in range(PROCESS_RUNS):
-            t = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=tmp)
-            times.append(time.perf_counter() - t)
-    times.sort()
+        times = _process_times(cmd, env, tmp)
+        # the baseline: the same processes on numba's JIT (its import and cache loading)
+        jit = _process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
     note = (f"Adult in Python: median of {PROCESS_RUNS} runs, {runs[0]['seconds']:.2f}-"
             f"{runs[-1]['seconds']:.2f} s.\n"
             f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {times[len(times) // 2]:.2f} s "
             f"(median of {PROCESS_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
-            f"{compiled.engine()}.")
+            f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
+            f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s).")
     print(out + "\n" + note, flush=True)
     return out, note
+
+
+def _process_times(cmd: list[str], env: dict[str, str], cwd: str) -> list[float]:
+    """Seconds of PROCESS_RUNS runs of ``cmd``, sorted."""
+    times = []
+    for _ in range(PROCESS_RUNS):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
+        times.append(time.perf_counter() - t)
+    return sorted(times)
 
 
 def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
