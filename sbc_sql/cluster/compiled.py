@@ -55,25 +55,23 @@ def _contiguous(args: tuple) -> bool:
     return all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
 
 
-def greedy_pass(*args):
+def _call(kernel: str, codes: int, args: tuple):
+    """``kernel(*args)``: the export for the code type of ``args[codes]`` when there is one."""
     module = ahead_of_time()
-    code = _CODE_TYPES.get(args[5].dtype)
-    if module is not None and code is not None and _contiguous(args):
-        return getattr(module, f"greedy_pass_{code}")(*args)
-    return _jit().greedy_pass(*args)
+    width = _CODE_TYPES.get(args[codes].dtype)
+    fn = getattr(module, f"{kernel}_{width}", None) if module is not None and width else None
+    if fn is None or not _contiguous(args):
+        fn = getattr(_jit(), kernel)
+    return fn(*args)
+
+
+def greedy_pass(*args) -> int:
+    return _call("greedy_pass", 5, args)
 
 
 def finish(*args) -> None:
-    module = ahead_of_time()
-    if module is not None and args[4].dtype == np.int32 and _contiguous(args):
-        module.finish(*args)
-    else:
-        _jit().finish(*args)
+    _call("finish", 4, args)
 
 
 def hilbert_keys(*args) -> None:
-    module = ahead_of_time()
-    if module is not None and args[3].dtype == np.int32 and _contiguous(args):
-        module.hilbert_keys(*args)
-    else:
-        _jit().hilbert_keys(*args)
+    _call("hilbert_keys", 3, args)
