@@ -37,7 +37,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # spill to disk beyond it, which keeps the 10M-row run under 4 GB of peak RSS
 MEMORY_LIMIT = os.environ.get("SBC_BENCH_MEMORY", "3GB")
 #: runs timed on Adult, in Python and as whole processes (the median is reported)
-PROCESS_RUNS = 5
+ADULT_RUNS = 5
 
 
 def peak_rss_mb() -> float:
@@ -79,7 +79,7 @@ def adult(k: int = 10) -> tuple[str, str]:
     datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
     anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
     runs = sorted((anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])
-                   for _ in range(PROCESS_RUNS)), key=lambda r: r["seconds"])
+                   for _ in range(ADULT_RUNS)), key=lambda r: r["seconds"])
     r = runs[len(runs) // 2]
     floor = group_by_floor(con, "adult", datasets.ADULT_QIS_8)
     out = line("Adult (in Python)", 30162, k, r, floor)
@@ -94,10 +94,10 @@ def adult(k: int = 10) -> tuple[str, str]:
         times = _process_times(cmd, env, tmp)
         # the baseline: the same processes on numba's JIT (its import and cache loading)
         jit = _process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
-    note = (f"Adult in Python: median of {PROCESS_RUNS} runs, {runs[0]['seconds']:.2f}-"
+    note = (f"Adult in Python: median of {ADULT_RUNS} runs, {runs[0]['seconds']:.2f}-"
             f"{runs[-1]['seconds']:.2f} s.\n"
             f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {times[len(times) // 2]:.2f} s "
-            f"(median of {PROCESS_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
+            f"(median of {ADULT_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
             f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
             f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s).")
     print(out + "\n" + note, flush=True)
@@ -105,9 +105,9 @@ def adult(k: int = 10) -> tuple[str, str]:
 
 
 def _process_times(cmd: list[str], env: dict[str, str], cwd: str) -> list[float]:
-    """Seconds of PROCESS_RUNS runs of ``cmd``, sorted."""
+    """Seconds of ADULT_RUNS runs of ``cmd``, sorted."""
     times = []
-    for _ in range(PROCESS_RUNS):
+    for _ in range(ADULT_RUNS):
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
         times.append(time.perf_counter() - t)

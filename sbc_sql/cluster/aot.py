@@ -29,8 +29,8 @@ from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 MODULE = "_aot"
-#: the files whose functions the module compiles; their bytes make the fingerprint
-SOURCES = ("sbcx_kernels.py",)
+#: the file whose functions the module compiles; its bytes make the fingerprint
+SOURCE = "sbcx_kernels.py"
 
 # numba type strings; arrays are C-contiguous, as sbcx and blocks make them
 _GREEDY = ("i8(f8[:,::1], f8[:,::1], f8[::1], f8[::1], b1[::1], {cat}[:,::1], i8[::1], f8[::1], "
@@ -49,10 +49,7 @@ EXPORTS = {
 
 def fingerprint(folder: Path = HERE) -> int:
     """A 60-bit hash of the kernels' source (the module's, when it was built)."""
-    digest = hashlib.sha256()
-    for name in SOURCES:
-        digest.update((folder / name).read_bytes())
-    return int(digest.hexdigest()[:15], 16)
+    return int(hashlib.sha256((folder / SOURCE).read_bytes()).hexdigest()[:15], 16)
 
 
 @contextlib.contextmanager
@@ -61,7 +58,7 @@ def _kernels(folder: Path) -> Iterator[ModuleType]:
     build compiles must not land in the JIT's cache (under this module's name)."""
     from numba.core import config
 
-    spec = importlib.util.spec_from_file_location("_sbc_sql_aot_kernels", folder / "sbcx_kernels.py")
+    spec = importlib.util.spec_from_file_location("_sbc_sql_aot_kernels", folder / SOURCE)
     module = importlib.util.module_from_spec(spec)
     saved = config.CACHE_DIR
     with tempfile.TemporaryDirectory() as scratch:

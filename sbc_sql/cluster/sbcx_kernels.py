@@ -1266,7 +1266,6 @@ def _hilbert_key(x, bits, spread):
     return key
 
 
-
 @njit(cache=True, nogil=True)
 def hilbert_keys(nums, lo, span, cats, rank, roff, card, bits, spread, start, end, keys):
     """Hilbert keys of rows start..end-1 into ``keys`` (see blocks._axis_levels for the axes)."""
