@@ -25,8 +25,11 @@ class BuildKernels(build_ext):
             spec.loader.exec_module(aot)
             aot.build(target, AOT.parent)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the JIT in charge
-            print(f"sbc-sql: kernels not compiled ahead of time ({type(exc).__name__}: {exc}); "
-                  "numba compiles them on first use", file=sys.stderr)
+            print(
+                f"sbc-sql: kernels not compiled ahead of time ({type(exc).__name__}: {exc}); "
+                "numba compiles them on first use",
+                file=sys.stderr,
+            )
 
 
 class NativeDistribution(Distribution):

@@ -47,39 +47,59 @@ def peak_rss_mb() -> float:
 def group_by_floor(con: duckdb.DuckDBPyConnection, table: str, qis: list[str]) -> float:
     cols = ", ".join(f'"{q}"' for q in qis)
     t = time.perf_counter()
-    con.execute(f'SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM "{table}" GROUP BY {cols})'
-                ).fetchall()
+    con.execute(f'SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM "{table}" GROUP BY {cols})').fetchall()
     return time.perf_counter() - t
 
 
-def anonymize_once(con, table: str, qis: list[str], sensitive: str, k: int, drop: list[str],
-                   mode: str = "auto") -> dict[str, object]:
+def anonymize_once(
+    con, table: str, qis: list[str], sensitive: str, k: int, drop: list[str], mode: str = "auto"
+) -> dict[str, object]:
     t = time.perf_counter()
-    result = sbc_sql.anonymize(con, table, k, qi=qis, sensitive=[sensitive], drop=drop,
-                               output=f"{table}_k{k}", replace=True, mode=mode)
+    result = sbc_sql.anonymize(
+        con,
+        table,
+        k,
+        qi=qis,
+        sensitive=[sensitive],
+        drop=drop,
+        output=f"{table}_k{k}",
+        replace=True,
+        mode=mode,
+    )
     seconds = time.perf_counter() - t
     assert result.verdict is not None and result.verdict.ok and result.measures is not None
-    return {"seconds": seconds, "ncp": result.measures.total_ncp, "mode": result.mode,
-            "stages": dict(result.timings), "classes": result.measures.classes}
+    return {
+        "seconds": seconds,
+        "ncp": result.measures.total_ncp,
+        "mode": result.mode,
+        "stages": dict(result.timings),
+        "classes": result.measures.classes,
+    }
 
 
 def line(label: str, rows: int, k: int, r: dict[str, object], floor: float) -> str:
     stages = ", ".join(f"{s} {v:.2f}" for s, v in r["stages"].items())  # type: ignore[union-attr]
-    return (f"| {label} | {rows:,} | {k} | {r['mode']} | {r['seconds']:.2f} | "
-            f"{peak_rss_mb():.0f} | {100 * r['ncp']:.2f} % | {r['seconds'] / floor:.0f}x "
-            f"({floor:.3f} s) | {stages} |")
+    return (
+        f"| {label} | {rows:,} | {k} | {r['mode']} | {r['seconds']:.2f} | "
+        f"{peak_rss_mb():.0f} | {100 * r['ncp']:.2f} % | {r['seconds'] / floor:.0f}x "
+        f"({floor:.3f} s) | {stages} |"
+    )
 
 
-HEADER = ("| input | rows | k | mode | seconds | peak RSS MB | total NCP | vs GROUP BY | stages (s) |\n"
-          "|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| input | rows | k | mode | seconds | peak RSS MB | total NCP | vs GROUP BY | stages (s) |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def adult(k: int = 10) -> tuple[str, str]:
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
     anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
-    runs = sorted((anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])
-                   for _ in range(ADULT_RUNS)), key=lambda r: r["seconds"])
+    runs = sorted(
+        (anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, []) for _ in range(ADULT_RUNS)),
+        key=lambda r: r["seconds"],
+    )
     r = runs[len(runs) // 2]
     floor = group_by_floor(con, "adult", datasets.ADULT_QIS_8)
     out = line("Adult (in Python)", 30162, k, r, floor)
@@ -87,19 +107,34 @@ def adult(k: int = 10) -> tuple[str, str]:
         path = Path(tmp) / "adult.duckdb"
         with duckdb.connect(str(path)) as fcon:
             datasets.load_adult(fcon, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
-        cmd = [sys.executable, "-m", "sbc_sql", "anonymize", "--db", str(path), "--table", "adult",
-               "--k", str(k), "--sensitive", "income", "--replace"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "sbc_sql",
+            "anonymize",
+            "--db",
+            str(path),
+            "--table",
+            "adult",
+            "--k",
+            str(k),
+            "--sensitive",
+            "income",
+            "--replace",
+        ]
         # the same sbc_sql as this process imported, run from outside the checkout
         env = dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
         times = _process_times(cmd, env, tmp)
         # the baseline: the same processes on numba's JIT (its import and cache loading)
         jit = _process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
-    note = (f"Adult in Python: median of {ADULT_RUNS} runs, {runs[0]['seconds']:.2f}-"
-            f"{runs[-1]['seconds']:.2f} s.\n"
-            f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {times[len(times) // 2]:.2f} s "
-            f"(median of {ADULT_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
-            f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
-            f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s).")
+    note = (
+        f"Adult in Python: median of {ADULT_RUNS} runs, {runs[0]['seconds']:.2f}-"
+        f"{runs[-1]['seconds']:.2f} s.\n"
+        f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {times[len(times) // 2]:.2f} s "
+        f"(median of {ADULT_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
+        f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
+        f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s)."
+    )
     print(out + "\n" + note, flush=True)
     return out, note
 
@@ -122,8 +157,9 @@ def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
         datasets.make_synthetic(con, "people", rows)
         made = time.perf_counter() - t
         floor = group_by_floor(con, "people", datasets.SYNTH_QIS)
-        r = anonymize_once(con, "people", datasets.SYNTH_QIS, datasets.SYNTH_SENSITIVE, k,
-                           [datasets.SYNTH_IDENTIFIER])
+        r = anonymize_once(
+            con, "people", datasets.SYNTH_QIS, datasets.SYNTH_SENSITIVE, k, [datasets.SYNTH_IDENTIFIER]
+        )
         con.close()
     out = line("synthetic", rows, k, r, floor)
     print(f"(table made in {made:.1f} s)", file=sys.stderr, flush=True)
@@ -138,15 +174,25 @@ def utility() -> str:
     inputs.append(("Adult 30,162", con, "adult", datasets.ADULT_QIS_8, "income", []))
     con2 = duckdb.connect()
     datasets.make_synthetic(con2, "people", 200_000)
-    inputs.append(("synthetic 200,000", con2, "people", datasets.SYNTH_QIS,
-                   datasets.SYNTH_SENSITIVE, [datasets.SYNTH_IDENTIFIER]))
+    inputs.append(
+        (
+            "synthetic 200,000",
+            con2,
+            "people",
+            datasets.SYNTH_QIS,
+            datasets.SYNTH_SENSITIVE,
+            [datasets.SYNTH_IDENTIFIER],
+        )
+    )
     for label, c, table, qis, sens, drop in inputs:
         for k in (5, 10, 50):
             e = anonymize_once(c, table, qis, sens, k, drop, mode="exact")
             b = anonymize_once(c, table, qis, sens, k, drop, mode="blocks")
-            row = (f"| {label} | {k} | {100 * e['ncp']:.2f} % ({e['seconds']:.1f} s) | "
-                   f"{100 * b['ncp']:.2f} % ({b['seconds']:.1f} s) | "
-                   f"{b['ncp'] / e['ncp']:.3f} |")
+            row = (
+                f"| {label} | {k} | {100 * e['ncp']:.2f} % ({e['seconds']:.1f} s) | "
+                f"{100 * b['ncp']:.2f} % ({b['seconds']:.1f} s) | "
+                f"{b['ncp'] / e['ncp']:.3f} |"
+            )
             print(row, flush=True)
             lines.append(row)
     return "\n".join(lines)
@@ -154,13 +200,13 @@ def utility() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="1000000,10000000",
-                        help="comma-separated synthetic sizes")
+    parser.add_argument("--rows", default="1000000,10000000", help="comma-separated synthetic sizes")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--no-adult", action="store_true")
     parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--utility", action="store_true",
-                        help="only compare block mode's NCP with exact SBCA's")
+    parser.add_argument(
+        "--utility", action="store_true", help="only compare block mode's NCP with exact SBCA's"
+    )
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if args.utility:
@@ -180,8 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         notes.append(note)
     for n in (int(x) for x in args.rows.split(",") if x):
         # each size in a process of its own, so its peak memory is its own
-        done = subprocess.run([sys.executable, __file__, "--one", str(n), "--k", str(args.k)],
-                              check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", str(n), "--k", str(args.k)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         parts += [line[4:] for line in done.stdout.splitlines() if line.startswith("ROW ")]
         print(parts[-1], flush=True)
     notes.append(f"Synthetic runs cap DuckDB at memory_limit = {MEMORY_LIMIT} (`--memory-limit`).")

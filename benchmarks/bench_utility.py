@@ -61,8 +61,10 @@ ABLATIONS = (
     ("ablation: seeds = first", {"seeds": "first"}),
     ("ablation: refine off", {"refine": False}),
     ("ablation: order = SPEC's sort (blocks too)", {"order": "sort"}),
-    ("ablation: all off (the paper's SBCA, blocks of SPEC's order)",
-     {"growth": False, "seeds": "first", "refine": False, "order": "sort"}),
+    (
+        "ablation: all off (the paper's SBCA, blocks of SPEC's order)",
+        {"growth": False, "seeds": "first", "refine": False, "order": "sort"},
+    ),
 )
 WARMUP_ROWS = 500
 
@@ -87,46 +89,55 @@ class Row:
     seconds: dict[int, float | None] = field(default_factory=dict)
 
 
-def pipeline_row(src: Source, label: str, algorithm: str, ks: Sequence[int],
-                 mode: str = "exact") -> Row:
+def pipeline_row(src: Source, label: str, algorithm: str, ks: Sequence[int], mode: str = "exact") -> Row:
     """Anonymize at every k through the full pipeline; seconds are whole anonymize runs."""
     row = Row(label)
 
     def show(r: cmp.CompareRow) -> None:
         row.ncp[r.k] = 100 * r.ncp
         row.seconds[r.k] = r.seconds
-        print(f"  {label:<45} k={r.k:>3}  NCP {100 * r.ncp:6.2f} %  {r.seconds:7.2f} s",
-              flush=True)
+        print(f"  {label:<45} k={r.k:>3}  NCP {100 * r.ncp:6.2f} %  {r.seconds:7.2f} s", flush=True)
 
-    cmp.compare(src.con, src.table, ks, [algorithm], mode=mode, qi=list(src.qis),
-                sensitive=list(src.sensitive), drop=list(src.drop), on_row=show)
+    cmp.compare(
+        src.con,
+        src.table,
+        ks,
+        [algorithm],
+        mode=mode,
+        qi=list(src.qis),
+        sensitive=list(src.sensitive),
+        drop=list(src.drop),
+        on_row=show,
+    )
     return row
 
 
 def qi_data(src: Source) -> QIData:
     """The QIData the pipeline would cluster, without writing a release."""
     info = db.open_source(src.con, src.table)
-    plan = spec.make_plan(info, spec.Options(k=2, qi=src.qis, sensitive=src.sensitive,
-                                             drop=src.drop))
+    plan = spec.make_plan(info, spec.Options(k=2, qi=src.qis, sensitive=src.sensitive, drop=src.drop))
     (n_rows,) = db.fetch_one(src.con, stats.row_count_sql(plan))
     st = stats.collect_stats(src.con, plan, int(n_rows))
     data, _ = pull.pull(src.con, plan, st)
     return data
 
 
-def ablation_row(data: QIData, label: str, switches: dict[str, object],
-                 ks: Sequence[int]) -> Row:
+def ablation_row(data: QIData, label: str, switches: dict[str, object], ks: Sequence[int]) -> Row:
     """The default with some switches off, in its blocks; seconds are the clustering alone."""
     row = Row(label)
     for k in ks:
         started = time.perf_counter()
         per_block = functools.partial(block_algorithm(k), **switches)
-        labels = blocked(data, k, per_block, block_size=default_block_rows(k),
-                         categorical_by=str(switches.get("order", "coarse")))
+        labels = blocked(
+            data,
+            k,
+            per_block,
+            block_size=default_block_rows(k),
+            categorical_by=str(switches.get("order", "coarse")),
+        )
         row.seconds[k] = time.perf_counter() - started
         row.ncp[k] = 100 * total_ncp(data, labels)
-        print(f"  {label:<45} k={k:>3}  NCP {row.ncp[k]:6.2f} %  {row.seconds[k]:7.2f} s",
-              flush=True)
+        print(f"  {label:<45} k={k:>3}  NCP {row.ncp[k]:6.2f} %  {row.seconds[k]:7.2f} s", flush=True)
     return row
 
 
@@ -137,6 +148,7 @@ def published_rows() -> list[Row]:
 
 def table(rows: Sequence[Row], ks: Sequence[int], measure: str) -> str:
     """Markdown table of one measure ("ncp" or "seconds"), a row per Row, a column per k."""
+
     def cell(row: Row, k: int) -> str:
         value = getattr(row, measure).get(k)
         return "—" if value is None else f"{value:.2f}"
@@ -161,8 +173,11 @@ def verdict(default: Row, others: Sequence[Row], ks: Sequence[int]) -> str:
     lost = losses(default, others, ks)
     if not lost:
         return "**The default is below every other row at every k.**"
-    return ("**The default is not below every other row at every k**; it is not lower than: "
-            + "; ".join(lost) + ".")
+    return (
+        "**The default is not below every other row at every k**; it is not lower than: "
+        + "; ".join(lost)
+        + "."
+    )
 
 
 def connect() -> duckdb.DuckDBPyConnection:
@@ -176,11 +191,9 @@ def warm_up(algorithms: Sequence[str]) -> float:
     """Run every algorithm once on a small Adult slice, so compile time is not timed later."""
     started = time.perf_counter()
     con = connect()
-    datasets.load_adult(con, "warmup", rows=WARMUP_ROWS,
-                        columns=datasets.ADULT_QIS_8 + ["income"])
+    datasets.load_adult(con, "warmup", rows=WARMUP_ROWS, columns=datasets.ADULT_QIS_8 + ["income"])
     src = Source(con, "warmup", tuple(datasets.ADULT_QIS_8), ("income",))
-    cmp.compare(con, "warmup", [2], list(algorithms), mode="exact", qi=list(src.qis),
-                sensitive=["income"])
+    cmp.compare(con, "warmup", [2], list(algorithms), mode="exact", qi=list(src.qis), sensitive=["income"])
     sbca_plus(qi_data(src), 2, growth=False, seeds="first", refine=False)
     con.close()
     return time.perf_counter() - started
@@ -188,9 +201,12 @@ def warm_up(algorithms: Sequence[str]) -> float:
 
 def describe(src: Source) -> str:
     """One line per QI: its type, distinct values and, for numbers and dates, the range."""
-    info = {name: kind for name, kind in src.con.execute(
-        f"SELECT column_name, data_type FROM information_schema.columns "
-        f"WHERE table_name = '{src.table}'").fetchall()}
+    info = {
+        name: kind
+        for name, kind in src.con.execute(
+            f"SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{src.table}'"
+        ).fetchall()
+    }
     lines = ["| QI | type | distinct values | range |", "|---|---|---:|---|"]
     for q in src.qis:
         distinct, lo, hi = src.con.execute(
@@ -229,23 +245,25 @@ def adult_section(ks: Sequence[int]) -> str:
     )
 
 
-def synthetic_section(ks: Sequence[int], rows: int, seed: int,
-                      incognito_ks: Sequence[int]) -> str:
+def synthetic_section(ks: Sequence[int], rows: int, seed: int, incognito_ks: Sequence[int]) -> str:
     con = connect()
     datasets.make_synthetic(con, "people", rows, seed)
-    src = Source(con, "people", tuple(datasets.SYNTH_QIS), (datasets.SYNTH_SENSITIVE,),
-                 (datasets.SYNTH_IDENTIFIER,))
+    src = Source(
+        con, "people", tuple(datasets.SYNTH_QIS), (datasets.SYNTH_SENSITIVE,), (datasets.SYNTH_IDENTIFIER,)
+    )
     print(f"synthetic: {rows:,} rows, seed {seed}", flush=True)
     default = pipeline_row(src, DEFAULT, "sbca", ks, mode="auto")
-    measured = [pipeline_row(src, f"{a} (measured)", a, incognito_ks if a == "incognito" else ks)
-                for a in BASELINES]
+    measured = [
+        pipeline_row(src, f"{a} (measured)", a, incognito_ks if a == "incognito" else ks) for a in BASELINES
+    ]
     text = (
         f"## Table 2: synthetic population, {rows:,} rows (seed {seed}); "
         f"{datasets.SYNTH_SENSITIVE} sensitive, {datasets.SYNTH_IDENTIFIER} dropped\n\n"
         "`benchmarks/datasets.py: make_synthetic`: ages shaped like a population pyramid, "
         "log-normal incomes tied to age, visit dates in 2015-2025 (a DATE QI, generalized as "
         "a date range), Zipf-skewed region, occupation, employer and 3-digit zip, and a "
-        "diagnosis that depends on age. Its QIs:\n\n" + describe(src)
+        "diagnosis that depends on age. Its QIs:\n\n"
+        + describe(src)
         + "\nTotal NCP (%), every row measured in this run through the full pipeline "
         "(release written, verified k-anonymous, NCP computed in SQL):\n\n"
         + table([default] + measured, ks, "ncp")
@@ -253,62 +271,74 @@ def synthetic_section(ks: Sequence[int], rows: int, seed: int,
     )
     if sorted(incognito_ks) != sorted(ks):
         slow = measured[BASELINES.index("incognito")].seconds
-        text += (f"\n`incognito` takes {sum(slow.values()) / len(slow):.0f} s per k on this set "
-                 f"(its lattice search), so it runs only at k = "
-                 f"{', '.join(map(str, incognito_ks))} here, to keep the script within its "
-                 "budget; `--incognito-ks` sets the list.\n")
-    text += ("\nSeconds per run (the whole anonymize):\n\n"
-             + table([default] + measured, ks, "seconds"))
+        text += (
+            f"\n`incognito` takes {sum(slow.values()) / len(slow):.0f} s per k on this set "
+            f"(its lattice search), so it runs only at k = "
+            f"{', '.join(map(str, incognito_ks))} here, to keep the script within its "
+            "budget; `--incognito-ks` sets the list.\n"
+        )
+    text += "\nSeconds per run (the whole anonymize):\n\n" + table([default] + measured, ks, "seconds")
     return text + blocks_check(src, default)
 
 
 def blocks_check(src: Source, blocks: Row) -> str:
     """Block mode's NCP (the default) against exact mode's (``--exact``, one block): at most
     BLOCK_TARGET worse."""
-    lines = ["| k | exact NCP % | blocks NCP % | relative difference | exact s | blocks s |",
-             "|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| k | exact NCP % | blocks NCP % | relative difference | exact s | blocks s |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
     exact = pipeline_row(src, "sbca, --exact", "sbca", BLOCK_KS, mode="exact")
     rel = {k: (blocks.ncp[k] - exact.ncp[k]) / exact.ncp[k] for k in BLOCK_KS}
     for k in BLOCK_KS:
-        lines.append(f"| {k} | {exact.ncp[k]:.2f} | {blocks.ncp[k]:.2f} | {100 * rel[k]:+.1f} % "
-                     f"| {exact.seconds[k]:.2f} | {blocks.seconds[k]:.2f} |")
+        lines.append(
+            f"| {k} | {exact.ncp[k]:.2f} | {blocks.ncp[k]:.2f} | {100 * rel[k]:+.1f} % "
+            f"| {exact.seconds[k]:.2f} | {blocks.seconds[k]:.2f} |"
+        )
     worst = max(rel.values())
     met = "met" if worst <= BLOCK_TARGET else "NOT met"
-    text = (f"\n\nBlock mode's NCP is at most {100 * max(worst, 0.0):.1f} % above exact mode's "
-            f"(target: within {100 * BLOCK_TARGET:.0f} %): {met}.")
+    text = (
+        f"\n\nBlock mode's NCP is at most {100 * max(worst, 0.0):.1f} % above exact mode's "
+        f"(target: within {100 * BLOCK_TARGET:.0f} %): {met}."
+    )
     better = [str(k) for k in BLOCK_KS if rel[k] < -BLOCK_TARGET]
     if better:
-        text += (f" At k = {', '.join(better)} block mode is more than "
-                 f"{100 * BLOCK_TARGET:.0f} % *below* exact mode.")
+        text += (
+            f" At k = {', '.join(better)} block mode is more than "
+            f"{100 * BLOCK_TARGET:.0f} % *below* exact mode."
+        )
     sizes = ", ".join(f"{default_block_rows(k):,} at k = {k}" for k in BLOCK_KS)
-    return ("\nThe default (block mode) against `--exact` (one block, each class choosing "
-            "among its seed's nearest rows), through the pipeline "
-            f"(blocks of max({BLOCK_ROWS:,}, {BLOCK_ROWS_PER_K} k) rows of the coarse order: "
-            f"{sizes}):\n\n"
-            + "\n".join(lines) + text + "\n")
+    return (
+        "\nThe default (block mode) against `--exact` (one block, each class choosing "
+        "among its seed's nearest rows), through the pipeline "
+        f"(blocks of max({BLOCK_ROWS:,}, {BLOCK_ROWS_PER_K} k) rows of the coarse order: "
+        f"{sizes}):\n\n" + "\n".join(lines) + text + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--synthetic-rows", type=int, default=50_000)
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--incognito-ks", default="2,10,100",
-                        help="k list for incognito on the synthetic set (about a minute per k)")
+    parser.add_argument(
+        "--incognito-ks",
+        default="2,10,100",
+        help="k list for incognito on the synthetic set (about a minute per k)",
+    )
     args = parser.parse_args(argv)
-    command = " ".join(["python benchmarks/bench_utility.py",
-                        *(sys.argv[1:] if argv is None else argv)])
+    command = " ".join(["python benchmarks/bench_utility.py", *(sys.argv[1:] if argv is None else argv)])
     started = time.perf_counter()
     warm = warm_up(("sbca",) + BASELINES)
     adult = adult_section(KS)
-    synthetic = synthetic_section(KS, args.synthetic_rows, args.seed,
-                                  cmp.parse_ks(args.incognito_ks))
+    synthetic = synthetic_section(KS, args.synthetic_rows, args.seed, cmp.parse_ks(args.incognito_ks))
     wall = time.perf_counter() - started
-    text = ("# Utility: total NCP of sbc-sql's default against published figures and "
-            "baselines\n\n"
-            f"Produced by `{command}` in {wall:.0f} s of wall time (including {warm:.1f} s "
-            f"of warm-up that compiles the numba kernels) on {os.cpu_count()} CPU core(s), "
-            f"DuckDB {duckdb.__version__}, Python {platform.python_version()}.\n\n"
-            + adult + "\n" + synthetic)
+    text = (
+        "# Utility: total NCP of sbc-sql's default against published figures and "
+        "baselines\n\n"
+        f"Produced by `{command}` in {wall:.0f} s of wall time (including {warm:.1f} s "
+        f"of warm-up that compiles the numba kernels) on {os.cpu_count()} CPU core(s), "
+        f"DuckDB {duckdb.__version__}, Python {platform.python_version()}.\n\n" + adult + "\n" + synthetic
+    )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "utility.md").write_text(text)
     print(text)

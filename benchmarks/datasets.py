@@ -43,8 +43,16 @@ ADULT_COLUMNS = {
 ADULT_MISSING = "?"
 
 ADULT_QIS_PAPER = ["age", "sex", "native_country"]
-ADULT_QIS_8 = ["age", "workclass", "education", "marital_status", "occupation", "race",
-               "sex", "native_country"]
+ADULT_QIS_8 = [
+    "age",
+    "workclass",
+    "education",
+    "marital_status",
+    "occupation",
+    "race",
+    "sex",
+    "native_country",
+]
 
 SYNTH_QIS = ["age", "income", "visit_date", "sex", "region", "occupation", "employer", "zip3"]
 SYNTH_SENSITIVE = "diagnosis"
@@ -67,34 +75,109 @@ SYNTH_COLUMNS = {
 SEXES = ["F", "M"]
 FEMALE_SHARE = 0.51
 
-REGIONS = ["South Atlantic", "Pacific", "East North Central", "Middle Atlantic",
-           "West South Central", "Mountain", "New England"]
+REGIONS = [
+    "South Atlantic",
+    "Pacific",
+    "East North Central",
+    "Middle Atlantic",
+    "West South Central",
+    "Mountain",
+    "New England",
+]
 
 OCCUPATIONS = [
-    "Office clerk", "Retail salesperson", "Registered nurse", "Cashier", "Teacher",
-    "Truck driver", "Software developer", "Cook", "Janitor", "Customer service rep",
-    "Warehouse worker", "Accountant", "Construction laborer", "Nursing assistant",
-    "Electrician", "Manager", "Waiter", "Mechanic", "Security guard", "Carpenter",
-    "Pharmacist", "Plumber", "Lawyer", "Physician", "Farmer", "Engineer", "Police officer",
-    "Librarian", "Dentist", "Architect",
+    "Office clerk",
+    "Retail salesperson",
+    "Registered nurse",
+    "Cashier",
+    "Teacher",
+    "Truck driver",
+    "Software developer",
+    "Cook",
+    "Janitor",
+    "Customer service rep",
+    "Warehouse worker",
+    "Accountant",
+    "Construction laborer",
+    "Nursing assistant",
+    "Electrician",
+    "Manager",
+    "Waiter",
+    "Mechanic",
+    "Security guard",
+    "Carpenter",
+    "Pharmacist",
+    "Plumber",
+    "Lawyer",
+    "Physician",
+    "Farmer",
+    "Engineer",
+    "Police officer",
+    "Librarian",
+    "Dentist",
+    "Architect",
 ]
 
-EMPLOYER_STEMS = ["Northwind", "Bluewater", "Summit", "Redwood", "Ironbridge", "Lakeside",
-                  "Granite", "Silverline", "Harbor", "Pinecrest", "Oakmont", "Brightpath",
-                  "Eastgate", "Westfield", "Crescent", "Keystone", "Meridian", "Riverbend",
-                  "Stonehill", "Clearview"]
-EMPLOYER_KINDS = ["Health", "Logistics", "Foods", "Bank", "Software", "Manufacturing",
-                  "Retail", "Energy", "Construction", "Schools"]
+EMPLOYER_STEMS = [
+    "Northwind",
+    "Bluewater",
+    "Summit",
+    "Redwood",
+    "Ironbridge",
+    "Lakeside",
+    "Granite",
+    "Silverline",
+    "Harbor",
+    "Pinecrest",
+    "Oakmont",
+    "Brightpath",
+    "Eastgate",
+    "Westfield",
+    "Crescent",
+    "Keystone",
+    "Meridian",
+    "Riverbend",
+    "Stonehill",
+    "Clearview",
+]
+EMPLOYER_KINDS = [
+    "Health",
+    "Logistics",
+    "Foods",
+    "Bank",
+    "Software",
+    "Manufacturing",
+    "Retail",
+    "Energy",
+    "Construction",
+    "Schools",
+]
 
 DIAGNOSES = [
-    "Hypertension", "Hyperlipidemia", "Type 2 diabetes", "Upper respiratory infection",
-    "Back pain", "Anxiety disorder", "Depression", "Osteoarthritis", "Asthma",
-    "Gastroesophageal reflux", "Obesity", "Allergic rhinitis", "Urinary tract infection",
-    "Migraine", "Hypothyroidism", "Coronary artery disease", "COPD", "Atrial fibrillation",
-    "Otitis media", "Dermatitis",
+    "Hypertension",
+    "Hyperlipidemia",
+    "Type 2 diabetes",
+    "Upper respiratory infection",
+    "Back pain",
+    "Anxiety disorder",
+    "Depression",
+    "Osteoarthritis",
+    "Asthma",
+    "Gastroesophageal reflux",
+    "Obesity",
+    "Allergic rhinitis",
+    "Urinary tract infection",
+    "Migraine",
+    "Hypothyroidism",
+    "Coronary artery disease",
+    "COPD",
+    "Atrial fibrillation",
+    "Otitis media",
+    "Dermatitis",
 ]
-DIAGNOSIS_AGE_PEAKS = np.array([68, 62, 62, 25, 45, 33, 40, 72, 15, 50,
-                                45, 28, 35, 35, 55, 74, 70, 78, 4, 20], dtype=float)
+DIAGNOSIS_AGE_PEAKS = np.array(
+    [68, 62, 62, 25, 45, 33, 40, 72, 15, 50, 45, 28, 35, 35, 55, 74, 70, 78, 4, 20], dtype=float
+)
 DIAGNOSIS_AGE_SPREAD = 22.0
 
 VISIT_START = np.datetime64("2015-01-01")
@@ -128,12 +211,18 @@ def adult_select(path: Path, columns: list[str]) -> str:
     clean = " AND ".join(f"{c} <> '{ADULT_MISSING}'" for c in ADULT_COLUMNS)
     typed = ", ".join(f"{c}::{ADULT_COLUMNS[c]} AS {c}" for c in columns)
     literal = str(path).replace("'", "''")
-    return (f"SELECT {typed} FROM read_csv('{literal}', header = false, delim = ', ', "
-            f"auto_detect = false, columns = {{{as_text}}}) WHERE {clean}")
+    return (
+        f"SELECT {typed} FROM read_csv('{literal}', header = false, delim = ', ', "
+        f"auto_detect = false, columns = {{{as_text}}}) WHERE {clean}"
+    )
 
 
-def load_adult(con: duckdb.DuckDBPyConnection, table: str = "adult", rows: int | None = None,
-               columns: list[str] | None = None) -> int:
+def load_adult(
+    con: duckdb.DuckDBPyConnection,
+    table: str = "adult",
+    rows: int | None = None,
+    columns: list[str] | None = None,
+) -> int:
     """(Re)create `table` with the clean Adult rows in file order; return its row count.
 
     `rows` keeps only the first clean rows (the SBC paper uses 5,000); `columns`
@@ -149,8 +238,7 @@ def load_adult(con: duckdb.DuckDBPyConnection, table: str = "adult", rows: int |
     if rows is not None and rows < 0:
         raise ValueError(f"rows must be non-negative, got {rows}")
     limit = "" if rows is None else f" LIMIT {int(rows)}"
-    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS "
-                f"{adult_select(path, columns)}{limit}")
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS {adult_select(path, columns)}{limit}")
     return con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
 
 
@@ -240,7 +328,7 @@ def draw_income(age: np.ndarray, u1: np.ndarray, u2: np.ndarray) -> np.ndarray:
 def draw_visit_dates(u: np.ndarray) -> np.ndarray:
     """Visit dates in 2015..2025, growing denser toward recent years."""
     days = (VISIT_END - VISIT_START).astype(np.int64) + 1
-    offset = np.minimum(np.floor(days * u ** 0.8).astype(np.int64), days - 1)
+    offset = np.minimum(np.floor(days * u**0.8).astype(np.int64), days - 1)
     return VISIT_START + offset.astype("timedelta64[D]")
 
 
@@ -269,25 +357,30 @@ def dictionary(codes: np.ndarray, values: list[str]) -> pa.DictionaryArray:
 
 def synthetic_chunk(seed: int, start: int, count: int) -> pa.Table:
     """Rows start..start+count of the synthetic population, as an Arrow table."""
+
     def u(stream):
         return uniforms(seed, stream, start, count)
 
     age = inverse_cdf(age_cdf(), u(1)).astype(np.int32)
-    diagnosis = (np.searchsorted(diagnosis_cdf_by_age(), age + u(10), side="right")
-                 - age.astype(np.int64) * len(DIAGNOSES))
-    return pa.table({
-        "person_id": pa.array(person_ids(seed, start, count)),
-        "age": pa.array(age),
-        "income": pa.array(draw_income(age, u(2), u(3))),
-        "visit_date": pa.array(draw_visit_dates(u(4)), type=pa.date32()),
-        "sex": dictionary((u(5) >= FEMALE_SHARE).astype(np.int8), SEXES),
-        "region": dictionary(inverse_cdf(zipf_cdf(len(REGIONS), 0.9), u(6)), REGIONS),
-        "occupation": dictionary(inverse_cdf(zipf_cdf(len(OCCUPATIONS), 1.0), u(7)),
-                                 ranked(OCCUPATIONS, seed, 7)),
-        "employer": dictionary(inverse_cdf(zipf_cdf(200, 1.0), u(8)), ranked(employers(), seed, 8)),
-        "zip3": dictionary(inverse_cdf(zipf_cdf(1000, 0.7), u(9)), ranked(zip3_codes(), seed, 9)),
-        "diagnosis": dictionary(np.clip(diagnosis, 0, len(DIAGNOSES) - 1), DIAGNOSES),
-    })
+    diagnosis = np.searchsorted(diagnosis_cdf_by_age(), age + u(10), side="right") - age.astype(
+        np.int64
+    ) * len(DIAGNOSES)
+    return pa.table(
+        {
+            "person_id": pa.array(person_ids(seed, start, count)),
+            "age": pa.array(age),
+            "income": pa.array(draw_income(age, u(2), u(3))),
+            "visit_date": pa.array(draw_visit_dates(u(4)), type=pa.date32()),
+            "sex": dictionary((u(5) >= FEMALE_SHARE).astype(np.int8), SEXES),
+            "region": dictionary(inverse_cdf(zipf_cdf(len(REGIONS), 0.9), u(6)), REGIONS),
+            "occupation": dictionary(
+                inverse_cdf(zipf_cdf(len(OCCUPATIONS), 1.0), u(7)), ranked(OCCUPATIONS, seed, 7)
+            ),
+            "employer": dictionary(inverse_cdf(zipf_cdf(200, 1.0), u(8)), ranked(employers(), seed, 8)),
+            "zip3": dictionary(inverse_cdf(zipf_cdf(1000, 0.7), u(9)), ranked(zip3_codes(), seed, 9)),
+            "diagnosis": dictionary(np.clip(diagnosis, 0, len(DIAGNOSES) - 1), DIAGNOSES),
+        }
+    )
 
 
 def create_synthetic_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -299,8 +392,9 @@ def create_synthetic_table(con: duckdb.DuckDBPyConnection, table: str) -> None:
     con.execute(f"COMMENT ON COLUMN {name}.{SYNTH_SENSITIVE} IS 'sbc:sensitive'")
 
 
-def make_synthetic(con: duckdb.DuckDBPyConnection, table: str, rows: int, seed: int = 11,
-                   chunk_rows: int = SYNTH_CHUNK_ROWS) -> int:
+def make_synthetic(
+    con: duckdb.DuckDBPyConnection, table: str, rows: int, seed: int = 11, chunk_rows: int = SYNTH_CHUNK_ROWS
+) -> int:
     """(Re)create `table` with `rows` synthetic people; return the row count.
 
     Rows are generated and inserted `chunk_rows` at a time, so memory stays

@@ -33,8 +33,11 @@ from sbc_sql.cluster.fulldomain import Hierarchy, numeric_hierarchy, paper_age_l
 RESULTS = Path(__file__).resolve().parent / "results"
 ALGORITHMS = ["sbca", "sbca-paper", "mondrian", "datafly", "incognito", "kmember"]
 SETTINGS = {
-    "A": {"rows": 5000, "qis": datasets.ADULT_QIS_PAPER,
-          "ks": [2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100]},
+    "A": {
+        "rows": 5000,
+        "qis": datasets.ADULT_QIS_PAPER,
+        "ks": [2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+    },
     "B": {"rows": None, "qis": datasets.ADULT_QIS_8, "ks": [2, 5, 10, 25, 50, 100]},
 }
 
@@ -43,9 +46,15 @@ def paper_age(con: duckdb.DuckDBPyConnection, table: str) -> Hierarchy:
     """The paper's age hierarchy over the ages present in the table."""
     import numpy as np
 
-    ages = np.array([r[0] for r in con.execute(
-        f'SELECT DISTINCT age FROM "{table}" WHERE age IS NOT NULL ORDER BY age').fetchall()],
-        dtype=np.float64)
+    ages = np.array(
+        [
+            r[0]
+            for r in con.execute(
+                f'SELECT DISTINCT age FROM "{table}" WHERE age IS NOT NULL ORDER BY age'
+            ).fetchall()
+        ],
+        dtype=np.float64,
+    )
     return numeric_hierarchy(ages, paper_age_levels())
 
 
@@ -57,14 +66,23 @@ def markdown(rows: list[cmp.CompareRow], algorithms: list[str]) -> str:
     for a in algorithms:
         cells = [f"{100 * by[(a, k)].ncp:.2f} %" if (a, k) in by else "—" for k in ks]
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
-    lines += ["", "Distinct generalized tuples (suppressed rows in brackets):", "",
-              head, "|---|" + "---|" * len(ks)]
+    lines += [
+        "",
+        "Distinct generalized tuples (suppressed rows in brackets):",
+        "",
+        head,
+        "|---|" + "---|" * len(ks),
+    ]
     for a in algorithms:
-        cells = [f"{by[(a, k)].tuples} ({by[(a, k)].suppressed})" if (a, k) in by else "—"
-                 for k in ks]
+        cells = [f"{by[(a, k)].tuples} ({by[(a, k)].suppressed})" if (a, k) in by else "—" for k in ks]
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
-    lines += ["", "Seconds per run (whole anonymize: stats, pull, cluster, write, verify, measure):",
-              "", head, "|---|" + "---|" * len(ks)]
+    lines += [
+        "",
+        "Seconds per run (whole anonymize: stats, pull, cluster, write, verify, measure):",
+        "",
+        head,
+        "|---|" + "---|" * len(ks),
+    ]
     for a in algorithms:
         cells = [f"{by[(a, k)].seconds:.2f}" if (a, k) in by else "—" for k in ks]
         lines.append(f"| {a} | " + " | ".join(cells) + " |")
@@ -80,22 +98,33 @@ def run_setting(name: str, algorithms: list[str]) -> list[cmp.CompareRow]:
     started = time.perf_counter()
 
     def show(r: cmp.CompareRow) -> None:
-        print(f"{name}  {r.algorithm:<10} k={r.k:>3}  NCP {100 * r.ncp:6.2f} %  tuples "
-              f"{r.tuples:>5}  suppressed {r.suppressed:>4}  {r.seconds:6.2f} s", flush=True)
+        print(
+            f"{name}  {r.algorithm:<10} k={r.k:>3}  NCP {100 * r.ncp:6.2f} %  tuples "
+            f"{r.tuples:>5}  suppressed {r.suppressed:>4}  {r.seconds:6.2f} s",
+            flush=True,
+        )
 
-    rows = cmp.compare(con, table, cfg["ks"], algorithms, qi=cfg["qis"], sensitive=["income"],
-                       hierarchies=hierarchies, on_row=show)
+    rows = cmp.compare(
+        con,
+        table,
+        cfg["ks"],
+        algorithms,
+        qi=cfg["qis"],
+        sensitive=["income"],
+        hierarchies=hierarchies,
+        on_row=show,
+    )
     total = time.perf_counter() - started
     RESULTS.mkdir(exist_ok=True)
     stem = RESULTS / f"setting_{name}"
     cmp.write_csv(rows, f"{stem}.csv")
-    title = ("Adult 5,000 x (age, sex, native-country)" if name == "A"
-             else "Adult 30,162 x 8 QIs")
+    title = "Adult 5,000 x (age, sex, native-country)" if name == "A" else "Adult 30,162 x 8 QIs"
     cmp.plot(rows, f"{stem}.png", title=f"{title}: total NCP against k")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    text = (f"Setting {name}: {title}. Total NCP (lower is better); every release verified "
-            f"k-anonymous. Whole setting: {total:.1f} s, peak RSS {peak:.0f} MB.\n\n"
-            + markdown(rows, algorithms))
+    text = (
+        f"Setting {name}: {title}. Total NCP (lower is better); every release verified "
+        f"k-anonymous. Whole setting: {total:.1f} s, peak RSS {peak:.0f} MB.\n\n" + markdown(rows, algorithms)
+    )
     Path(f"{stem}.md").write_text(text)
     print(text)
     return rows

@@ -69,11 +69,36 @@ Carr Lawson Jacobs O'Connor Obrien Wong Kowalski Novak Schneider Ivanova Okafor 
 """.split()
 
 NATIONALITIES = [
-    "United States", "Mexico", "India", "China", "Philippines", "El Salvador", "Vietnam",
-    "Cuba", "Dominican Republic", "Guatemala", "South Korea", "Canada", "Jamaica",
-    "Colombia", "Haiti", "Germany", "United Kingdom", "Brazil", "Honduras", "Poland",
-    "Italy", "Peru", "Ecuador", "Iran", "Japan", "Russia", "Pakistan", "Nigeria",
-    "Ireland", "Portugal",
+    "United States",
+    "Mexico",
+    "India",
+    "China",
+    "Philippines",
+    "El Salvador",
+    "Vietnam",
+    "Cuba",
+    "Dominican Republic",
+    "Guatemala",
+    "South Korea",
+    "Canada",
+    "Jamaica",
+    "Colombia",
+    "Haiti",
+    "Germany",
+    "United Kingdom",
+    "Brazil",
+    "Honduras",
+    "Poland",
+    "Italy",
+    "Peru",
+    "Ecuador",
+    "Iran",
+    "Japan",
+    "Russia",
+    "Pakistan",
+    "Nigeria",
+    "Ireland",
+    "Portugal",
 ]
 HOME_COUNTRY_SHARE = 0.78
 
@@ -104,8 +129,7 @@ SSN_AREAS = np.array([a for a in range(1, 900) if a != 666])
 SSN_PER_AREA = 99 * 9999
 MAX_ROWS = 10_000_000
 
-ROLE_COMMENTS = {"name": "sbc:identifier", "ssn": "sbc:identifier",
-                 "diagnosis": "sbc:sensitive"}
+ROLE_COMMENTS = {"name": "sbc:identifier", "ssn": "sbc:identifier", "diagnosis": "sbc:sensitive"}
 
 SELECT_PATIENTS = """
 SELECT
@@ -158,12 +182,15 @@ def draw_birth_dates(rng: np.random.Generator, rows: int) -> np.ndarray:
 
 def age_on(reference: np.datetime64, birth: np.ndarray) -> np.ndarray:
     """Completed years at `reference`, the way a clinic computes age."""
+
     def parts(d):
         year = d.astype("datetime64[Y]")
         month = d.astype("datetime64[M]")
-        return (year.astype(np.int64) + 1970,
-                (month - year).astype(np.int64) + 1,
-                (d - month).astype(np.int64) + 1)
+        return (
+            year.astype(np.int64) + 1970,
+            (month - year).astype(np.int64) + 1,
+            (d - month).astype(np.int64) + 1,
+        )
 
     ry, rm, rd = parts(np.asarray(reference))
     by, bm, bd = parts(birth)
@@ -255,18 +282,21 @@ def patients_source(rows: int, seed: int) -> pa.Table:
     zips, zip_p = zip_codes(rng)
     area, group, serial = draw_ssns(rng, rows)
     columns = draw_names(rng, sex)
-    columns.update({
-        "ssn_area": pa.array(area),
-        "ssn_group": pa.array(group),
-        "ssn_serial": pa.array(serial),
-        "birth_date": pa.array(birth, type=pa.date32()),
-        "age": pa.array(age),
-        "zip": dictionary(rng.choice(len(zips), size=rows, p=zip_p), zips),
-        "sex": dictionary(sex, ["F", "M"]),
-        "nationality": dictionary(
-            rng.choice(len(NATIONALITIES), size=rows, p=nationality_weights()), NATIONALITIES),
-        "diagnosis": dictionary(draw_diagnoses(rng, sex, age), [d[0] for d in DIAGNOSES]),
-    })
+    columns.update(
+        {
+            "ssn_area": pa.array(area),
+            "ssn_group": pa.array(group),
+            "ssn_serial": pa.array(serial),
+            "birth_date": pa.array(birth, type=pa.date32()),
+            "age": pa.array(age),
+            "zip": dictionary(rng.choice(len(zips), size=rows, p=zip_p), zips),
+            "sex": dictionary(sex, ["F", "M"]),
+            "nationality": dictionary(
+                rng.choice(len(NATIONALITIES), size=rows, p=nationality_weights()), NATIONALITIES
+            ),
+            "diagnosis": dictionary(draw_diagnoses(rng, sex, age), [d[0] for d in DIAGNOSES]),
+        }
+    )
     return pa.table(columns)
 
 

@@ -14,22 +14,31 @@ from .verification import Verdict, verify_pair
 def _tables(con: Connection, original: str, release: str) -> None:
     for name, flag in ((original, "--original"), (release, "--release")):
         if not db.table_exists(con, name):
-            raise InputError(f"table or view '{name}' does not exist in the database; pass an "
-                             f"existing one with {flag}")
+            raise InputError(
+                f"table or view '{name}' does not exist in the database; pass an existing one with {flag}"
+            )
 
 
-def _layout(con: Connection, original: str, release: str,
-            weights: Mapping[str, float] | None) -> metrics.Layout:
+def _layout(
+    con: Connection, original: str, release: str, weights: Mapping[str, float] | None
+) -> metrics.Layout:
     layout = metrics.infer_layout(con, original, release, weights)
     if not layout.qis:
-        raise InputError(f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
-                         "or value list); pass the release made from that original")
+        raise InputError(
+            f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
+            "or value list); pass the release made from that original"
+        )
     return layout
 
 
-def measure(database: str | Path | Connection, original: str, release: str, *,
-            weights: Mapping[str, float] | None = None,
-            ranges: Mapping[str, tuple[float, float]] | None = None) -> metrics.Measures:
+def measure(
+    database: str | Path | Connection,
+    original: str,
+    release: str,
+    *,
+    weights: Mapping[str, float] | None = None,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> metrics.Measures:
     """NCP per QI and total, utility and class sizes of ``release`` against ``original``.
 
     ``ranges`` overrides a numeric QI's domain (e.g. ``{"age": (10, 100)}``) when the
@@ -37,8 +46,7 @@ def measure(database: str | Path | Connection, original: str, release: str, *,
     """
     con = db.connect(database)
     _tables(con, original, release)
-    return metrics.measure_tables(con, _layout(con, original, release, weights),
-                                  original, release, ranges)
+    return metrics.measure_tables(con, _layout(con, original, release, weights), original, release, ranges)
 
 
 def verify(database: str | Path | Connection, original: str, release: str, k: int) -> Verdict:

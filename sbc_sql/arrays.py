@@ -13,8 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 
-def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type,
-             fill: float | None = None) -> np.ndarray:
+def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type, fill: float | None = None) -> np.ndarray:
     """A numeric Arrow column as a numpy array of ``dtype`` (cast if needed), NULLs as
     ``fill`` (default NaN; an integer column with NULLs needs one)."""
     if isinstance(values, pa.ChunkedArray):
@@ -28,20 +27,18 @@ def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type,
     if values.type != want:
         values = pc.cast(values, want)
     width = np.dtype(dtype).itemsize
-    out = np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values),
-                        offset=values.offset * width)
+    out = np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * width)
     if values.null_count:
         bits = np.unpackbits(np.frombuffer(values.buffers()[0], dtype=np.uint8), bitorder="little")
         out = out.copy()
-        out[bits[values.offset:values.offset + len(values)] == 0] = fill
+        out[bits[values.offset : values.offset + len(values)] == 0] = fill
     return out
 
 
 def from_numpy(values: np.ndarray) -> pa.Array:
     """A 1-D numeric numpy array as an Arrow array (no NULLs); the buffer is shared."""
     values = np.ascontiguousarray(values)
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
-                                 [None, pa.py_buffer(values)])
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
 def mask(values: np.ndarray) -> pa.Array:

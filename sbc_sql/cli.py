@@ -16,8 +16,11 @@ from .hierarchies import parse_hierarchy_options
 from .pipeline import Result, anonymize
 from .spec import parse_weights
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).",
+)
 
 Names = Annotated[Optional[list[str]], typer.Option(show_default=False)]
 
@@ -42,8 +45,7 @@ class ProgressBar:
         elapsed = now - self.start
         eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
         bar = "#" * int(frac * 30)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} "
-                         f"eta {eta:5.1f}s")
+        sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} eta {eta:5.1f}s")
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
@@ -63,37 +65,64 @@ def anonymize_cmd(
     sensitive: Names = None,
     drop: Names = None,
     keep: Names = None,
-    output: Annotated[Optional[str], typer.Option(help=(
-        "Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
-        "and <output>_classes, and the text view <output>_view."))] = None,
+    output: Annotated[
+        Optional[str],
+        typer.Option(
+            help=(
+                "Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
+                "and <output>_classes, and the text view <output>_view."
+            )
+        ),
+    ] = None,
     replace: Annotated[bool, typer.Option(help="Overwrite an existing release.")] = False,
-    leftover: Annotated[str, typer.Option(help="Rows left when fewer than k remain: "
-                                                "nearest, last or suppress.")] = "nearest",
+    leftover: Annotated[
+        str, typer.Option(help="Rows left when fewer than k remain: nearest, last or suppress.")
+    ] = "nearest",
     weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     out_file: Annotated[Optional[str], typer.Option(help="Also export the release (.parquet/.csv).")] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
-    mode: Annotated[str, typer.Option(help="auto (sbca: blocks at every size; sbca-paper: "
-                                           "blocks above a size threshold), exact (one block) "
-                                           "or blocks.")] = "auto",
-    exact: Annotated[bool, typer.Option("--exact", help="Cluster the whole table as one block "
-                                                        "(same as --mode exact).")] = False,
-    workers: Annotated[Optional[int], typer.Option(
-        help="Threads for block mode (default: all cores).")] = None,
-    block_rows: Annotated[Optional[int], typer.Option(
-        help="Rows per block of the default sbca (default: max(1536, 160 k)). Every row of a "
-             "block is a candidate for each class: larger blocks lower NCP, at a cost "
-             "quadratic in the block size.")] = None,
-    algorithm: Annotated[str, typer.Option(
-        help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly "
-             "or incognito.")] = "sbca",
-    paper: Annotated[bool, typer.Option("--paper", help="The paper's SBCA exactly (same as "
-                                                        "--algorithm sbca-paper).")] = False,
-    hierarchy: Annotated[Optional[list[str]], typer.Option(
-        help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable).")] = None,
-    max_suppression: Annotated[float, typer.Option(
-        help="Share of rows datafly/incognito may suppress.")] = 0.01,
-    memory_limit: Annotated[Optional[str], typer.Option(
-        help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond).")] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="auto (sbca: blocks at every size; sbca-paper: "
+            "blocks above a size threshold), exact (one block) "
+            "or blocks."
+        ),
+    ] = "auto",
+    exact: Annotated[
+        bool, typer.Option("--exact", help="Cluster the whole table as one block (same as --mode exact).")
+    ] = False,
+    workers: Annotated[
+        Optional[int], typer.Option(help="Threads for block mode (default: all cores).")
+    ] = None,
+    block_rows: Annotated[
+        Optional[int],
+        typer.Option(
+            help="Rows per block of the default sbca (default: max(1536, 160 k)). Every row of a "
+            "block is a candidate for each class: larger blocks lower NCP, at a cost "
+            "quadratic in the block size."
+        ),
+    ] = None,
+    algorithm: Annotated[
+        str,
+        typer.Option(
+            help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly or incognito."
+        ),
+    ] = "sbca",
+    paper: Annotated[
+        bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
+    ] = False,
+    hierarchy: Annotated[
+        Optional[list[str]],
+        typer.Option(help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable)."),
+    ] = None,
+    max_suppression: Annotated[
+        float, typer.Option(help="Share of rows datafly/incognito may suppress.")
+    ] = 0.01,
+    memory_limit: Annotated[
+        Optional[str],
+        typer.Option(help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Write a verified k-anonymous release of TABLE into the database.
@@ -104,18 +133,35 @@ def anonymize_cmd(
 
     Example: sbc-sql anonymize --db clinic.duckdb --table patients --k 5
     """
+
     def log(line: str) -> None:
         typer.echo(line, err=True)
 
     try:
-        result = anonymize(db, table, k, qi=qi or (), sensitive=sensitive or (), drop=drop or (),
-                           keep=keep or (), output=output, replace=replace, leftover=leftover,
-                           weights=weights, out_file=out_file, sql_only=sql,
-                           mode="exact" if exact else mode,
-                           workers=workers, algorithm="sbca-paper" if paper else algorithm,
-                           hierarchies=parse_hierarchy_options(hierarchy),
-                           max_suppression=max_suppression, memory_limit=memory_limit,
-                           block_rows=block_rows, log=log, progress=ProgressBar("clustering"))
+        result = anonymize(
+            db,
+            table,
+            k,
+            qi=qi or (),
+            sensitive=sensitive or (),
+            drop=drop or (),
+            keep=keep or (),
+            output=output,
+            replace=replace,
+            leftover=leftover,
+            weights=weights,
+            out_file=out_file,
+            sql_only=sql,
+            mode="exact" if exact else mode,
+            workers=workers,
+            algorithm="sbca-paper" if paper else algorithm,
+            hierarchies=parse_hierarchy_options(hierarchy),
+            max_suppression=max_suppression,
+            memory_limit=memory_limit,
+            block_rows=block_rows,
+            log=log,
+            progress=ProgressBar("clustering"),
+        )
     except SbcError as err:
         _fail(err)
         return
@@ -131,9 +177,14 @@ def anonymize_cmd(
 def summary_dict(result: Result) -> dict[str, object]:
     m = result.measures
     assert m is not None
-    return {"release": result.release, "view": result.view, "k": result.plan.k,
-            "mode": result.mode, **m.as_dict(),
-            "seconds": {s: round(t, 4) for s, t in result.timings.items()}}
+    return {
+        "release": result.release,
+        "view": result.view,
+        "k": result.plan.k,
+        "mode": result.mode,
+        **m.as_dict(),
+        "seconds": {s: round(t, 4) for s, t in result.timings.items()},
+    }
 
 
 def summary_text(result: Result) -> str:
@@ -141,8 +192,7 @@ def summary_text(result: Result) -> str:
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "write", "measure", "verify")
     lines = [
-        f"release '{result.release}' (view '{result.view}'): verified {result.plan.k}-anonymous "
-        f"and complete",
+        f"release '{result.release}' (view '{result.view}'): verified {result.plan.k}-anonymous and complete",
         f"  rows in {m.n_rows}, rows out {m.released}, suppressed {m.suppressed}",
         f"  classes {m.classes}: smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
@@ -208,14 +258,18 @@ def evaluate_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
-    sensitive: Annotated[Optional[str], typer.Option(
-        help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")] = None,
+    sensitive: Annotated[
+        Optional[str], typer.Option(help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")
+    ] = None,
     k_r: Annotated[float, typer.Option("--k-r", help="RGCP weight of virtual classes.")] = 2.0,
     n_r: Annotated[float, typer.Option("--n-r", help="RGCP weight when no class exists.")] = 4.0,
-    queries: Annotated[int, typer.Option(help="Random COUNT queries per selectivity "
-                                               "(0: no query error).")] = 200,
-    selectivity: Annotated[Optional[list[float]], typer.Option(
-        help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1).")] = None,
+    queries: Annotated[
+        int, typer.Option(help="Random COUNT queries per selectivity (0: no query error).")
+    ] = 200,
+    selectivity: Annotated[
+        Optional[list[float]],
+        typer.Option(help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random queries.")] = 0,
     k: Annotated[Optional[int], typer.Option(help="k of C_AVG (default: smallest class).")] = None,
     weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
@@ -231,12 +285,21 @@ def evaluate_cmd(
     try:
         w = parse_weights(weights) if weights else None
         if sql:
-            typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive,
-                                                weights=w)))
+            typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive, weights=w)))
             return
-        result = evaluate(db, original, release, sensitive=sensitive, k_r=k_r, n_r=n_r,
-                          queries=queries, selectivities=tuple(selectivity or (0.01, 0.05, 0.1)),
-                          seed=seed, weights=w, k=k)
+        result = evaluate(
+            db,
+            original,
+            release,
+            sensitive=sensitive,
+            k_r=k_r,
+            n_r=n_r,
+            queries=queries,
+            selectivities=tuple(selectivity or (0.01, 0.05, 0.1)),
+            seed=seed,
+            weights=w,
+            k=k,
+        )
     except SbcError as err:
         _fail(err)
         return
@@ -262,15 +325,18 @@ def compare_cmd(
     table: Annotated[str, typer.Option(help="Table to anonymize.")],
     k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
     algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = (
-        "sbca,sbca-paper,mondrian,datafly,incognito,kmember"),
+        "sbca,sbca-paper,mondrian,datafly,incognito,kmember"
+    ),
     qi: Names = None,
     sensitive: Names = None,
     drop: Names = None,
     keep: Names = None,
-    hierarchy: Annotated[Optional[list[str]], typer.Option(
-        help="col=path.csv hierarchy for datafly/incognito (repeatable).")] = None,
-    max_suppression: Annotated[float, typer.Option(
-        help="Share of rows datafly/incognito may suppress.")] = 0.01,
+    hierarchy: Annotated[
+        Optional[list[str]], typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
+    ] = None,
+    max_suppression: Annotated[
+        float, typer.Option(help="Share of rows datafly/incognito may suppress.")
+    ] = 0.01,
     plot: Annotated[Optional[str], typer.Option(help="Write NCP against k as a PNG.")] = None,
     csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write the rows as CSV.")] = None,
     keep_releases: Annotated[bool, typer.Option(help="Keep every release.")] = False,
@@ -285,12 +351,20 @@ def compare_cmd(
         ks = cmp.parse_ks(k)
         header = cmp.table_text([]).splitlines()[0]
         typer.echo(header)
-        rows = cmp.compare(db, table, ks, [a.strip() for a in algorithms.split(",") if a.strip()],
-                           keep_releases=keep_releases, qi=qi or (), sensitive=sensitive or (),
-                           drop=drop or (), keep=keep or (),
-                           hierarchies=parse_hierarchy_options(hierarchy),
-                           max_suppression=max_suppression,
-                           on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]))
+        rows = cmp.compare(
+            db,
+            table,
+            ks,
+            [a.strip() for a in algorithms.split(",") if a.strip()],
+            keep_releases=keep_releases,
+            qi=qi or (),
+            sensitive=sensitive or (),
+            drop=drop or (),
+            keep=keep or (),
+            hierarchies=parse_hierarchy_options(hierarchy),
+            max_suppression=max_suppression,
+            on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
+        )
     except ValueError as err:
         _fail(SbcError(f"--k '{k}' is not a comma-separated list of integers ({err})"))
         return

@@ -28,9 +28,16 @@ class CompareRow:
     seconds: float
 
 
-def compare(database: Any, table: str, ks: Sequence[int], algorithms: Sequence[str], *,
-            keep_releases: bool = False, on_row: Callable[[CompareRow], None] | None = None,
-            **options: Any) -> list[CompareRow]:
+def compare(
+    database: Any,
+    table: str,
+    ks: Sequence[int],
+    algorithms: Sequence[str],
+    *,
+    keep_releases: bool = False,
+    on_row: Callable[[CompareRow], None] | None = None,
+    **options: Any,
+) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
     Each release is verified before it is counted; time is the whole anonymize run.
@@ -42,15 +49,13 @@ def compare(database: Any, table: str, ks: Sequence[int], algorithms: Sequence[s
         for k in ks:
             output = f"{stem}_{algorithm}_k{k}"
             started = time.perf_counter()
-            result = anonymize(con, table, k, algorithm=algorithm, output=output, replace=True,
-                               **options)
+            result = anonymize(con, table, k, algorithm=algorithm, output=output, replace=True, **options)
             seconds = time.perf_counter() - started
             m = result.measures
             assert m is not None
             layout = Layout(result.plan.qis, result.plan.verbatim, result.plan.weights)
             tuples = int(db.fetch_one(con, tuple_sizes_sql(layout, output))[0])
-            row = CompareRow(algorithm, k, m.total_ncp, m.utility, m.classes, tuples,
-                             m.suppressed, seconds)
+            row = CompareRow(algorithm, k, m.total_ncp, m.utility, m.classes, tuples, m.suppressed, seconds)
             rows.append(row)
             if on_row is not None:
                 on_row(row)
@@ -98,9 +103,13 @@ def plot(rows: Iterable[CompareRow], path: str | Path, title: str = "") -> None:
 
 
 def table_text(rows: Iterable[CompareRow]) -> str:
-    lines = [f"{'algorithm':<12}{'k':>5}{'NCP':>9}{'utility':>9}{'classes':>9}{'tuples':>8}"
-             f"{'suppr.':>8}{'seconds':>9}"]
+    lines = [
+        f"{'algorithm':<12}{'k':>5}{'NCP':>9}{'utility':>9}{'classes':>9}{'tuples':>8}"
+        f"{'suppr.':>8}{'seconds':>9}"
+    ]
     for r in rows:
-        lines.append(f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
-                     f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}")
+        lines.append(
+            f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
+            f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}"
+        )
     return "\n".join(lines)

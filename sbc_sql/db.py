@@ -44,14 +44,17 @@ def connect(db: str | Path | Connection | None, *, must_exist: bool = True) -> C
         return _quiet(duckdb.connect())
     path = Path(db)
     if must_exist and not path.exists():
-        raise InputError(f"database file '{path}' does not exist; pass an existing DuckDB file "
-                         "with --db (examples/make_clinic_db.py makes one)")
+        raise InputError(
+            f"database file '{path}' does not exist; pass an existing DuckDB file "
+            "with --db (examples/make_clinic_db.py makes one)"
+        )
     try:
         return _quiet(duckdb.connect(str(path)))
     except duckdb.Error as err:
         first = str(err).splitlines()[0]
-        raise InputError(f"cannot open '{path}' as a DuckDB database ({first}); "
-                         "pass a DuckDB database file with --db") from None
+        raise InputError(
+            f"cannot open '{path}' as a DuckDB database ({first}); pass a DuckDB database file with --db"
+        ) from None
 
 
 def _quiet(con: Connection) -> Connection:
@@ -64,21 +67,22 @@ def to_sql(tree: exp.Expression | str) -> str:
     return tree if isinstance(tree, str) else tree.sql(dialect=DIALECT)
 
 
-def execute(con: Connection, tree: exp.Expression | str,
-            params: Mapping[str, Any] | None = None) -> None:
+def execute(con: Connection, tree: exp.Expression | str, params: Mapping[str, Any] | None = None) -> None:
     con.execute(to_sql(tree), dict(params) if params else None).fetchall()
 
 
-def fetch_one(con: Connection, tree: exp.Expression | str,
-              params: Mapping[str, Any] | None = None) -> tuple[Any, ...]:
+def fetch_one(
+    con: Connection, tree: exp.Expression | str, params: Mapping[str, Any] | None = None
+) -> tuple[Any, ...]:
     rows = con.execute(to_sql(tree), dict(params) if params else None).fetchall()
     if len(rows) != 1:
         raise RuntimeError(f"expected one row, got {len(rows)}")
     return rows[0]
 
 
-def fetch_all(con: Connection, tree: exp.Expression | str,
-              params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+def fetch_all(
+    con: Connection, tree: exp.Expression | str, params: Mapping[str, Any] | None = None
+) -> list[tuple[Any, ...]]:
     return con.execute(to_sql(tree), dict(params) if params else None).fetchall()
 
 
@@ -86,8 +90,9 @@ def fetch_arrow(con: Connection, tree: exp.Expression | str) -> pa.Table:
     return con.sql(to_sql(tree)).to_arrow_table()
 
 
-def stream(con: Connection, tree: exp.Expression | str,
-           batch_size: int = 1 << 17) -> Iterator[pa.RecordBatch]:
+def stream(
+    con: Connection, tree: exp.Expression | str, batch_size: int = 1 << 17
+) -> Iterator[pa.RecordBatch]:
     """Arrow record batches of a query; the result is drained or closed before returning."""
     reader = con.sql(to_sql(tree)).to_arrow_reader(batch_size)
     try:
@@ -108,36 +113,49 @@ def table_exists(con: Connection, name: str) -> bool:
 def object_kinds(con: Connection, names: Sequence[str]) -> dict[str, str]:
     """Which of these names are taken in the main schema, and by what: 'TABLE' or 'VIEW'
     (one catalog query for all of them)."""
-    rows = fetch_all(con, "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE "
-                          "list_contains($names, table_name) AND schema_name = 'main' AND "
-                          "database_name = current_database() UNION ALL "
-                          "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE NOT internal AND "
-                          "list_contains($names, view_name) AND schema_name = 'main' AND "
-                          "database_name = current_database()", {"names": list(names)})
+    rows = fetch_all(
+        con,
+        "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE "
+        "list_contains($names, table_name) AND schema_name = 'main' AND "
+        "database_name = current_database() UNION ALL "
+        "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE NOT internal AND "
+        "list_contains($names, view_name) AND schema_name = 'main' AND "
+        "database_name = current_database()",
+        {"names": list(names)},
+    )
     return {name: kind for name, kind in rows}
 
 
 def view_exists(con: Connection, name: str) -> bool:
-    rows = fetch_all(con, "SELECT 1 FROM duckdb_views() WHERE view_name = $name AND NOT internal "
-                          "AND schema_name = 'main' AND database_name = current_database()",
-                     {"name": name})
+    rows = fetch_all(
+        con,
+        "SELECT 1 FROM duckdb_views() WHERE view_name = $name AND NOT internal "
+        "AND schema_name = 'main' AND database_name = current_database()",
+        {"name": name},
+    )
     return bool(rows)
 
 
 def base_table_exists(con: Connection, name: str) -> bool:
-    rows = fetch_all(con, "SELECT 1 FROM duckdb_tables() WHERE table_name = $name "
-                          "AND schema_name = 'main' AND database_name = current_database()",
-                     {"name": name})
+    rows = fetch_all(
+        con,
+        "SELECT 1 FROM duckdb_tables() WHERE table_name = $name "
+        "AND schema_name = 'main' AND database_name = current_database()",
+        {"name": name},
+    )
     return bool(rows)
 
 
 def describe(con: Connection, name: str, *, temporary: bool = False) -> TableInfo:
     """Columns, types and comments of a base table, in column order."""
     database = "temp" if temporary else None
-    rows = fetch_all(con, "SELECT column_name, data_type, comment FROM duckdb_columns() "
-                          "WHERE table_name = $name AND schema_name = 'main' AND database_name = "
-                          "COALESCE($database, current_database()) ORDER BY column_index",
-                     {"name": name, "database": database})
+    rows = fetch_all(
+        con,
+        "SELECT column_name, data_type, comment FROM duckdb_columns() "
+        "WHERE table_name = $name AND schema_name = 'main' AND database_name = "
+        "COALESCE($database, current_database()) ORDER BY column_index",
+        {"name": name, "database": database},
+    )
     return TableInfo(name, tuple(ColumnInfo(r[0], r[1], r[2]) for r in rows))
 
 
@@ -146,11 +164,16 @@ def open_source(con: Connection, table: str) -> TableInfo:
     if looks_like_file(table):
         path = Path(table)
         if not path.exists():
-            raise InputError(f"input file '{table}' does not exist; pass an existing CSV or "
-                             "Parquet file, or a table name, with --table")
+            raise InputError(
+                f"input file '{table}' does not exist; pass an existing CSV or "
+                "Parquet file, or a table name, with --table"
+            )
         reader = "read_parquet" if table.lower().endswith((".parquet", ".pq")) else "read_csv"
-        execute(con, f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}($path)',
-                {"path": str(path)})
+        execute(
+            con,
+            f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}($path)',
+            {"path": str(path)},
+        )
         info = describe(con, SOURCE_ALIAS, temporary=True)
         return TableInfo(info.name, info.columns, from_file=str(path))
     if base_table_exists(con, table):
@@ -161,8 +184,9 @@ def open_source(con: Connection, table: str) -> TableInfo:
         execute(con, f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {to_sql(view)}')
         info = describe(con, SOURCE_ALIAS, temporary=True)
         return TableInfo(info.name, info.columns, from_file=table)
-    raise InputError(f"table '{table}' does not exist in the database; "
-                     "pass an existing table or view with --table")
+    raise InputError(
+        f"table '{table}' does not exist in the database; pass an existing table or view with --table"
+    )
 
 
 def limit_memory(con: Connection, size: str) -> None:

@@ -149,9 +149,11 @@ class Evaluation:
             elif key == "query_error":
                 for q in value:
                     s = q["selectivity"]
-                    out += [(f"query_error@{s:g}", q["relative_error"]),
-                            (f"query_used@{s:g}", q["used"]),
-                            (f"query_true_share@{s:g}", q["true_share"])]
+                    out += [
+                        (f"query_error@{s:g}", q["relative_error"]),
+                        (f"query_used@{s:g}", q["used"]),
+                        (f"query_true_share@{s:g}", q["true_share"]),
+                    ]
             elif value is not None:
                 out.append((key, value))
         return out
@@ -170,8 +172,7 @@ class _Names:
     @classmethod
     def fresh(cls) -> _Names:
         stem = f"sbc_eval_{secrets.token_hex(4)}"
-        return cls(f"{stem}_src", f"{stem}_classes", f"{stem}_tuples", f"{stem}_cov",
-                   f"{stem}_queries")
+        return cls(f"{stem}_src", f"{stem}_classes", f"{stem}_tuples", f"{stem}_cov", f"{stem}_queries")
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,23 +183,31 @@ def weighted_cost(layout: Layout) -> exp.Expression:
     """Sum over QIs of weight * NCP of one class (over alias r and src)."""
     out: exp.Expression | None = None
     for c, w in zip(layout.qis, layout.weights):
-        term: exp.Expression = exp.Mul(this=exp.Literal.number(w),
-                                       expression=exp.Paren(this=cost_expression(c)))
+        term: exp.Expression = exp.Mul(
+            this=exp.Literal.number(w), expression=exp.Paren(this=cost_expression(c))
+        )
         out = term if out is None else exp.Add(this=out, expression=term)
     return out if out is not None else exp.Literal.number(0.0)
 
 
 def _has_null_list(values: exp.Expression) -> exp.Expression:
-    return exp.GT(this=exp.Anonymous(this="len", expressions=[values]),
-                  expression=exp.Anonymous(this="list_count", expressions=[values]))
+    return exp.GT(
+        this=exp.Anonymous(this="len", expressions=[values]),
+        expression=exp.Anonymous(this="list_count", expressions=[values]),
+    )
 
 
 def _lesser(a: exp.Expression, b: exp.Expression, *, greater: bool = False) -> exp.Expression:
     """The smaller (or greater) of two values, either of which may be NULL."""
     cmp = exp.GT if greater else exp.LT
-    return exp.Case(ifs=[exp.If(this=exp.Is(this=a, expression=exp.Null()), true=b),
-                         exp.If(this=exp.Is(this=b, expression=exp.Null()), true=a),
-                         exp.If(this=cmp(this=a, expression=b), true=a)], default=b)
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.Is(this=a, expression=exp.Null()), true=b),
+            exp.If(this=exp.Is(this=b, expression=exp.Null()), true=a),
+            exp.If(this=cmp(this=a, expression=b), true=a),
+        ],
+        default=b,
+    )
 
 
 def _or_false(e: exp.Expression) -> exp.Expression:
@@ -211,16 +220,25 @@ def extend_columns(layout: Layout, rec: str = "l", cls: str = "g") -> list[exp.E
     for c in layout.qis:
         if c.kind == "numeric":
             v = ref(c.name, rec)
-            out += [alias(_lesser(ref(c.name + "_min", cls), v), c.name + "_min"),
-                    alias(_lesser(ref(c.name + "_max", cls), v, greater=True), c.name + "_max"),
-                    alias(exp.or_(_or_false(ref(c.name + "_has_null", cls)),
-                                  exp.Is(this=v, expression=exp.Null())), c.name + "_has_null")]
+            out += [
+                alias(_lesser(ref(c.name + "_min", cls), v), c.name + "_min"),
+                alias(_lesser(ref(c.name + "_max", cls), v, greater=True), c.name + "_max"),
+                alias(
+                    exp.or_(_or_false(ref(c.name + "_has_null", cls)), exp.Is(this=v, expression=exp.Null())),
+                    c.name + "_has_null",
+                ),
+            ]
         else:
-            grown = exp.Anonymous(this="list_append", expressions=[ref(c.name, cls),
-                                                                   ref(c.name, rec)])
-            out.append(alias(exp.Case(ifs=[exp.If(this=_or_false(inside(c, rec, cls)),
-                                                  true=ref(c.name, cls))], default=grown),
-                             c.name))
+            grown = exp.Anonymous(this="list_append", expressions=[ref(c.name, cls), ref(c.name, rec)])
+            out.append(
+                alias(
+                    exp.Case(
+                        ifs=[exp.If(this=_or_false(inside(c, rec, cls)), true=ref(c.name, cls))],
+                        default=grown,
+                    ),
+                    c.name,
+                )
+            )
     return out
 
 
@@ -230,21 +248,48 @@ def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Ex
     out: list[exp.Expression] = []
     for c in layout.qis:
         if c.kind == "numeric":
-            out += [alias(_lesser(ref(c.name + "_min", cls), ref(c.name + "_lo", add)),
-                          c.name + "_min"),
-                    alias(_lesser(ref(c.name + "_max", cls), ref(c.name + "_hi", add),
-                                  greater=True), c.name + "_max"),
-                    alias(exp.or_(_or_false(ref(c.name + "_has_null", cls)),
-                                  _or_false(ref(c.name + "_null", add))), c.name + "_has_null")]
+            out += [
+                alias(_lesser(ref(c.name + "_min", cls), ref(c.name + "_lo", add)), c.name + "_min"),
+                alias(
+                    _lesser(ref(c.name + "_max", cls), ref(c.name + "_hi", add), greater=True),
+                    c.name + "_max",
+                ),
+                alias(
+                    exp.or_(_or_false(ref(c.name + "_has_null", cls)), _or_false(ref(c.name + "_null", add))),
+                    c.name + "_has_null",
+                ),
+            ]
         else:
             values = ref(c.name, cls)
-            merged = exp.Anonymous(this="list_distinct", expressions=[exp.Anonymous(
-                this="list_concat", expressions=[values, exp.Coalesce(
-                    this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])])])])
+            merged = exp.Anonymous(
+                this="list_distinct",
+                expressions=[
+                    exp.Anonymous(
+                        this="list_concat",
+                        expressions=[
+                            values,
+                            exp.Coalesce(
+                                this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])]
+                            ),
+                        ],
+                    )
+                ],
+            )
             with_null = exp.Anonymous(this="list_append", expressions=[merged.copy(), exp.Null()])
-            out.append(alias(exp.Case(ifs=[exp.If(
-                this=exp.or_(_has_null_list(values), _or_false(ref(c.name + "_null", add))),
-                true=with_null)], default=merged), c.name))
+            out.append(
+                alias(
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=exp.or_(_has_null_list(values), _or_false(ref(c.name + "_null", add))),
+                                true=with_null,
+                            )
+                        ],
+                        default=merged,
+                    ),
+                    c.name,
+                )
+            )
     return out
 
 
@@ -254,14 +299,25 @@ def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Ex
     for c in layout.qis:
         value = ref(c.name, row)
         if c.kind == "numeric":
-            parts.append(exp.Between(this=as_number(value, c), low=ref(c.name + "_lo", query),
-                                     high=ref(c.name + "_hi", query)))
+            parts.append(
+                exp.Between(
+                    this=as_number(value, c), low=ref(c.name + "_lo", query), high=ref(c.name + "_hi", query)
+                )
+            )
         else:
-            contains = exp.Anonymous(this="list_contains", expressions=[
-                ref(c.name + "_vals", query), exp.cast(value, "VARCHAR")])
-            parts.append(exp.Case(ifs=[exp.If(this=exp.Is(this=value, expression=exp.Null()),
-                                              true=ref(c.name + "_null", query))],
-                                  default=contains))
+            contains = exp.Anonymous(
+                this="list_contains", expressions=[ref(c.name + "_vals", query), exp.cast(value, "VARCHAR")]
+            )
+            parts.append(
+                exp.Case(
+                    ifs=[
+                        exp.If(
+                            this=exp.Is(this=value, expression=exp.Null()), true=ref(c.name + "_null", query)
+                        )
+                    ],
+                    default=contains,
+                )
+            )
     return conj(parts)
 
 
@@ -275,33 +331,63 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             lo = as_number(ref(c.name + "_min", cls), c)
             hi = as_number(ref(c.name + "_max", cls), c)
             qlo, qhi = ref(c.name + "_lo", query), ref(c.name + "_hi", query)
-            overlap = exp.Sub(this=exp.Least(this=qhi, expressions=[hi.copy()]),
-                              expression=exp.Greatest(this=qlo, expressions=[lo.copy()]))
-            part: exp.Expression = exp.Case(ifs=[
-                exp.If(this=exp.Is(this=ref(c.name + "_min", cls), expression=exp.Null()),
-                       true=zero),
-                exp.If(this=exp.EQ(this=hi.copy(), expression=lo.copy()), true=exp.Case(
-                    ifs=[exp.If(this=exp.Between(this=lo.copy(), low=qlo.copy(),
-                                                 high=qhi.copy()), true=one)], default=zero)),
-            ], default=exp.Div(
-                this=exp.Greatest(this=exp.Paren(this=overlap), expressions=[zero.copy()]),
-                expression=exp.Nullif(this=exp.Sub(this=hi.copy(), expression=lo.copy()),
-                                      expression=exp.Literal.number(0))))
+            overlap = exp.Sub(
+                this=exp.Least(this=qhi, expressions=[hi.copy()]),
+                expression=exp.Greatest(this=qlo, expressions=[lo.copy()]),
+            )
+            part: exp.Expression = exp.Case(
+                ifs=[
+                    exp.If(this=exp.Is(this=ref(c.name + "_min", cls), expression=exp.Null()), true=zero),
+                    exp.If(
+                        this=exp.EQ(this=hi.copy(), expression=lo.copy()),
+                        true=exp.Case(
+                            ifs=[
+                                exp.If(
+                                    this=exp.Between(this=lo.copy(), low=qlo.copy(), high=qhi.copy()),
+                                    true=one,
+                                )
+                            ],
+                            default=zero,
+                        ),
+                    ),
+                ],
+                default=exp.Div(
+                    this=exp.Greatest(this=exp.Paren(this=overlap), expressions=[zero.copy()]),
+                    expression=exp.Nullif(
+                        this=exp.Sub(this=hi.copy(), expression=lo.copy()), expression=exp.Literal.number(0)
+                    ),
+                ),
+            )
         else:
             values = ref(c.name, cls)
-            common = exp.Anonymous(this="len", expressions=[exp.Anonymous(
-                this="list_intersect", expressions=[
-                    exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
-                    ref(c.name + "_vals", query)])])
-            null_hit = exp.Case(ifs=[exp.If(this=exp.and_(_or_false(ref(c.name + "_null", query)),
-                                                          _has_null_list(values.copy())),
-                                            true=exp.Literal.number(1))],
-                                default=exp.Literal.number(0))
-            part = exp.Div(this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)),
-                                         "DOUBLE"),
-                           expression=exp.Nullif(this=exp.Anonymous(this="len",
-                                                                    expressions=[values.copy()]),
-                                                 expression=exp.Literal.number(0)))
+            common = exp.Anonymous(
+                this="len",
+                expressions=[
+                    exp.Anonymous(
+                        this="list_intersect",
+                        expressions=[
+                            exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
+                            ref(c.name + "_vals", query),
+                        ],
+                    )
+                ],
+            )
+            null_hit = exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.and_(_or_false(ref(c.name + "_null", query)), _has_null_list(values.copy())),
+                        true=exp.Literal.number(1),
+                    )
+                ],
+                default=exp.Literal.number(0),
+            )
+            part = exp.Div(
+                this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)), "DOUBLE"),
+                expression=exp.Nullif(
+                    this=exp.Anonymous(this="len", expressions=[values.copy()]),
+                    expression=exp.Literal.number(0),
+                ),
+            )
         part = exp.Coalesce(this=part, expressions=[zero.copy()])
         out = part if out is None else exp.Mul(this=exp.Paren(this=out), expression=part)
     return out if out is not None else one
@@ -318,28 +404,51 @@ def _uid(layout: Layout) -> exp.Expression:
 
 
 def source_stats_sql(layout: Layout, original: str, target: str) -> exp.Expression:
-    return render("eval_source_stats", target=target, original=original,
-                  num=[c.name for c in layout.qis if c.kind == "numeric"],
-                  cat=[c.name for c in layout.qis if c.kind == "categorical"])
+    return render(
+        "eval_source_stats",
+        target=target,
+        original=original,
+        num=[c.name for c in layout.qis if c.kind == "numeric"],
+        cat=[c.name for c in layout.qis if c.kind == "categorical"],
+    )
 
 
 def classes_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
-    return render("eval_classes", target=names.classes, release=release, src=names.src,
-                  qicol=layout.qi_columns(), cost=weighted_cost(layout))
+    return render(
+        "eval_classes",
+        target=names.classes,
+        release=release,
+        src=names.src,
+        qicol=layout.qi_columns(),
+        cost=weighted_cost(layout),
+    )
 
 
 def tuples_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render("eval_tuples", target=names.tuples, original=original,
-                  col=[c.name for c in (*layout.qis, *layout.verbatim)], uid=_uid(layout))
+    return render(
+        "eval_tuples",
+        target=names.tuples,
+        original=original,
+        col=[c.name for c in (*layout.qis, *layout.verbatim)],
+        uid=_uid(layout),
+    )
 
 
 def coverage_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
     covers = conj([inside(c, "t", "g") for c in layout.qis])
-    same = conj([exp.NullSafeEQ(this=ref(c.name, "t"), expression=ref(c.name, "cv"))
-                 for c in layout.verbatim])
-    return render("eval_coverage", target=names.cov, tuples=names.tuples, classes=names.classes,
-                  release=release, verb=[c.name for c in layout.verbatim], inside=covers,
-                  same=same)
+    same = conj(
+        [exp.NullSafeEQ(this=ref(c.name, "t"), expression=ref(c.name, "cv")) for c in layout.verbatim]
+    )
+    return render(
+        "eval_coverage",
+        target=names.cov,
+        tuples=names.tuples,
+        classes=names.classes,
+        release=release,
+        verb=[c.name for c in layout.verbatim],
+        inside=covers,
+        same=same,
+    )
 
 
 def linkage_sql(names: _Names) -> exp.Expression:
@@ -347,18 +456,29 @@ def linkage_sql(names: _Names) -> exp.Expression:
 
 
 def rgcp_sql(layout: Layout, names: _Names) -> exp.Expression:
-    return render("eval_rgcp", tuples=names.tuples, cov=names.cov, classes=names.classes,
-                  src=names.src, num=[c.name for c in layout.qis if c.kind == "numeric"],
-                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
-                  extend=extend_columns(layout), union=union_columns(layout),
-                  cost=weighted_cost(layout))
+    return render(
+        "eval_rgcp",
+        tuples=names.tuples,
+        cov=names.cov,
+        classes=names.classes,
+        src=names.src,
+        num=[c.name for c in layout.qis if c.kind == "numeric"],
+        cat=[c.name for c in layout.qis if c.kind == "categorical"],
+        extend=extend_columns(layout),
+        union=union_columns(layout),
+        cost=weighted_cost(layout),
+    )
 
 
 def whole_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render("eval_whole", original=original, src=names.src,
-                  num=[c.name for c in layout.qis if c.kind == "numeric"],
-                  cat=[c.name for c in layout.qis if c.kind == "categorical"],
-                  cost=weighted_cost(layout))
+    return render(
+        "eval_whole",
+        original=original,
+        src=names.src,
+        num=[c.name for c in layout.qis if c.kind == "numeric"],
+        cat=[c.name for c in layout.qis if c.kind == "categorical"],
+        cost=weighted_cost(layout),
+    )
 
 
 def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
@@ -369,8 +489,7 @@ def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Ex
     """l, categorical EMD and beta; plus the ordered EMD for a numeric sensitive column."""
     out = [render("eval_sensitive", original=original, release=release, sens=sensitive.name)]
     if type_kind(sensitive.type)[0] == "numeric":
-        out.append(render("eval_emd_ordered", original=original, release=release,
-                          sens=sensitive.name))
+        out.append(render("eval_emd_ordered", original=original, release=release, sens=sensitive.name))
     return out
 
 
@@ -380,9 +499,14 @@ def value_counts_sql(c: Column, original: str) -> exp.Expression:
 
 
 def queries_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render("eval_queries", original=original, classes=names.classes,
-                  queries=names.queries, match=match_expression(layout),
-                  share=share_expression(layout))
+    return render(
+        "eval_queries",
+        original=original,
+        classes=names.classes,
+        queries=names.queries,
+        match=match_expression(layout),
+        share=share_expression(layout),
+    )
 
 
 def _drop(name: str) -> exp.Expression:
@@ -403,8 +527,9 @@ class Domain:
     counts: np.ndarray
 
 
-def make_queries(domains: Sequence[Domain], selectivities: Sequence[float], queries: int,
-                 seed: int) -> pa.Table:
+def make_queries(
+    domains: Sequence[Domain], selectivities: Sequence[float], queries: int, seed: int
+) -> pa.Table:
     """The random COUNT queries as an Arrow table: sbc_qid, sbc_sel, then per numeric QI
     ``<name>_lo``/``<name>_hi`` (DOUBLE) and per categorical QI ``<name>_vals`` (list of
     text) and ``<name>_null`` (whether NULL is selected)."""
@@ -467,13 +592,13 @@ def domains(con: Connection, layout: Layout, original: str) -> list[Domain]:
     out = []
     for c in layout.qis:
         rows = db.fetch_all(con, value_counts_sql(c, original))
-        out.append(Domain(c, [r[0] for r in rows],
-                          np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
+        out.append(Domain(c, [r[0] for r in rows], np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
     return out
 
 
-def query_error(con: Connection, layout: Layout, original: str, names: _Names,
-                table: pa.Table) -> tuple[QueryError, ...]:
+def query_error(
+    con: Connection, layout: Layout, original: str, names: _Names, table: pa.Table
+) -> tuple[QueryError, ...]:
     """Run the queries in ``table`` (see :func:`make_queries`) against input and release;
     needs the classes table of the run."""
     con.register(names.queries, table)
@@ -481,25 +606,24 @@ def query_error(con: Connection, layout: Layout, original: str, names: _Names,
         rows = db.fetch_all(con, queries_sql(layout, original, names))
     finally:
         con.unregister(names.queries)
-    return tuple(QueryError(float(s), int(n), int(u), None if e is None else float(e),
-                            None if t is None else float(t)) for s, n, u, e, t in rows)
+    return tuple(
+        QueryError(float(s), int(n), int(u), None if e is None else float(e), None if t is None else float(t))
+        for s, n, u, e, t in rows
+    )
 
 
 # ---------------------------------------------------------------------------------------
 # the run
 
 
-def _check(k_r: float, n_r: float, queries: int, selectivities: Sequence[float],
-           k: int | None) -> None:
+def _check(k_r: float, n_r: float, queries: int, selectivities: Sequence[float], k: int | None) -> None:
     if not (math.isfinite(k_r) and math.isfinite(n_r) and n_r > k_r > 1):
-        raise InputError(f"RGCP needs n_r > k_r > 1; got k_r={k_r}, n_r={n_r} "
-                         "(defaults: --k-r 2 --n-r 4)")
+        raise InputError(f"RGCP needs n_r > k_r > 1; got k_r={k_r}, n_r={n_r} (defaults: --k-r 2 --n-r 4)")
     if queries < 0:
         raise InputError(f"queries={queries} is negative; choose --queries 0 or more")
     bad = [s for s in selectivities if not (0 < float(s) <= 1)]
     if bad:
-        raise InputError(f"selectivities must lie in (0, 1]; got {bad}; "
-                         "write e.g. --selectivity 0.05")
+        raise InputError(f"selectivities must lie in (0, 1]; got {bad}; write e.g. --selectivity 0.05")
     if k is not None and k < 1:
         raise InputError(f"k={k} is below 1; choose --k 1 or more, or leave it out")
 
@@ -511,10 +635,14 @@ def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column |
         if c.name == sensitive:
             return c
     if any(c.name == sensitive for c in layout.qis):
-        raise InputError(f"'{sensitive}' is a generalized QI of the release, not a column "
-                         "released verbatim; pass a sensitive column with --sensitive")
-    raise InputError(f"'{sensitive}' is not a column of both '{original}' and the release; "
-                     "pass one of: " + ", ".join(c.name for c in layout.verbatim))
+        raise InputError(
+            f"'{sensitive}' is a generalized QI of the release, not a column "
+            "released verbatim; pass a sensitive column with --sensitive"
+        )
+    raise InputError(
+        f"'{sensitive}' is not a column of both '{original}' and the release; "
+        "pass one of: " + ", ".join(c.name for c in layout.verbatim)
+    )
 
 
 @contextmanager
@@ -526,9 +654,14 @@ def _scratch(con: Connection, names: _Names) -> Iterator[None]:
             db.execute(con, _drop(name))
 
 
-def evaluation_sql(database_or_con: str | Path | Connection, original: str, release: str, *,
-                   sensitive: str | None = None, weights: Mapping[str, float] | None = None,
-                   ) -> list[str]:
+def evaluation_sql(
+    database_or_con: str | Path | Connection,
+    original: str,
+    release: str,
+    *,
+    sensitive: str | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> list[str]:
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.metrics.ncp_sql`)."""
@@ -537,11 +670,18 @@ def evaluation_sql(database_or_con: str | Path | Connection, original: str, rele
     layout = _layout(con, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
     names = _Names.fresh()
-    trees = [metrics.ncp_sql(layout, original, release),
-             metrics.class_sizes_sql(release), class_stats_sql(layout, release),
-             source_stats_sql(layout, original, names.src), classes_sql(layout, release, names),
-             tuples_sql(layout, original, names), coverage_sql(layout, release, names),
-             linkage_sql(names), rgcp_sql(layout, names), whole_sql(layout, original, names)]
+    trees = [
+        metrics.ncp_sql(layout, original, release),
+        metrics.class_sizes_sql(release),
+        class_stats_sql(layout, release),
+        source_stats_sql(layout, original, names.src),
+        classes_sql(layout, release, names),
+        tuples_sql(layout, original, names),
+        coverage_sql(layout, release, names),
+        linkage_sql(names),
+        rgcp_sql(layout, names),
+        whole_sql(layout, original, names),
+    ]
     if sens is not None:
         trees += sensitive_sql(original, release, sens)
     trees += [value_counts_sql(c, original) for c in layout.qis]
@@ -550,11 +690,20 @@ def evaluation_sql(database_or_con: str | Path | Connection, original: str, rele
     return [db.to_sql(t) + ";" for t in trees]
 
 
-def evaluate(database_or_con: str | Path | Connection, original: str, release: str, *,
-             sensitive: str | None = None, k_r: float = 2.0, n_r: float = 4.0,
-             queries: int = 200, selectivities: Sequence[float] = DEFAULT_SELECTIVITIES,
-             seed: int = 0, weights: Mapping[str, float] | None = None,
-             k: int | None = None) -> Evaluation:
+def evaluate(
+    database_or_con: str | Path | Connection,
+    original: str,
+    release: str,
+    *,
+    sensitive: str | None = None,
+    k_r: float = 2.0,
+    n_r: float = 4.0,
+    queries: int = 200,
+    selectivities: Sequence[float] = DEFAULT_SELECTIVITIES,
+    seed: int = 0,
+    weights: Mapping[str, float] | None = None,
+    k: int | None = None,
+) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
     ``release`` against ``original`` (definitions: this module's docstring).
@@ -582,7 +731,8 @@ def evaluate(database_or_con: str | Path | Connection, original: str, release: s
         hidden = max(m.suppressed - uncovered, 0)
         if m.classes:
             untouched, virtual, virtual_classes, _ = db.fetch_one(
-                con, rgcp_sql(layout, names), {"hidden": hidden})
+                con, rgcp_sql(layout, names), {"hidden": hidden}
+            )
             cost = float(untouched) + k_r * float(virtual)
         else:
             (whole,) = db.fetch_one(con, whole_sql(layout, original, names))
@@ -604,13 +754,34 @@ def evaluate(database_or_con: str | Path | Connection, original: str, release: s
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     return Evaluation(
-        n_rows=n, released=m.released, suppressed=m.suppressed, ncp=dict(m.ncp),
-        total_ncp=m.total_ncp, utility=m.utility, gcp=m.total_ncp, rgcp=rgcp, k_r=k_r, n_r=n_r,
-        removed_uncovered=uncovered, removed_hidden=hidden,
+        n_rows=n,
+        released=m.released,
+        suppressed=m.suppressed,
+        ncp=dict(m.ncp),
+        total_ncp=m.total_ncp,
+        utility=m.utility,
+        gcp=m.total_ncp,
+        rgcp=rgcp,
+        k_r=k_r,
+        n_r=n_r,
+        removed_uncovered=uncovered,
+        removed_hidden=hidden,
         virtual_classes=int(virtual_classes or 0),
-        discernibility=int(squares) + m.suppressed * n, c_avg=c_avg, k=k_used,
-        classes=m.classes, smallest_class=m.smallest, mean_class=m.mean,
-        largest_class=m.largest, tuples=int(tuples),
-        record_linkage=float(linkage), record_linkage_share=float(linkage) / n if n else 0.0,
-        sensitive=sensitive, l_diversity=l_div, t_closeness=t_close, beta_likeness=beta,
-        enhanced_beta_likeness=enhanced, query_error=errors, seed=seed)
+        discernibility=int(squares) + m.suppressed * n,
+        c_avg=c_avg,
+        k=k_used,
+        classes=m.classes,
+        smallest_class=m.smallest,
+        mean_class=m.mean,
+        largest_class=m.largest,
+        tuples=int(tuples),
+        record_linkage=float(linkage),
+        record_linkage_share=float(linkage) / n if n else 0.0,
+        sensitive=sensitive,
+        l_diversity=l_div,
+        t_closeness=t_close,
+        beta_likeness=beta,
+        enhanced_beta_likeness=enhanced,
+        query_error=errors,
+        seed=seed,
+    )

@@ -19,8 +19,10 @@ def ref(name: str, table: str | None = None) -> exp.Column:
 def as_number(expr: exp.Expression, column: Column) -> exp.Expression:
     """The numeric QI's value as DOUBLE."""
     if column.temporal == "date":
-        days = exp.Anonymous(this="date_diff", expressions=[
-            exp.Literal.string("day"), exp.cast(exp.Literal.string("1970-01-01"), "DATE"), expr])
+        days = exp.Anonymous(
+            this="date_diff",
+            expressions=[exp.Literal.string("day"), exp.cast(exp.Literal.string("1970-01-01"), "DATE"), expr],
+        )
         return exp.cast(days, "DOUBLE")
     if column.temporal == "timestamp":
         return exp.cast(exp.Anonymous(this="epoch_us", expressions=[expr]), "DOUBLE")
@@ -31,7 +33,11 @@ def as_category(expr: exp.Expression, column: Column) -> exp.Expression:
     """The categorical QI's value as pulled: stored types as they are, exotic ones as text."""
     base = column.type.upper()
     if base.startswith(("VARCHAR", "ENUM", "BOOLEAN", "CHAR", "TEXT", "STRING")) or base in (
-            "TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+    ):
         return expr
     return exp.cast(expr, "VARCHAR")
 

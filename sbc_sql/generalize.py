@@ -27,34 +27,52 @@ def classes_projection(plan: Plan) -> list[exp.Expression]:
 
 def release_projection(plan: Plan) -> list[exp.Expression]:
     """The view's columns after eq_class: the source's columns in order, identifiers dropped."""
-    return [alias(ref(name, "c" if c.role == "qi" else "r"), name)
-            for c in plan.columns if c.role != "identifier" for name in c.release_columns]
+    return [
+        alias(ref(name, "c" if c.role == "qi" else "r"), name)
+        for c in plan.columns
+        if c.role != "identifier"
+        for name in c.release_columns
+    ]
 
 
 def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
-    return render("create_classes", classes=table, source=plan.source.name, labels=labels,
-                  num=[c.name for c in plan.numeric_qis],
-                  cat=[c.name for c in plan.categorical_qis],
-                  projection=classes_projection(plan))
+    return render(
+        "create_classes",
+        classes=table,
+        source=plan.source.name,
+        labels=labels,
+        num=[c.name for c in plan.numeric_qis],
+        cat=[c.name for c in plan.categorical_qis],
+        projection=classes_projection(plan),
+    )
 
 
 def create_rows_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
-    return render("create_rows", rows=table, source=plan.source.name, labels=labels,
-                  projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
-                  order=[ref(c.name, "s") for c in plan.verbatim])
+    return render(
+        "create_rows",
+        rows=table,
+        source=plan.source.name,
+        labels=labels,
+        projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
+        order=[ref(c.name, "s") for c in plan.verbatim],
+    )
 
 
 def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> exp.Expression:
-    return render("create_release_view", release=view, rows=rows, classes=classes,
-                  projection=release_projection(plan))
+    return render(
+        "create_release_view", release=view, rows=rows, classes=classes, projection=release_projection(plan)
+    )
 
 
 def drop_release_sql(kinds: Mapping[str, str], names: Sequence[str]) -> list[exp.Expression]:
     """DROP statements for whichever of these names exist, each as the kind it is in
     ``kinds`` (db.object_kinds; a release written before the class table existed has its
     name as a table, not a view)."""
-    return [exp.Drop(tables=[exp.Table(this=ident(name))], kind=kinds[name], exists=True)
-            for name in names if name in kinds]
+    return [
+        exp.Drop(tables=[exp.Table(this=ident(name))], kind=kinds[name], exists=True)
+        for name in names
+        if name in kinds
+    ]
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:
@@ -66,7 +84,12 @@ def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:
             projection.append(alias(ref(c.name + "_sbc_text", "t"), c.name))
         else:
             projection.append(ref(c.name, "t"))
-    return render("create_view", view=view, release=release,
-                  num=[c.name for c in plan.numeric_qis if not c.temporal],
-                  tnum=[c.name for c in plan.numeric_qis if c.temporal],
-                  cat=[c.name for c in plan.categorical_qis], projection=projection)
+    return render(
+        "create_view",
+        view=view,
+        release=release,
+        num=[c.name for c in plan.numeric_qis if not c.temporal],
+        tnum=[c.name for c in plan.numeric_qis if c.temporal],
+        cat=[c.name for c in plan.categorical_qis],
+        projection=projection,
+    )

@@ -31,21 +31,24 @@ def parse_hierarchy_options(values: list[str] | None) -> dict[str, str]:
     return out
 
 
-def resolve(data: QIData, stats: Stats, specs: Mapping[str, HierarchySpec] | None
-            ) -> dict[str, Hierarchy]:
+def resolve(data: QIData, stats: Stats, specs: Mapping[str, HierarchySpec] | None) -> dict[str, Hierarchy]:
     """Hierarchy objects by QI name, reading the files given."""
     out: dict[str, Hierarchy] = {}
     for name, spec in (specs or {}).items():
         if name not in data.names:
-            raise InputError(f"--hierarchy names '{name}', which is not a quasi-identifier; "
-                             f"give hierarchies for QIs only ({', '.join(data.names)})")
+            raise InputError(
+                f"--hierarchy names '{name}', which is not a quasi-identifier; "
+                f"give hierarchies for QIs only ({', '.join(data.names)})"
+            )
         if isinstance(spec, Hierarchy):
             out[name] = spec
             continue
         path = Path(spec)
         if not path.is_file():
-            raise InputError(f"hierarchy file '{path}' for '{name}' does not exist; pass an "
-                             "existing CSV file (one row per value, one column per level)")
+            raise InputError(
+                f"hierarchy file '{path}' for '{name}' does not exist; pass an "
+                "existing CSV file (one row per value, one column per level)"
+            )
         q = data.names.index(name)
         if data.numeric[q]:
             col = data.columns[q]

@@ -49,14 +49,23 @@ class Measures:
         return 1.0 - self.total_ncp
 
     def as_dict(self) -> dict[str, object]:
-        return {"rows": self.n_rows, "released": self.released, "suppressed": self.suppressed,
-                "classes": self.classes, "smallest_class": self.smallest,
-                "mean_class": round(self.mean, 4), "largest_class": self.largest,
-                "total_ncp": self.total_ncp, "utility": self.utility, "ncp": dict(self.ncp)}
+        return {
+            "rows": self.n_rows,
+            "released": self.released,
+            "suppressed": self.suppressed,
+            "classes": self.classes,
+            "smallest_class": self.smallest,
+            "mean_class": round(self.mean, 4),
+            "largest_class": self.largest,
+            "total_ncp": self.total_ncp,
+            "utility": self.utility,
+            "ncp": dict(self.ncp),
+        }
 
 
-def infer_layout(con: Connection, original: str, release: str,
-                 weights: Mapping[str, float] | None = None) -> Layout:
+def infer_layout(
+    con: Connection, original: str, release: str, weights: Mapping[str, float] | None = None
+) -> Layout:
     """Read the QIs and verbatim columns off the two tables' schemas."""
     src = db.describe(con, original)
     rel = {c.name: c.type for c in db.describe(con, release).columns}
@@ -76,8 +85,9 @@ def infer_layout(con: Connection, original: str, release: str,
     return Layout(tuple(qis), tuple(verbatim), tuple(float(w.get(q.name, 1.0)) for q in qis))
 
 
-def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None = None,
-                    cards: Mapping[str, int] | None = None) -> exp.Expression:
+def cost_expression(
+    c: Column, ranges: Mapping[str, tuple[float, float]] | None = None, cards: Mapping[str, int] | None = None
+) -> exp.Expression:
     """NCP of one release row on QI c (over release alias r and input statistics src, or
     the input's range or cardinality when given)."""
     if c.kind == "numeric":
@@ -85,24 +95,39 @@ def cost_expression(c: Column, ranges: Mapping[str, tuple[float, float]] | None 
         if lo_hi is not None:
             span: exp.Expression = exp.Literal.number(float(lo_hi[1]) - float(lo_hi[0]))
         else:
-            span = exp.Sub(this=as_number(ref(c.name + "_hi", "src"), c),
-                           expression=as_number(ref(c.name + "_lo", "src"), c))
-        width = exp.Sub(this=as_number(ref(c.name + "_max", "r"), c),
-                        expression=as_number(ref(c.name + "_min", "r"), c))
-        ratio = exp.Coalesce(this=exp.Div(this=exp.Paren(this=width), expression=exp.Nullif(
-            this=span, expression=exp.Literal.number(0))), expressions=[exp.Literal.number(0.0)])
-        return exp.Case(ifs=[
-            exp.If(this=exp.Is(this=ref(c.name + "_min", "r"), expression=exp.Null()),
-                   true=exp.Literal.number(0.0)),
-            exp.If(this=ref(c.name + "_has_null", "r"), true=exp.Literal.number(1.0)),
-        ], default=ratio)
+            span = exp.Sub(
+                this=as_number(ref(c.name + "_hi", "src"), c),
+                expression=as_number(ref(c.name + "_lo", "src"), c),
+            )
+        width = exp.Sub(
+            this=as_number(ref(c.name + "_max", "r"), c), expression=as_number(ref(c.name + "_min", "r"), c)
+        )
+        ratio = exp.Coalesce(
+            this=exp.Div(
+                this=exp.Paren(this=width), expression=exp.Nullif(this=span, expression=exp.Literal.number(0))
+            ),
+            expressions=[exp.Literal.number(0.0)],
+        )
+        return exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.Is(this=ref(c.name + "_min", "r"), expression=exp.Null()),
+                    true=exp.Literal.number(0.0),
+                ),
+                exp.If(this=ref(c.name + "_has_null", "r"), true=exp.Literal.number(1.0)),
+            ],
+            default=ratio,
+        )
     size = exp.Anonymous(this="len", expressions=[ref(c.name, "r")])
     card = (cards or {}).get(c.name)
     denominator = exp.Literal.number(card) if card is not None else ref(c.name + "_card", "src")
-    return exp.Case(ifs=[exp.If(this=exp.LTE(this=size, expression=exp.Literal.number(1)),
-                                true=exp.Literal.number(0.0))],
-                    default=exp.Div(this=exp.cast(size, "DOUBLE"), expression=exp.Nullif(
-                        this=denominator, expression=exp.Literal.number(0))))
+    return exp.Case(
+        ifs=[exp.If(this=exp.LTE(this=size, expression=exp.Literal.number(1)), true=exp.Literal.number(0.0))],
+        default=exp.Div(
+            this=exp.cast(size, "DOUBLE"),
+            expression=exp.Nullif(this=denominator, expression=exp.Literal.number(0)),
+        ),
+    )
 
 
 def row_weight(size_column: str | None) -> exp.Expression:
@@ -110,28 +135,41 @@ def row_weight(size_column: str | None) -> exp.Expression:
     return ref(size_column, "r") if size_column else exp.Literal.number(1)
 
 
-def ncp_sql(layout: Layout, original: str, release: str,
-            ranges: Mapping[str, tuple[float, float]] | None = None,
-            size_column: str | None = None, cards: Mapping[str, int] | None = None,
-            ) -> exp.Expression:
+def ncp_sql(
+    layout: Layout,
+    original: str,
+    release: str,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    size_column: str | None = None,
+    cards: Mapping[str, int] | None = None,
+) -> exp.Expression:
     """The NCP query; the input's ranges and cardinalities are aggregated over ``original``
     unless given (the pipeline passes those its statistics stage already computed)."""
     ranges, cards = ranges or {}, cards or {}
-    return render("ncp", original=original, release=release,
-                  num=[c.name for c in layout.qis if c.kind == "numeric" and c.name not in ranges],
-                  cat=[c.name for c in layout.qis if c.kind == "categorical" and c.name not in cards],
-                  cost=[cost_expression(c, ranges, cards) for c in layout.qis],
-                  weight=row_weight(size_column))
+    return render(
+        "ncp",
+        original=original,
+        release=release,
+        num=[c.name for c in layout.qis if c.kind == "numeric" and c.name not in ranges],
+        cat=[c.name for c in layout.qis if c.kind == "categorical" and c.name not in cards],
+        cost=[cost_expression(c, ranges, cards) for c in layout.qis],
+        weight=row_weight(size_column),
+    )
 
 
 def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Expression:
     return render("class_sizes", release=release, weight=row_weight(size_column))
 
 
-def measure_tables(con: Connection, layout: Layout, original: str, release: str,
-                   ranges: Mapping[str, tuple[float, float]] | None = None,
-                   size_column: str | None = None, cards: Mapping[str, int] | None = None,
-                   ) -> Measures:
+def measure_tables(
+    con: Connection,
+    layout: Layout,
+    original: str,
+    release: str,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    size_column: str | None = None,
+    cards: Mapping[str, int] | None = None,
+) -> Measures:
     """NCP per QI and total, utility and class sizes of a release (all aggregates in SQL).
 
     ``release`` is a table with a row per released row, or, with ``size_column``, a class
@@ -147,5 +185,14 @@ def measure_tables(con: Connection, layout: Layout, original: str, release: str,
     wsum = sum(layout.weights)
     total = sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights)) / wsum if wsum else 0.0
     classes, smallest, mean, largest, _ = db.fetch_one(con, class_sizes_sql(release, size_column))
-    return Measures(n_rows, released, suppressed, ncp, total, int(classes or 0),
-                    int(smallest or 0), float(mean or 0.0), int(largest or 0))
+    return Measures(
+        n_rows,
+        released,
+        suppressed,
+        ncp,
+        total,
+        int(classes or 0),
+        int(smallest or 0),
+        float(mean or 0.0),
+        int(largest or 0),
+    )

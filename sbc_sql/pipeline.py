@@ -85,16 +85,31 @@ class _Run:
             db.execute(self.con, sql)
 
 
-def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
-              qi: Iterable[str] = (), sensitive: Iterable[str] = (), drop: Iterable[str] = (),
-              keep: Iterable[str] = (), output: str | None = None, replace: bool = False,
-              leftover: str = "nearest", weights: Mapping[str, float] | str | None = None,
-              out_file: str | Path | None = None, sql_only: bool = False, mode: str = "auto",
-              workers: int | None = None, algorithm: str = "sbca",
-              hierarchies: Mapping[str, HierarchySpec] | None = None,
-              max_suppression: float = 0.01, memory_limit: str | None = None,
-              block_rows: int | None = None,
-              log: Log | None = None, progress: Progress | None = None) -> Result:
+def anonymize(
+    database: str | Path | Connection | None,
+    table: str,
+    k: int,
+    *,
+    qi: Iterable[str] = (),
+    sensitive: Iterable[str] = (),
+    drop: Iterable[str] = (),
+    keep: Iterable[str] = (),
+    output: str | None = None,
+    replace: bool = False,
+    leftover: str = "nearest",
+    weights: Mapping[str, float] | str | None = None,
+    out_file: str | Path | None = None,
+    sql_only: bool = False,
+    mode: str = "auto",
+    workers: int | None = None,
+    algorithm: str = "sbca",
+    hierarchies: Mapping[str, HierarchySpec] | None = None,
+    max_suppression: float = 0.01,
+    memory_limit: str | None = None,
+    block_rows: int | None = None,
+    log: Log | None = None,
+    progress: Progress | None = None,
+) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
 
     ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
@@ -109,28 +124,49 @@ def anonymize(database: str | Path | Connection | None, table: str, k: int, *,
     say = log or (lambda _: None)
     if isinstance(weights, str) or (weights is not None and not isinstance(weights, Mapping)):
         weights = spec.parse_weights(weights)
-    options = spec.Options(k=int(k), qi=spec.split_names(qi), sensitive=spec.split_names(sensitive),
-                           drop=spec.split_names(drop), keep=spec.split_names(keep), output=output,
-                           replace=replace, leftover=leftover, weights=dict(weights or {}),
-                           mode=mode, workers=workers, algorithm=algorithm,
-                           max_suppression=max_suppression, block_rows=block_rows)
+    options = spec.Options(
+        k=int(k),
+        qi=spec.split_names(qi),
+        sensitive=spec.split_names(sensitive),
+        drop=spec.split_names(drop),
+        keep=spec.split_names(keep),
+        output=output,
+        replace=replace,
+        leftover=leftover,
+        weights=dict(weights or {}),
+        mode=mode,
+        workers=workers,
+        algorithm=algorithm,
+        max_suppression=max_suppression,
+        block_rows=block_rows,
+    )
     # checked before anything is opened, so a bad size writes nothing
     spec.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
-        raise InputError("no --db given, so the release would not be kept; pass --db FILE "
-                         "(it is created if missing) or --out-file release.parquet")
+        raise InputError(
+            "no --db given, so the release would not be kept; pass --db FILE "
+            "(it is created if missing) or --out-file release.parquet"
+        )
     if memory_limit and isinstance(database, duckdb.DuckDBPyConnection):
-        raise InputError(f"memory_limit '{memory_limit}' applies to connections sbc-sql opens; "
-                         f"on your own connection run SET memory_limit = '{memory_limit}' first")
+        raise InputError(
+            f"memory_limit '{memory_limit}' applies to connections sbc-sql opens; "
+            f"on your own connection run SET memory_limit = '{memory_limit}' first"
+        )
     con = db.connect(database, must_exist=not (database and db.looks_like_file(table)))
     if memory_limit and not sql_only:
         db.limit_memory(con, memory_limit)
     return _anonymize(_Run(con, sql_only), table, options, hierarchies, out_file, say, progress)
 
 
-def _anonymize(run: _Run, table: str, options: spec.Options,
-               hierarchies: Mapping[str, HierarchySpec] | None, out_file: str | Path | None,
-               say: Log, progress: Progress | None) -> Result:
+def _anonymize(
+    run: _Run,
+    table: str,
+    options: spec.Options,
+    hierarchies: Mapping[str, HierarchySpec] | None,
+    out_file: str | Path | None,
+    say: Log,
+    progress: Progress | None,
+) -> Result:
     con = run.con
     sql_only = run.sql_only
 
@@ -157,32 +193,40 @@ def _anonymize(run: _Run, table: str, options: spec.Options,
     temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"  # + _rows, _classes
     layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
     if sql_only:
-        for tree in (stats.distinct_counts_sql(plan, list(plan.qis)), stats.numeric_ranges_sql(plan),
-                     stats.categorical_counts_sql(plan, stats.categorical_order(plan, st.distinct, st.nulls)),
-                     pull.pull_sql(plan)):
+        for tree in (
+            stats.distinct_counts_sql(plan, list(plan.qis)),
+            stats.numeric_ranges_sql(plan),
+            stats.categorical_counts_sql(plan, stats.categorical_order(plan, st.distinct, st.nulls)),
+            pull.pull_sql(plan),
+        ):
             run.read(tree)
         _write_release(run, plan, st, taken, layout, temp_name, labels_name, out_file)
-        return Result(con, plan.output, plan.view, plan, None, None, "", run.timings,
-                      run.log, written=False)
+        return Result(con, plan.output, plan.view, plan, None, None, "", run.timings, run.log, written=False)
 
     row_id, clustering = _pull_and_cluster(run, plan, st, hierarchies, progress)
     say(f"clustering: {clustering.algorithm}, {clustering.mode} mode ({clustering.detail})")
 
-    labels = arrays.table({"row_id": row_id.astype(np.int64, copy=False),
-                           "eq_class": clustering.labels.astype(np.int64, copy=False)})
+    labels = arrays.table(
+        {
+            "row_id": row_id.astype(np.int64, copy=False),
+            "eq_class": clustering.labels.astype(np.int64, copy=False),
+        }
+    )
     con.register(labels_name, labels)
     try:
-        measures, verdict = _write_release(run, plan, st, taken, layout, temp_name, labels_name,
-                                           out_file)
+        measures, verdict = _write_release(run, plan, st, taken, layout, temp_name, labels_name, out_file)
     finally:
         con.unregister(labels_name)
-    return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode,
-                  run.timings, run.log)
+    return Result(con, plan.output, plan.view, plan, measures, verdict, clustering.mode, run.timings, run.log)
 
 
-def _pull_and_cluster(run: _Run, plan: spec.Plan, st: stats.Stats,
-                      hierarchies: Mapping[str, HierarchySpec] | None,
-                      progress: Progress | None) -> tuple[np.ndarray, ClusterRun]:
+def _pull_and_cluster(
+    run: _Run,
+    plan: spec.Plan,
+    st: stats.Stats,
+    hierarchies: Mapping[str, HierarchySpec] | None,
+    progress: Progress | None,
+) -> tuple[np.ndarray, ClusterRun]:
     """Pull the QIs and cluster them; the pulled arrays are freed on return, before the
     release is written (at 10,000,000 rows they are over a gigabyte)."""
     options = plan.options
@@ -190,11 +234,18 @@ def _pull_and_cluster(run: _Run, plan: spec.Plan, st: stats.Stats,
     data, row_id = pull.pull(run.con, plan, st)
     run.stage("pull", t)
     t = time.perf_counter()
-    clustering = run_clustering(data, plan.k, algorithm=options.algorithm, mode=options.mode,
-                                leftover=options.leftover, workers=options.workers,
-                                block_rows=options.block_rows,
-                                hierarchies=resolve_hierarchies(data, st, hierarchies),
-                                max_suppression=options.max_suppression, progress=progress)
+    clustering = run_clustering(
+        data,
+        plan.k,
+        algorithm=options.algorithm,
+        mode=options.mode,
+        leftover=options.leftover,
+        workers=options.workers,
+        block_rows=options.block_rows,
+        hierarchies=resolve_hierarchies(data, st, hierarchies),
+        max_suppression=options.max_suppression,
+        progress=progress,
+    )
     run.stage("cluster", t)
     return row_id, clustering
 
@@ -203,13 +254,22 @@ def _check_finite(plan: spec.Plan, st: stats.Stats) -> None:
     for c in plan.numeric_qis:
         for bound in (st.lo[c.name], st.hi[c.name]):
             if bound in (float("inf"), float("-inf")) or (bound != bound and st.nulls[c.name] < st.n_rows):
-                raise InputError(f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
-                                 "values; clean them or declare the column with --keep/--drop")
+                raise InputError(
+                    f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
+                    "values; clean them or declare the column with --keep/--drop"
+                )
 
 
-def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, taken: Mapping[str, str],
-                   layout: metrics.Layout, temp_name: str, labels_name: str,
-                   out_file: str | Path | None):
+def _write_release(
+    run: _Run,
+    plan: spec.Plan,
+    st: stats.Stats,
+    taken: Mapping[str, str],
+    layout: metrics.Layout,
+    temp_name: str,
+    labels_name: str,
+    out_file: str | Path | None,
+):
     """Build, verify and measure the release in one transaction, then publish it: the row
     and class tables are written under temporary names and renamed, and the views created,
     only once verification has passed. ``taken``: the release's names that exist already
@@ -231,17 +291,19 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, taken: Mapping[s
         t = time.perf_counter()
         verdict = None
         if not run.sql_only:
-            verdict = verification.verify_with_labels(con, layout, plan.source.name, labels_name,
-                                                      rows_tmp, classes_tmp, plan.k)
+            verdict = verification.verify_with_labels(
+                con, layout, plan.source.name, labels_name, rows_tmp, classes_tmp, plan.k
+            )
             if not verdict.ok:
-                raise VerificationError("release failed verification, nothing was written: "
-                                        + "; ".join(verdict.problems))
+                raise VerificationError(
+                    "release failed verification, nothing was written: " + "; ".join(verdict.problems)
+                )
         else:
             run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
-            run.read(verification.class_checks_sql(layout, plan.source.name, labels_name,
-                                                   rows_tmp, classes_tmp))
-            run.read(verification.rows_missing_sql(layout, plan.source.name, labels_name,
-                                                   rows_tmp))
+            run.read(
+                verification.class_checks_sql(layout, plan.source.name, labels_name, rows_tmp, classes_tmp)
+            )
+            run.read(verification.rows_missing_sql(layout, plan.source.name, labels_name, rows_tmp))
         run.stage("verify", t)
 
         t = time.perf_counter()
@@ -250,16 +312,19 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, taken: Mapping[s
         ranges, cards = _known_domains(plan, st)
         run.read(metrics.ncp_sql(layout, plan.source.name, classes_tmp, ranges, size, cards))
         if not run.sql_only:
-            measures = metrics.measure_tables(con, layout, plan.source.name, classes_tmp,
-                                              ranges, size, cards)
+            measures = metrics.measure_tables(con, layout, plan.source.name, classes_tmp, ranges, size, cards)
         run.stage("measure", t)
 
         t = time.perf_counter()
         for old, new in ((rows_tmp, plan.rows_table), (classes_tmp, plan.classes_table)):
-            run.write(exp.Alter(this=exp.Table(this=ident(old)), kind="TABLE",
-                                actions=[exp.AlterRename(this=exp.Table(this=ident(new)))]))
-        run.write(generalize.create_release_view_sql(plan, plan.output, plan.rows_table,
-                                                     plan.classes_table))
+            run.write(
+                exp.Alter(
+                    this=exp.Table(this=ident(old)),
+                    kind="TABLE",
+                    actions=[exp.AlterRename(this=exp.Table(this=ident(new)))],
+                )
+            )
+        run.write(generalize.create_release_view_sql(plan, plan.output, plan.rows_table, plan.classes_table))
         run.write(generalize.create_view_sql(plan, plan.view, plan.output))
         if out_file:
             export_tmp = f"{out_file}.sbc-partial"
@@ -278,13 +343,15 @@ def _write_release(run: _Run, plan: spec.Plan, st: stats.Stats, taken: Mapping[s
         raise
 
 
-def _known_domains(plan: spec.Plan, st: stats.Stats
-                   ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
+def _known_domains(plan: spec.Plan, st: stats.Stats) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """The input's numeric ranges and categorical cardinalities from the statistics stage, so
     that measuring does not aggregate the source again (a column without a finite range is
     left to SQL)."""
-    ranges = {c.name: (st.lo[c.name], st.hi[c.name]) for c in plan.numeric_qis
-              if math.isfinite(st.lo[c.name]) and math.isfinite(st.hi[c.name])}
+    ranges = {
+        c.name: (st.lo[c.name], st.hi[c.name])
+        for c in plan.numeric_qis
+        if math.isfinite(st.lo[c.name]) and math.isfinite(st.hi[c.name])
+    }
     cards = {c.name: st.cardinality(c.name) for c in plan.categorical_qis}
     return ranges, cards
 
@@ -293,6 +360,9 @@ def export_sql(table: str, path: str, final_name: str) -> exp.Expression:
     fmt = "PARQUET" if final_name.lower().endswith((".parquet", ".pq")) else "CSV"
     # in class order; within a class the row table's order (by released values)
     rows = exp.select(exp.Star()).from_(exp.Table(this=ident(table))).order_by(ident("eq_class"))
-    return exp.Copy(this=exp.Subquery(this=rows), kind=False,
-                    files=[exp.Literal.string(path)],
-                    params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var(fmt))])
+    return exp.Copy(
+        this=exp.Subquery(this=rows),
+        kind=False,
+        files=[exp.Literal.string(path)],
+        params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var(fmt))],
+    )

@@ -23,13 +23,15 @@ BATCH_ROWS = 1 << 17
 
 
 def pull_sql(plan: Plan):
-    exprs = [as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c)
-             for c in plan.qis]
+    exprs = [
+        as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c) for c in plan.qis
+    ]
     return render("pull_rows", source=plan.source.name, qi=exprs)
 
 
-def pull(con: Connection, plan: Plan, stats: Stats,
-         progress: Callable[[int, int], None] | None = None) -> tuple[QIData, np.ndarray]:
+def pull(
+    con: Connection, plan: Plan, stats: Stats, progress: Callable[[int, int], None] | None = None
+) -> tuple[QIData, np.ndarray]:
     """The QIs of every row as a QIData, and each row's row_id in the source."""
     n = stats.n_rows
     qis = plan.qis
@@ -40,13 +42,13 @@ def pull(con: Connection, plan: Plan, stats: Stats,
         m = batch.num_rows
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")
-        row_id[at:at + m] = to_numpy(batch.column(0), np.int64)
+        row_id[at : at + m] = to_numpy(batch.column(0), np.int64)
         for i, c in enumerate(qis):
             arr = batch.column(1 + i)
             if c.kind == "numeric":
-                columns[i][at:at + m] = to_numpy(arr, np.float64)
+                columns[i][at : at + m] = to_numpy(arr, np.float64)
             else:
-                columns[i][at:at + m] = encode_column(arr, stats.domains[c.name], c)
+                columns[i][at : at + m] = encode_column(arr, stats.domains[c.name], c)
         at += m
         if progress is not None:
             progress(at, n)

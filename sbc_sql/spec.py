@@ -18,8 +18,7 @@ from .db import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 
 ROLES = ("qi", "sensitive", "identifier", "insensitive")
-FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop",
-                "insensitive": "--keep"}
+FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop", "insensitive": "--keep"}
 COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
 # the class table's size column (beside eq_class and the QIs' release columns)
@@ -27,8 +26,23 @@ CLASS_SIZE = "class_size"
 # working names of the release's SQL; a source column may not take them
 RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows")
 
-_INTEGER = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-            "UINTEGER", "UBIGINT", "UHUGEINT", "INT", "INT4", "INT8", "INT2", "INT1"}
+_INTEGER = {
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "INT",
+    "INT4",
+    "INT8",
+    "INT2",
+    "INT1",
+}
 _FLOAT = {"FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"}
 _UNSUPPORTED = {"BLOB", "BIT", "INTERVAL", "BYTEA", "VARBINARY", "VARINT", "BIGNUM", "NULL"}
 
@@ -140,8 +154,9 @@ def parse_weights(text: str | Iterable[str] | None) -> dict[str, float]:
         try:
             w = float(value)
         except ValueError:
-            raise InputError(f"weight of '{name}' is '{value}', not a number; "
-                             f"write e.g. --weights {name}=2") from None
+            raise InputError(
+                f"weight of '{name}' is '{value}', not a number; write e.g. --weights {name}=2"
+            ) from None
         if not math.isfinite(w) or w < 0:
             raise InputError(f"weight of '{name}' is {value}; weights must be finite and >= 0")
         weights[name] = w
@@ -169,7 +184,7 @@ def comment_role(comment: str | None) -> str | None:
     text = comment.strip().lower()
     if not text.startswith(COMMENT_PREFIX):
         return None
-    role = text[len(COMMENT_PREFIX):].strip()
+    role = text[len(COMMENT_PREFIX) :].strip()
     return role if role in ROLES else None
 
 
@@ -179,23 +194,27 @@ MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)", re.I
 def check_memory_limit(value: str | None) -> None:
     """A DuckDB memory size such as 2GB or 512MiB (None: DuckDB's own setting)."""
     if value is not None and not MEMORY_LIMIT.fullmatch(value.strip()):
-        raise InputError(f"--memory-limit '{value}' is not a size; give a number and a unit, "
-                         "e.g. --memory-limit 2GB")
+        raise InputError(
+            f"--memory-limit '{value}' is not a size; give a number and a unit, e.g. --memory-limit 2GB"
+        )
 
 
 def make_plan(info: TableInfo, options: Options, *, display_name: str | None = None) -> Plan:
     """Resolve every column's role and check everything that needs no data."""
     name = display_name or info.name
     if options.k < 2:
-        raise InputError(f"k={options.k} is below 2; k-anonymity needs at least 2 rows per "
-                         "class: choose --k 2 or more")
+        raise InputError(
+            f"k={options.k} is below 2; k-anonymity needs at least 2 rows per class: choose --k 2 or more"
+        )
     if options.leftover not in LEFTOVER_MODES:
         raise InputError(f"--leftover '{options.leftover}' is not one of {', '.join(LEFTOVER_MODES)}")
     if options.algorithm not in ALGORITHMS:
         raise InputError(f"--algorithm '{options.algorithm}' is not one of {', '.join(ALGORITHMS)}")
     if not 0.0 <= options.max_suppression < 1.0:
-        raise InputError(f"--max-suppression {options.max_suppression} is outside [0, 1); give "
-                         "a share of rows such as 0.01")
+        raise InputError(
+            f"--max-suppression {options.max_suppression} is outside [0, 1); give "
+            "a share of rows such as 0.01"
+        )
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
     _check_block_rows(options)
@@ -204,16 +223,20 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     for c in info.columns:
         # the SQL stages key rows by DuckDB's rowid, which a column of that name hides
         if c.name.lower() == "rowid":
-            raise InputError(f"column '{c.name}' of '{name}' hides DuckDB's row position; rename "
-                             "it in the source (e.g. ALTER TABLE ... RENAME COLUMN)")
+            raise InputError(
+                f"column '{c.name}' of '{name}' hides DuckDB's row position; rename "
+                "it in the source (e.g. ALTER TABLE ... RENAME COLUMN)"
+            )
     roles = _resolve_roles(info, options, name)
     columns = []
     for c in info.columns:
         role, origin = roles[c.name]
         kind, temporal = type_kind(c.type) if role == "qi" else (None, None)
         if role == "qi" and kind is None:
-            raise InputError(f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "
-                             "declare it with --drop, --keep or --sensitive")
+            raise InputError(
+                f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "
+                "declare it with --drop, --keep or --sensitive"
+            )
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
@@ -228,15 +251,23 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
 def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
     known = [c.name for c in info.columns]
     flagged: dict[str, str] = {}
-    for role, names in (("qi", options.qi), ("sensitive", options.sensitive),
-                        ("identifier", options.drop), ("insensitive", options.keep)):
+    for role, names in (
+        ("qi", options.qi),
+        ("sensitive", options.sensitive),
+        ("identifier", options.drop),
+        ("insensitive", options.keep),
+    ):
         for col in names:
             if col not in known:
-                raise InputError(f"column '{col}' given to {FLAG_OF_ROLE[role]} does not exist in "
-                                 f"'{name}'; its columns are: {', '.join(known)}")
+                raise InputError(
+                    f"column '{col}' given to {FLAG_OF_ROLE[role]} does not exist in "
+                    f"'{name}'; its columns are: {', '.join(known)}"
+                )
             if col in flagged and flagged[col] != role:
-                raise RoleError(f"column '{col}' is given two roles ({FLAG_OF_ROLE[flagged[col]]} "
-                                f"and {FLAG_OF_ROLE[role]}); give it one")
+                raise RoleError(
+                    f"column '{col}' is given two roles ({FLAG_OF_ROLE[flagged[col]]} "
+                    f"and {FLAG_OF_ROLE[role]}); give it one"
+                )
             flagged[col] = role
     roles: dict[str, tuple[str, str]] = {}
     for c in info.columns:
@@ -247,9 +278,11 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
     qi_named = any(role == "qi" for role, _ in roles.values())
     undeclared = [c for c in known if c not in roles]
     if qi_named and undeclared:
-        raise RoleError(f"column '{undeclared[0]}' has no role while quasi-identifiers are named; "
-                        f"declare it with --qi, --sensitive, --keep or --drop "
-                        f"({len(undeclared)} undeclared column(s): {', '.join(undeclared)})")
+        raise RoleError(
+            f"column '{undeclared[0]}' has no role while quasi-identifiers are named; "
+            f"declare it with --qi, --sensitive, --keep or --drop "
+            f"({len(undeclared)} undeclared column(s): {', '.join(undeclared)})"
+        )
     for col in undeclared:
         roles[col] = ("qi", "default")
     return roles
@@ -259,8 +292,10 @@ def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, 
     qis = [c.name for c in columns if c.role == "qi"]
     for col, w in given.items():
         if col not in qis:
-            raise InputError(f"--weights names '{col}', which is not a quasi-identifier; "
-                             f"weight only QIs ({', '.join(qis)})")
+            raise InputError(
+                f"--weights names '{col}', which is not a quasi-identifier; "
+                f"weight only QIs ({', '.join(qis)})"
+            )
         if not math.isfinite(w) or w < 0:
             raise InputError(f"weight of '{col}' is {w}; weights must be finite and >= 0")
     weights = tuple(float(given.get(q, 1.0)) for q in qis)
@@ -270,15 +305,18 @@ def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, 
 
 
 def _default_output(name: str, k: int) -> str:
-    stem = re.sub(r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$", "", name.replace("\\", "/").split("/")[-1],
-                  flags=re.IGNORECASE)
+    stem = re.sub(
+        r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$",
+        "",
+        name.replace("\\", "/").split("/")[-1],
+        flags=re.IGNORECASE,
+    )
     return f"{stem}_k{k}"
 
 
 def release_names(plan: Plan) -> list[str]:
     """Column names of the release view, in order (see README's release schema)."""
-    return ["eq_class"] + [n for c in plan.columns if c.role != "identifier"
-                           for n in c.release_columns]
+    return ["eq_class"] + [n for c in plan.columns if c.role != "identifier" for n in c.release_columns]
 
 
 def _check_block_rows(options: Options) -> None:
@@ -286,19 +324,25 @@ def _check_block_rows(options: Options) -> None:
     if rows is None:
         return
     if options.algorithm != "sbca" or options.mode == "exact":
-        raise InputError(f"--block-rows {rows} sizes the blocks of the default sbca in block "
-                         "mode; drop it, or drop --exact / --algorithm")
+        raise InputError(
+            f"--block-rows {rows} sizes the blocks of the default sbca in block "
+            "mode; drop it, or drop --exact / --algorithm"
+        )
     if rows < max(options.k, 2):
-        raise InputError(f"--block-rows {rows} is below k={options.k}; a block must hold at "
-                         f"least one class: give {max(options.k, 2)} or more")
+        raise InputError(
+            f"--block-rows {rows} is below k={options.k}; a block must hold at "
+            f"least one class: give {max(options.k, 2)} or more"
+        )
 
 
 def _check_categorical_count(plan: Plan) -> None:
     n = len(plan.categorical_qis)
     if plan.options.algorithm == "sbca" and n > MAX_CATEGORICAL:
-        raise InputError(f"{n} categorical quasi-identifiers; the default sbca takes at most "
-                         f"{MAX_CATEGORICAL}: declare some with --keep or --drop, or use "
-                         "--algorithm sbca-paper")
+        raise InputError(
+            f"{n} categorical quasi-identifiers; the default sbca takes at most "
+            f"{MAX_CATEGORICAL}: declare some with --keep or --drop, or use "
+            "--algorithm sbca-paper"
+        )
 
 
 def _check_release_names(plan: Plan) -> None:
@@ -307,8 +351,10 @@ def _check_release_names(plan: Plan) -> None:
         seen: set[str] = set()
         for n in names:
             if n.lower() in seen:
-                raise InputError(f"the release would have two columns named '{n}'; rename the "
-                                 "source column or declare it with --drop")
+                raise InputError(
+                    f"the release would have two columns named '{n}'; rename the "
+                    "source column or declare it with --drop"
+                )
             seen.add(n.lower())
     for c in plan.columns:
         if c.name.lower() in RESERVED:
@@ -322,23 +368,29 @@ def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
     'VIEW', as db.object_kinds gives them)."""
     existing = [n for n in plan.release_objects if n in taken]
     if plan.source.from_file is None and plan.source.name in plan.release_objects:
-        raise InputError(f"--output '{plan.output}' would overwrite the source table "
-                         f"'{plan.source.name}' (a release writes {', '.join(plan.release_objects)}); "
-                         "choose another name")
+        raise InputError(
+            f"--output '{plan.output}' would overwrite the source table "
+            f"'{plan.source.name}' (a release writes {', '.join(plan.release_objects)}); "
+            "choose another name"
+        )
     if taken.get(plan.view) == "TABLE":
-        raise OutputExistsError(f"'{plan.view}' exists and is not a view; drop or rename it, "
-                                "or choose another --output")
+        raise OutputExistsError(
+            f"'{plan.view}' exists and is not a view; drop or rename it, or choose another --output"
+        )
     if existing and not plan.options.replace:
-        raise OutputExistsError(f"'{existing[0]}' already exists; pass --replace to "
-                                "overwrite the release or --output to choose another name")
+        raise OutputExistsError(
+            f"'{existing[0]}' already exists; pass --replace to "
+            "overwrite the release or --output to choose another name"
+        )
 
 
 def check_rows(plan: Plan, n_rows: int) -> None:
     if n_rows == 0:
         raise InputError(f"table '{plan.display_name}' is empty; there is nothing to anonymize")
     if plan.k > n_rows:
-        raise InputError(f"k={plan.k} is larger than the {n_rows} rows of "
-                         f"'{plan.display_name}'; choose k <= {n_rows}")
+        raise InputError(
+            f"k={plan.k} is larger than the {n_rows} rows of '{plan.display_name}'; choose k <= {n_rows}"
+        )
 
 
 def check_identifiers(plan: Plan, n_rows: int, distinct: Mapping[str, int]) -> None:
@@ -347,6 +399,8 @@ def check_identifiers(plan: Plan, n_rows: int, distinct: Mapping[str, int]) -> N
         return
     for c in plan.columns:
         if c.origin == "default" and distinct.get(c.name) == n_rows:
-            raise RoleError(f"column '{c.name}' is distinct on all {n_rows} rows and looks like a "
-                            "direct identifier; declare it with --drop (or --qi / --keep if it "
-                            "is not one)")
+            raise RoleError(
+                f"column '{c.name}' is distinct on all {n_rows} rows and looks like a "
+                "direct identifier; declare it with --drop (or --qi / --keep if it "
+                "is not one)"
+            )

@@ -45,22 +45,28 @@ def row_count_sql(plan: Plan):
 
 
 def distinct_counts_sql(plan: Plan, columns: list[Column]):
-    return render("distinct_counts", source=plan.source.name,
-                  col=[as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name)
-                       for c in columns])
+    return render(
+        "distinct_counts",
+        source=plan.source.name,
+        col=[as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name) for c in columns],
+    )
 
 
 def numeric_ranges_sql(plan: Plan):
-    return render("numeric_ranges", source=plan.source.name,
-                  num=[as_number(ref(c.name), c) for c in plan.numeric_qis])
+    return render(
+        "numeric_ranges", source=plan.source.name, num=[as_number(ref(c.name), c) for c in plan.numeric_qis]
+    )
 
 
 def categorical_counts_sql(plan: Plan, order: list[Column]):
     pairs = list(zip(order[:-1], order[1:]))
-    return render("categorical_counts", source=plan.source.name,
-                  cat=[as_category(ref(c.name), c) for c in order],
-                  m=[as_category(ref(m.name), m) for m, _ in pairs],
-                  n=[as_category(ref(n.name), n) for _, n in pairs])
+    return render(
+        "categorical_counts",
+        source=plan.source.name,
+        cat=[as_category(ref(c.name), c) for c in order],
+        m=[as_category(ref(m.name), m) for m, _ in pairs],
+        n=[as_category(ref(n.name), n) for _, n in pairs],
+    )
 
 
 def collect_stats(con: Connection, plan: Plan, n_rows: int) -> Stats:
@@ -127,18 +133,23 @@ def dense(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     return values
 
 
-def encode_column(values: pa.ChunkedArray | pa.Array, domain: pa.Array, column: Column,
-                  ) -> np.ndarray:
+def encode_column(
+    values: pa.ChunkedArray | pa.Array,
+    domain: pa.Array,
+    column: Column,
+) -> np.ndarray:
     """:func:`encode` for a named QI, with an error that says what to do."""
     try:
         return encode(values, domain)
     except ValueError:
         # SQL grouped values that differ byte for byte: a collation such as NOCASE makes
         # 'a' and 'A' one group there, two values here
-        raise InputError(f"categorical quasi-identifier '{column.name}' ({column.type}) holds "
-                         "values that are equal under its collation but differ; read it "
-                         "through a view that selects it with COLLATE \"binary\", or declare "
-                         "it with --keep or --drop") from None
+        raise InputError(
+            f"categorical quasi-identifier '{column.name}' ({column.type}) holds "
+            "values that are equal under its collation but differ; read it "
+            'through a view that selects it with COLLATE "binary", or declare '
+            "it with --keep or --drop"
+        ) from None
 
 
 def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:

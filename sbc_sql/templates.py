@@ -163,8 +163,12 @@ def _substitute(tree: exp.Expression, keys: Mapping[str, SlotValue]) -> exp.Expr
     # Slots are unquoted in the templates; a quoted identifier is a name already filled in
     # (a column called "__source" must stay that column, not become the source table).
     def replace(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and not node.table and node.name.startswith("__") \
-                and not node.this.quoted:
+        if (
+            isinstance(node, exp.Column)
+            and not node.table
+            and node.name.startswith("__")
+            and not node.this.quoted
+        ):
             hit = _slot_of_bound(node.name, keys)
             if hit is not None:
                 value, suffix = hit
@@ -190,4 +194,4 @@ def _slot_of_bound(name: str, keys: Mapping[str, SlotValue]) -> tuple[SlotValue,
     value = keys[best]
     if isinstance(value, (list, tuple)):
         return None
-    return value, name[len(best):]
+    return value, name[len(best) :]

@@ -37,13 +37,13 @@ def inside(c: Column, row: str, cls: str) -> exp.Expression:
     value = ref(c.name, row)
     is_null = exp.Is(this=value, expression=exp.Null())
     if c.kind == "numeric":
-        in_range = exp.Between(this=value, low=ref(c.name + "_min", cls),
-                               high=ref(c.name + "_max", cls))
-        return exp.Case(ifs=[exp.If(this=is_null, true=ref(c.name + "_has_null", cls))],
-                        default=in_range)
+        in_range = exp.Between(this=value, low=ref(c.name + "_min", cls), high=ref(c.name + "_max", cls))
+        return exp.Case(ifs=[exp.If(this=is_null, true=ref(c.name + "_has_null", cls))], default=in_range)
     values = ref(c.name, cls)
-    has_null = exp.GT(this=exp.Anonymous(this="len", expressions=[values]),
-                      expression=exp.Anonymous(this="list_count", expressions=[values]))
+    has_null = exp.GT(
+        this=exp.Anonymous(this="len", expressions=[values]),
+        expression=exp.Anonymous(this="list_count", expressions=[values]),
+    )
     contains = exp.Anonymous(this="list_contains", expressions=[values, value])
     return exp.Case(ifs=[exp.If(this=is_null, true=has_null)], default=contains)
 
@@ -66,13 +66,16 @@ def one_tuple_condition(layout: Layout) -> exp.Expression:
     for name in layout.qi_columns():
         c = ref(name)
         if name in lists:
-            same = exp.LTE(this=exp.Count(this=exp.Distinct(expressions=[c])),
-                           expression=exp.Literal.number(1))
+            same = exp.LTE(
+                this=exp.Count(this=exp.Distinct(expressions=[c])), expression=exp.Literal.number(1)
+            )
         else:
             same = exp.NullSafeEQ(this=exp.Min(this=c), expression=exp.Max(this=c))
         count = exp.Count(this=c)
-        uniform = exp.or_(exp.EQ(this=count, expression=exp.Literal.number(0)),
-                          exp.EQ(this=count, expression=exp.Count(this=exp.Star())))
+        uniform = exp.or_(
+            exp.EQ(this=count, expression=exp.Literal.number(0)),
+            exp.EQ(this=count, expression=exp.Count(this=exp.Star())),
+        )
         parts.append(exp.and_(same, uniform))
     return conj(parts)
 
@@ -81,10 +84,13 @@ def check_release(con: Connection, layout: Layout, release: str, k: int) -> tupl
     """k-anonymity of the release alone: every class has >= k rows and one generalized tuple,
     so every generalized tuple is shared by >= k rows."""
     classes, smallest, _, _, released = db.fetch_one(con, class_sizes_sql(release))
-    (mixed,) = db.fetch_one(con, render("class_tuples", release=release,
-                                        same=one_tuple_condition(layout)))
-    facts = {"classes": int(classes or 0), "smallest_class": int(smallest or 0),
-             "released": int(released or 0), "mixed_classes": int(mixed or 0)}
+    (mixed,) = db.fetch_one(con, render("class_tuples", release=release, same=one_tuple_condition(layout)))
+    facts = {
+        "classes": int(classes or 0),
+        "smallest_class": int(smallest or 0),
+        "released": int(released or 0),
+        "mixed_classes": int(mixed or 0),
+    }
     return class_problems(facts, k), facts
 
 
@@ -99,43 +105,64 @@ def class_problems(facts: dict[str, int], k: int) -> list[str]:
 
 
 def rows_missing_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
-    return render("rows_missing", source=source, labels=labels, release=release,
-                  verb=[c.name for c in layout.verbatim])
+    return render(
+        "rows_missing", source=source, labels=labels, release=release, verb=[c.name for c in layout.verbatim]
+    )
 
 
-def class_checks_sql(layout: Layout, source: str, labels: str, rows: str,
-                     classes: str) -> exp.Expression:
-    return render("class_checks", classes=classes, rows=rows, source=source, labels=labels,
-                  inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
-                  cat=[c.name for c in layout.qis if c.kind != "numeric"])
+def class_checks_sql(layout: Layout, source: str, labels: str, rows: str, classes: str) -> exp.Expression:
+    return render(
+        "class_checks",
+        classes=classes,
+        rows=rows,
+        source=source,
+        labels=labels,
+        inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
+        cat=[c.name for c in layout.qis if c.kind != "numeric"],
+    )
 
 
-def verify_with_labels(con: Connection, layout: Layout, source: str, labels: str, rows: str,
-                       classes: str, k: int) -> Verdict:
+def verify_with_labels(
+    con: Connection, layout: Layout, source: str, labels: str, rows: str, classes: str, k: int
+) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
     class table (the release view joins them: it shows each row its class's one tuple)."""
     n_classes, distinct, smallest, released, unmatched, *outside = db.fetch_one(
-        con, class_checks_sql(layout, source, labels, rows, classes))
-    facts = {"classes": int(n_classes or 0), "smallest_class": int(smallest or 0),
-             "released": int(released or 0),
-             "mixed_classes": int(n_classes or 0) - int(distinct or 0),
-             "unmatched_classes": int(unmatched or 0), "outside": sum(int(x or 0) for x in outside)}
+        con, class_checks_sql(layout, source, labels, rows, classes)
+    )
+    facts = {
+        "classes": int(n_classes or 0),
+        "smallest_class": int(smallest or 0),
+        "released": int(released or 0),
+        "mixed_classes": int(n_classes or 0) - int(distinct or 0),
+        "unmatched_classes": int(unmatched or 0),
+        "outside": sum(int(x or 0) for x in outside),
+    }
     problems = class_problems(facts, k)
     if facts["unmatched_classes"]:
-        problems.append(f"{facts['unmatched_classes']} class(es) differ between the class table "
-                        "and the row table (missing from one, or another size)")
+        problems.append(
+            f"{facts['unmatched_classes']} class(es) differ between the class table "
+            "and the row table (missing from one, or another size)"
+        )
     if facts["outside"]:
-        problems.append(f"{facts['outside']} QI value(s) lie outside their class's range or set "
-                        "(numeric QIs counted once per row)")
+        problems.append(
+            f"{facts['outside']} QI value(s) lie outside their class's range or set "
+            "(numeric QIs counted once per row)"
+        )
     source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
-        con, render("label_coverage", source=source, labels=labels))
+        con, render("label_coverage", source=source, labels=labels)
+    )
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
     if n_labels != source_rows or labelled != source_rows or unlabelled:
-        problems.append(f"{source_rows} source rows but {labelled} labelled once "
-                        f"({n_labels} labels, {unlabelled} unlabelled)")
+        problems.append(
+            f"{source_rows} source rows but {labelled} labelled once "
+            f"({n_labels} labels, {unlabelled} unlabelled)"
+        )
     if facts["released"] != source_rows - suppressed:
-        problems.append(f"the release has {facts['released']} rows; expected "
-                        f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)")
+        problems.append(
+            f"the release has {facts['released']} rows; expected "
+            f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)"
+        )
     missing, extra = db.fetch_one(con, rows_missing_sql(layout, source, labels, rows))
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
@@ -149,19 +176,28 @@ def verify_pair(con: Connection, layout: Layout, original: str, release: str, k:
     (n_rows,) = db.fetch_one(con, render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:
-        problems.append(f"the release has {facts['released']} rows, more than the "
-                        f"{n_rows} input rows")
+        problems.append(f"the release has {facts['released']} rows, more than the {n_rows} input rows")
     facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
-    cover = conj([inside(c, "sbc_s", "g") for c in layout.qis]
-                 + [_same(c, "sbc_s", "g") for c in layout.verbatim])
-    uncovered, extra = db.fetch_one(con, render("rows_uncovered", original=original,
-                                                release=release, qicol=layout.qi_columns(),
-                                                verb=[c.name for c in layout.verbatim],
-                                                inside=cover))
+    cover = conj(
+        [inside(c, "sbc_s", "g") for c in layout.qis] + [_same(c, "sbc_s", "g") for c in layout.verbatim]
+    )
+    uncovered, extra = db.fetch_one(
+        con,
+        render(
+            "rows_uncovered",
+            original=original,
+            release=release,
+            qicol=layout.qi_columns(),
+            verb=[c.name for c in layout.verbatim],
+            inside=cover,
+        ),
+    )
     facts.update(uncovered=int(uncovered), extra=int(extra))
     if uncovered > facts["suppressed"]:
-        problems.append(f"{uncovered} input row(s) are covered by no class of the release, but "
-                        f"only {facts['suppressed']} are missing from it")
+        problems.append(
+            f"{uncovered} input row(s) are covered by no class of the release, but "
+            f"only {facts['suppressed']} are missing from it"
+        )
     if extra:
         problems.append(f"{extra} release row(s) carry released values that the input lacks")
     return Verdict(k, tuple(problems), facts)

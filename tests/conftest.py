@@ -68,9 +68,25 @@ def wheel(tmp_path_factory) -> Path:
     kernels compiled ahead of time by setup.py."""
     base = tmp_path_factory.mktemp("wheel")
     src = base / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".hypothesis", ".pytest_cache", ".ruff_cache", "__pycache__", "results",
-        "*.duckdb", "*.duckdb.wal", "build", "dist", "*.egg-info", "_aot*.so"))
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv",
+            ".hypothesis",
+            ".pytest_cache",
+            ".ruff_cache",
+            "__pycache__",
+            "results",
+            "*.duckdb",
+            "*.duckdb.wal",
+            "build",
+            "dist",
+            "*.egg-info",
+            "_aot*.so",
+        ),
+    )
     out = base / "dist"
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)]
     if _backend_ready():

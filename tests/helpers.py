@@ -27,22 +27,25 @@ def q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def make_table(con: duckdb.DuckDBPyConnection, name: str, df: pd.DataFrame,
-               types: Mapping[str, str] | None = None) -> None:
+def make_table(
+    con: duckdb.DuckDBPyConnection, name: str, df: pd.DataFrame, types: Mapping[str, str] | None = None
+) -> None:
     """CREATE TABLE name from a DataFrame, each column CAST to its SQL type (None -> NULL)."""
     types = dict(types or {})
     view = "sbc_test_frame"
     con.register(view, df)
     try:
-        cols = ", ".join(
-            f"CAST({q(c)} AS {types[c]}) AS {q(c)}" if c in types else q(c) for c in df.columns)
+        cols = ", ".join(f"CAST({q(c)} AS {types[c]}) AS {q(c)}" if c in types else q(c) for c in df.columns)
         con.execute(f"CREATE TABLE {q(name)} AS SELECT {cols} FROM {view}")
     finally:
         con.unregister(view)
 
 
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None,
-         ) -> list[dict[str, Any]]:
+def rows(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: Sequence[Any] | None = None,
+) -> list[dict[str, Any]]:
     """A query's rows as dicts of Python values (lists stay lists, dates stay dates)."""
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
     names = [d[0] for d in cur.description]
@@ -58,18 +61,23 @@ def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
 
 def snapshot(con: duckdb.DuckDBPyConnection, table: str) -> tuple[list, list]:
     """Schema (names, types, comments) and every row of a table, in a stable order."""
-    schema = con.execute("SELECT column_name, data_type, comment FROM duckdb_columns() "
-                         "WHERE table_name = ? ORDER BY column_index", [table]).fetchall()
+    schema = con.execute(
+        "SELECT column_name, data_type, comment FROM duckdb_columns() "
+        "WHERE table_name = ? ORDER BY column_index",
+        [table],
+    ).fetchall()
     data = con.execute(f"SELECT * FROM {q(table)} ORDER BY ALL").fetchall()
     return schema, data
 
 
 def catalog(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """Every user table and view of the connection (temporary ones included)."""
-    tables = con.execute("SELECT 'table', table_name FROM duckdb_tables() "
-                         "WHERE NOT internal ORDER BY 2").fetchall()
-    views = con.execute("SELECT 'view', view_name FROM duckdb_views() "
-                        "WHERE NOT internal ORDER BY 2").fetchall()
+    tables = con.execute(
+        "SELECT 'table', table_name FROM duckdb_tables() WHERE NOT internal ORDER BY 2"
+    ).fetchall()
+    views = con.execute(
+        "SELECT 'view', view_name FROM duckdb_views() WHERE NOT internal ORDER BY 2"
+    ).fetchall()
     return sorted(tables + views)
 
 
@@ -110,12 +118,21 @@ def run_cli(args: Sequence[str]) -> CliResult:
     return CliResult(res.exit_code, res.stdout, res.stderr)
 
 
-def run_module(args: Sequence[str], cwd: Path | None = None, timeout: float = 120,
-               ) -> subprocess.CompletedProcess[str]:
+def run_module(
+    args: Sequence[str],
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """``python -m sbc_sql ARGS`` in a fresh interpreter (a true end-to-end run)."""
-    return subprocess.run([sys.executable, "-m", "sbc_sql", *map(str, args)], cwd=cwd,
-                          env=checkout_env(), capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "sbc_sql", *map(str, args)],
+        cwd=cwd,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def checkout_env() -> dict[str, str]:

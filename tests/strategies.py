@@ -39,8 +39,7 @@ class TableCase:
         return [c for c in self.qis if self.types[c] not in NUMERIC_TYPES]
 
     def __repr__(self) -> str:  # hypothesis prints this on failure
-        return (f"TableCase(types={self.types}, rows=\n"
-                f"{self.df.to_dict(orient='list')})")
+        return f"TableCase(types={self.types}, rows=\n{self.df.to_dict(orient='list')})"
 
 
 def value_pool(sql_type: str, size: int) -> st.SearchStrategy[list]:
@@ -51,7 +50,8 @@ def value_pool(sql_type: str, size: int) -> st.SearchStrategy[list]:
         elems = st.integers(min_value=-40, max_value=40).map(lambda i: i / 4)
     elif sql_type == "DATE":
         elems = st.integers(min_value=0, max_value=3650).map(
-            lambda i: (BASE_DATE + dt.timedelta(days=i)).isoformat())
+            lambda i: (BASE_DATE + dt.timedelta(days=i)).isoformat()
+        )
     else:
         elems = st.text(alphabet="abcxyzé ", max_size=3)
     return st.lists(elems, min_size=size, max_size=size, unique=True)
@@ -77,8 +77,7 @@ def tables(draw, min_rows: int = 1, max_rows: int = 60, max_qis: int = 4) -> Tab
     types = {name: draw(st.sampled_from(QI_TYPES)) for name in names}
     data: dict[str, list] = {name: draw(column_values(types[name], n)) for name in names}
     data["sid"] = list(range(n))
-    data["dis"] = draw(st.lists(st.sampled_from(["flu", "cold", None, "x'y"]), min_size=n,
-                                max_size=n))
+    data["dis"] = draw(st.lists(st.sampled_from(["flu", "cold", None, "x'y"]), min_size=n, max_size=n))
     types.update(sid="INTEGER", dis="VARCHAR")
     df = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
     return TableCase(df, types, tuple(names))

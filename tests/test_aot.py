@@ -19,8 +19,9 @@ from sbc_sql.cluster.dispatch import block_algorithm
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.sbcx import sbca_plus
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,7 @@ def test_built_from_this_source(built) -> None:
 
 
 @SETTINGS
-@given(data=qi_tables(), k=st.integers(2, 8), growth=st.booleans(),
-       seeds=st.sampled_from(sbcx.SEED_MODES))
+@given(data=qi_tables(), k=st.integers(2, 8), growth=st.booleans(), seeds=st.sampled_from(sbcx.SEED_MODES))
 def test_same_classes_as_the_jit(built, data: QIData, k: int, growth: bool, seeds: str) -> None:
     with kernels(None):
         expected = sbca_plus(data, k, growth=growth, seeds=seeds)
@@ -60,16 +60,23 @@ def test_same_classes_as_the_jit(built, data: QIData, k: int, growth: bool, seed
 def test_same_blocks_as_the_jit(built, card: int) -> None:
     base = synthetic(6000, seed=card)
     rng = np.random.default_rng(card)
-    cats = [(np.asarray(base.columns[q]), int(base.cardinality[q]))
-            for q in range(base.n_qis) if not base.numeric[q]]
-    data = make_data([np.asarray(base.columns[q], dtype=np.float64)
-                      for q in range(base.n_qis) if base.numeric[q]],
-                     cats + [(rng.integers(0, card, 6000), card)])
+    cats = [
+        (np.asarray(base.columns[q]), int(base.cardinality[q]))
+        for q in range(base.n_qis)
+        if not base.numeric[q]
+    ]
+    data = make_data(
+        [np.asarray(base.columns[q], dtype=np.float64) for q in range(base.n_qis) if base.numeric[q]],
+        cats + [(rng.integers(0, card, 6000), card)],
+    )
     runs = []
     for module in (None, built):
         with kernels(module):
-            runs.append(blocks.blocked(data, 5, block_algorithm(5), block_size=1536, workers=2,
-                                       categorical_by="coarse"))
+            runs.append(
+                blocks.blocked(
+                    data, 5, block_algorithm(5), block_size=1536, workers=2, categorical_by="coarse"
+                )
+            )
     np.testing.assert_array_equal(runs[1], runs[0])
 
 
@@ -83,11 +90,33 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
         lab = np.full(n, -2, dtype=np.int64)
         state = np.array([n, n, 0, 0], dtype=np.int64)
         cnt, pair = arr["cnt"].copy(), arr["pair"].copy()
-        done = kernel(arr["raw"].copy(), arr["sc"].copy(), arr["span"], arr["wn"], arr["num_act"],
-                      arr["cat"].astype(np.int32), arr["card"], arr["wc"], arr["cat_act"],
-                      arr["pred"], cnt, arr["cnt_off"], pair, arr["pair_off"],
-                      np.arange(n, dtype=np.int64), np.ones(n, dtype=np.bool_),
-                      np.zeros(n), state, lab, 5, True, 2, 64, 256, n)
+        done = kernel(
+            arr["raw"].copy(),
+            arr["sc"].copy(),
+            arr["span"],
+            arr["wn"],
+            arr["num_act"],
+            arr["cat"].astype(np.int32),
+            arr["card"],
+            arr["wc"],
+            arr["cat_act"],
+            arr["pred"],
+            cnt,
+            arr["cnt_off"],
+            pair,
+            arr["pair_off"],
+            np.arange(n, dtype=np.int64),
+            np.ones(n, dtype=np.bool_),
+            np.zeros(n),
+            state,
+            lab,
+            5,
+            True,
+            2,
+            64,
+            256,
+            n,
+        )
         outs.append((done, lab, state, cnt, pair))
     for got, expected in zip(outs[1], outs[0]):
         np.testing.assert_array_equal(got, expected)
@@ -95,8 +124,10 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
 
 def test_a_stale_module_is_not_used(built) -> None:
     """Built from other source (an edited checkout): the JIT runs instead."""
-    with mock.patch.object(compiled.importlib, "import_module", lambda name: built), \
-            mock.patch.object(compiled, "fingerprint", lambda: built.fingerprint() + 1):
+    with (
+        mock.patch.object(compiled.importlib, "import_module", lambda name: built),
+        mock.patch.object(compiled, "fingerprint", lambda: built.fingerprint() + 1),
+    ):
         compiled.ahead_of_time.cache_clear()
         try:
             assert compiled.ahead_of_time() is None

@@ -32,8 +32,9 @@ except ImportError:
     HAS_NUMBA = False
 
 
-def make_data(numeric: list[list[float | None]], categorical: list[list[int]],
-              cards: list[int] | None = None) -> QIData:
+def make_data(
+    numeric: list[list[float | None]], categorical: list[list[int]], cards: list[int] | None = None
+) -> QIData:
     """QIData from plain lists: numerics first (None is NULL), then categorical codes."""
     cols, num, lo, hi, card = [], [], [], [], []
     for values in numeric:
@@ -52,8 +53,7 @@ def make_data(numeric: list[list[float | None]], categorical: list[list[int]],
         hi.append(np.nan)
         card.append(cards[i] if cards else int(col.max()) + 1)
     names = tuple(f"q{i}" for i in range(len(cols)))
-    return QIData(names, tuple(num), tuple(cols), tuple(lo), tuple(hi), tuple(card),
-                  (1.0,) * len(cols))
+    return QIData(names, tuple(num), tuple(cols), tuple(lo), tuple(hi), tuple(card), (1.0,) * len(cols))
 
 
 @st.composite

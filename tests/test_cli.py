@@ -16,9 +16,15 @@ from helpers import load_example, run_cli, run_module, snapshot
 ROWS, K = 400, 5
 RELEASE_COLUMNS = [
     ("eq_class", "BIGINT"),
-    ("birth_date_min", "DATE"), ("birth_date_max", "DATE"), ("birth_date_has_null", "BOOLEAN"),
-    ("age_min", "INTEGER"), ("age_max", "INTEGER"), ("age_has_null", "BOOLEAN"),
-    ("zip", "VARCHAR[]"), ("sex", "VARCHAR[]"), ("nationality", "VARCHAR[]"),
+    ("birth_date_min", "DATE"),
+    ("birth_date_max", "DATE"),
+    ("birth_date_has_null", "BOOLEAN"),
+    ("age_min", "INTEGER"),
+    ("age_max", "INTEGER"),
+    ("age_has_null", "BOOLEAN"),
+    ("zip", "VARCHAR[]"),
+    ("sex", "VARCHAR[]"),
+    ("nationality", "VARCHAR[]"),
     ("diagnosis", "VARCHAR"),
 ]
 VIEW_COLUMNS = ["eq_class", "birth_date", "age", "zip", "sex", "nationality", "diagnosis"]
@@ -41,17 +47,23 @@ def clinic(tmp_path_factory) -> dict:
 
 def describe(path: Path, table: str) -> list[tuple[str, str]]:
     with duckdb.connect(str(path)) as con:
-        return [(r[0], r[1]) for r in con.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-            "ORDER BY column_index", [table]).fetchall()]
+        return [
+            (r[0], r[1])
+            for r in con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                "ORDER BY column_index",
+                [table],
+            ).fetchall()
+        ]
 
 
 def test_anonymize_succeeds_and_says_verified(clinic):
     res = clinic["run"]
     assert res.exit_code == 0, res.stderr
     first = res.stdout.splitlines()[0]
-    assert first == f"release 'patients_k{K}' (view 'patients_k{K}_view'): verified " \
-                    f"{K}-anonymous and complete"
+    assert (
+        first == f"release 'patients_k{K}' (view 'patients_k{K}_view'): verified {K}-anonymous and complete"
+    )
     assert f"rows in {ROWS}, rows out {ROWS}, suppressed 0" in res.stdout
     assert f"classes {ROWS // K}: smallest {K}" in res.stdout
     # roles come from the column comments, logged on stderr
@@ -68,8 +80,9 @@ def test_release_and_view_have_the_expected_columns(clinic):
         sizes = con.execute(f"SELECT count(*) FROM patients_k{K} GROUP BY eq_class").fetchall()
         view_rows = con.execute(f"SELECT count(*) FROM patients_k{K}_view").fetchone()
         # the readable view: '25-40' style ranges, '..' between dates, '|' between values
-        age, birth = con.execute(f"SELECT age, birth_date FROM patients_k{K}_view "
-                                 "WHERE age LIKE '%-%' LIMIT 1").fetchone()
+        age, birth = con.execute(
+            f"SELECT age, birth_date FROM patients_k{K}_view WHERE age LIKE '%-%' LIMIT 1"
+        ).fetchone()
     assert {s for (s,) in sizes} == {K}
     assert view_rows == (ROWS,)
     assert age.count("-") == 1 and ".." in birth
@@ -86,8 +99,7 @@ def test_identifiers_are_dropped_and_the_source_is_unchanged(clinic):
 
 def test_json_summary_parses_and_matches_measure(clinic, cli, tmp_path):
     path = clinic["path"]
-    res = cli(["anonymize", "--db", path, "--table", "patients", "--k", "10", "--json",
-               "--output", "p10"])
+    res = cli(["anonymize", "--db", path, "--table", "patients", "--k", "10", "--json", "--output", "p10"])
     assert res.exit_code == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["release"] == "p10" and summary["view"] == "p10_view" and summary["k"] == 10
@@ -96,8 +108,7 @@ def test_json_summary_parses_and_matches_measure(clinic, cli, tmp_path):
     assert set(summary["ncp"]) == {"birth_date", "age", "zip", "sex", "nationality"}
     assert 0 < summary["total_ncp"] < 1
     assert summary["utility"] == pytest.approx(1 - summary["total_ncp"])
-    measured = cli(["measure", "--db", path, "--original", "patients", "--release", "p10",
-                    "--json"])
+    measured = cli(["measure", "--db", path, "--original", "patients", "--release", "p10", "--json"])
     assert measured.exit_code == 0, measured.stderr
     m = json.loads(measured.stdout)
     assert m["total_ncp"] == pytest.approx(summary["total_ncp"], abs=1e-12)
@@ -106,20 +117,17 @@ def test_json_summary_parses_and_matches_measure(clinic, cli, tmp_path):
 
 
 def test_measure_prints_the_figures(clinic, cli):
-    res = cli(["measure", "--db", clinic["path"], "--original", "patients", "--release",
-               f"patients_k{K}"])
+    res = cli(["measure", "--db", clinic["path"], "--original", "patients", "--release", f"patients_k{K}"])
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0] == f"rows {ROWS}, released {ROWS}, suppressed 0"
     assert lines[1].startswith(f"classes {ROWS // K}, smallest {K}")
     assert lines[2].startswith("total NCP 0.")
-    assert [line.split()[1] for line in lines[3:]] == [
-        "birth_date:", "age:", "zip:", "sex:", "nationality:"]
+    assert [line.split()[1] for line in lines[3:]] == ["birth_date:", "age:", "zip:", "sex:", "nationality:"]
 
 
 def test_verify_passes_at_k_and_fails_above(clinic, cli):
-    args = ["verify", "--db", clinic["path"], "--original", "patients", "--release",
-            f"patients_k{K}"]
+    args = ["verify", "--db", clinic["path"], "--original", "patients", "--release", f"patients_k{K}"]
     ok = cli([*args, "--k", K])
     assert ok.exit_code == 0, ok.stderr
     assert ok.stdout.startswith(f"ok: 'patients_k{K}' is {K}-anonymous and complete")
@@ -135,10 +143,11 @@ def test_verify_catches_a_tampered_release(clinic, cli):
     with duckdb.connect(str(path)) as con:
         con.execute(f"CREATE TABLE tampered AS SELECT * FROM patients_k{K}")
         # shrink one class's age range so some of its rows fall outside
-        con.execute("UPDATE tampered SET age_min = age_max WHERE eq_class = "
-                    "(SELECT min(eq_class) FROM tampered WHERE age_min < age_max)")
-    res = cli(["verify", "--db", path, "--original", "patients", "--release", "tampered",
-               "--k", K])
+        con.execute(
+            "UPDATE tampered SET age_min = age_max WHERE eq_class = "
+            "(SELECT min(eq_class) FROM tampered WHERE age_min < age_max)"
+        )
+    res = cli(["verify", "--db", path, "--original", "patients", "--release", "tampered", "--k", K])
     assert res.exit_code == 1
     assert "covered by no class" in res.stderr
 
@@ -156,11 +165,15 @@ def test_anonymize_in_a_fresh_interpreter(tmp_path):
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["release"] == "patients_k4" and summary["smallest_class"] == 4
-    res = run_module(["verify", "--db", path, "--original", "patients", "--release",
-                      "patients_k4", "--k", "4"])
+    res = run_module(
+        ["verify", "--db", path, "--original", "patients", "--release", "patients_k4", "--k", "4"]
+    )
     assert res.returncode == 0, res.stderr
     res = run_module(["anonymize", "--db", path, "--table", "patients", "--k", "4"])
     assert res.returncode == 1
     assert res.stderr.strip().splitlines() == [
-        ("Error: 'patients_k4' already exists; pass --replace to overwrite the release or "
-         "--output to choose another name")]
+        (
+            "Error: 'patients_k4' already exists; pass --replace to overwrite the release or "
+            "--output to choose another name"
+        )
+    ]

@@ -37,7 +37,9 @@ def digest(con: duckdb.DuckDBPyConnection, sql: str) -> str:
 def column_info(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple]:
     return con.execute(
         "SELECT column_name, data_type, comment FROM duckdb_columns() "
-        "WHERE table_name = ? ORDER BY column_index", [table]).fetchall()
+        "WHERE table_name = ? ORDER BY column_index",
+        [table],
+    ).fetchall()
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +108,13 @@ def test_clinic_refuses_to_overwrite_unless_asked(clinic_db, tmp_path):
 
 def needs_adult(test):
     """Adult ships beside the checkout (shared/datasets/adult); its absence is a failure."""
+
     def run(*args, **kwargs):
         assert datasets.adult_path().is_file(), (
-            f"UCI Adult not found at {datasets.adult_path()}; set SBC_ADULT_PATH")
+            f"UCI Adult not found at {datasets.adult_path()}; set SBC_ADULT_PATH"
+        )
         return test(*args, **kwargs)
+
     run.__name__ = test.__name__
     return run
 
@@ -150,7 +155,11 @@ def test_adult_column_subset():
     con = duckdb.connect()
     datasets.load_adult(con, "qi", rows=100, columns=datasets.ADULT_QIS_PAPER + ["income"])
     assert [c[:2] for c in column_info(con, "qi")] == [
-        ("age", "INTEGER"), ("sex", "VARCHAR"), ("native_country", "VARCHAR"), ("income", "VARCHAR")]
+        ("age", "INTEGER"),
+        ("sex", "VARCHAR"),
+        ("native_country", "VARCHAR"),
+        ("income", "VARCHAR"),
+    ]
     with pytest.raises(ValueError):
         datasets.load_adult(con, "bad", columns=["nope"])
 
@@ -171,8 +180,7 @@ def test_synthetic_columns(synthetic):
 
 def test_synthetic_cardinalities(synthetic):
     distinct = ", ".join(f"count(DISTINCT {c})" for c in datasets.SYNTH_COLUMNS)
-    counts = dict(zip(datasets.SYNTH_COLUMNS, synthetic.execute(
-        f"SELECT {distinct} FROM synth").fetchone()))
+    counts = dict(zip(datasets.SYNTH_COLUMNS, synthetic.execute(f"SELECT {distinct} FROM synth").fetchone()))
     assert counts["person_id"] == 20_000
     assert counts["sex"] == 2
     assert counts["region"] == 7
@@ -182,7 +190,8 @@ def test_synthetic_cardinalities(synthetic):
     assert 15 <= counts["diagnosis"] <= 20
     assert 90 <= counts["age"] <= 100
     lo_age, hi_age, lo_day, hi_day, lo_inc = synthetic.execute(
-        "SELECT min(age), max(age), min(visit_date), max(visit_date), min(income) FROM synth").fetchone()
+        "SELECT min(age), max(age), min(visit_date), max(visit_date), min(income) FROM synth"
+    ).fetchone()
     assert 0 <= lo_age and hi_age <= 99
     assert dt.date(2015, 1, 1) <= lo_day and hi_day <= dt.date(2025, 12, 31)
     assert lo_inc >= 0
@@ -192,7 +201,9 @@ def test_synthetic_independent_of_chunk_size(synthetic):
     datasets.make_synthetic(synthetic, "synth_chunked", 20_000, seed=11, chunk_rows=3_000)
     datasets.make_synthetic(synthetic, "synth_other", 20_000, seed=12)
     order = "ORDER BY person_id"
-    assert digest(synthetic, f"SELECT * FROM synth {order}") == \
-        digest(synthetic, f"SELECT * FROM synth_chunked {order}")
-    assert digest(synthetic, f"SELECT * FROM synth {order}") != \
-        digest(synthetic, f"SELECT * FROM synth_other {order}")
+    assert digest(synthetic, f"SELECT * FROM synth {order}") == digest(
+        synthetic, f"SELECT * FROM synth_chunked {order}"
+    )
+    assert digest(synthetic, f"SELECT * FROM synth {order}") != digest(
+        synthetic, f"SELECT * FROM synth_other {order}"
+    )

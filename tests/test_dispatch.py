@@ -23,8 +23,15 @@ def population(n: int, seed: int = 3) -> QIData:
     cols = (age, income, *cats)
     lo = (np.nanmin(age), np.nanmin(income), np.nan, np.nan, np.nan)
     hi = (np.nanmax(age), np.nanmax(income), np.nan, np.nan, np.nan)
-    return QIData(("age", "income", "sex", "region", "zip"), (True, True, False, False, False),
-                  cols, lo, hi, (0, 0, *cards), (1.0,) * 5)
+    return QIData(
+        ("age", "income", "sex", "region", "zip"),
+        (True, True, False, False, False),
+        cols,
+        lo,
+        hi,
+        (0, 0, *cards),
+        (1.0,) * 5,
+    )
 
 
 def assert_k_anonymous_and_complete(labels: np.ndarray, n: int, k: int) -> None:
@@ -53,11 +60,11 @@ def test_block_mode_same_labels_for_any_worker_count(algorithm):
 
 def test_one_block_is_the_exact_run():
     data = population(1500, seed=8)
-    whole = blocks.blocked(data, 6, dispatch.block_algorithm(6), block_size=data.n_rows,
-                           categorical_by="sort")
+    whole = blocks.blocked(
+        data, 6, dispatch.block_algorithm(6), block_size=data.n_rows, categorical_by="sort"
+    )
     pool = -(-dispatch.BLOCK_POOL_ROWS // 6)
-    np.testing.assert_array_equal(whole, sbca_plus(data, 6, passes=dispatch.BLOCK_PASSES,
-                                                   pool=pool))
+    np.testing.assert_array_equal(whole, sbca_plus(data, 6, passes=dispatch.BLOCK_PASSES, pool=pool))
     # and the default's auto mode on a table of one block is that run
     np.testing.assert_array_equal(dispatch.run_clustering(data, 6).labels, whole)
 

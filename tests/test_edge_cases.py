@@ -22,25 +22,39 @@ HOSTILE = 'we"ird; drop table x'
 
 
 def columns(con, table: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
-        "ORDER BY column_index", [table]).fetchall()]
+    return [
+        (r[0], r[1])
+        for r in con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? ORDER BY column_index",
+            [table],
+        ).fetchall()
+    ]
 
 
 # ------------------------------------------------------------------------- hostile names
 
+
 def test_hostile_table_and_column_names(con):
     con.execute("CREATE TABLE x (keep INTEGER)")
     con.execute("INSERT INTO x VALUES (7)")
-    con.execute(f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("a b" + chr(34) + "c")} '
-                "VARCHAR, dis VARCHAR)")
-    con.execute(f"INSERT INTO {q(HOSTILE)} VALUES (1, 'p', 'u'), (2, 'p', 'v'), (8, 'o', 'w'), "
-                "(9, 'o', 'y'), (5, NULL, 'z')")
+    con.execute(
+        f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("a b" + chr(34) + "c")} VARCHAR, dis VARCHAR)'
+    )
+    con.execute(
+        f"INSERT INTO {q(HOSTILE)} VALUES (1, 'p', 'u'), (2, 'p', 'v'), (8, 'o', 'w'), "
+        "(9, 'o', 'y'), (5, NULL, 'z')"
+    )
     result = sbc_sql.anonymize(con, HOSTILE, 2, qi=["select", 'a b"c'], sensitive=["dis"])
     assert result.release == HOSTILE + "_k2"
     assert result.view == HOSTILE + "_k2_view"
     assert [c for c, _ in columns(con, result.release)] == [
-        "eq_class", "select_min", "select_max", "select_has_null", 'a b"c', "dis"]
+        "eq_class",
+        "select_min",
+        "select_max",
+        "select_has_null",
+        'a b"c',
+        "dis",
+    ]
     assert con.execute(f"SELECT count(*) FROM {q(result.release)}").fetchone() == (5,)
     assert con.execute(f"SELECT count(*) FROM {q(result.view)}").fetchone() == (5,)
     assert sbc_sql.verify(con, HOSTILE, result.release, 2).ok
@@ -57,11 +71,25 @@ def test_hostile_names_through_the_cli(tmp_path, cli):
     path = tmp_path / "h.duckdb"
     with duckdb.connect(str(path)) as c:
         c.execute("CREATE TABLE x (keep INTEGER)")
-        c.execute(f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("sp ace")} VARCHAR, '
-                  "dis VARCHAR)")
+        c.execute(f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("sp ace")} VARCHAR, dis VARCHAR)')
         c.execute(f"INSERT INTO {q(HOSTILE)} VALUES (1, 'a', 'u'), (2, 'a', 'v'), (3, 'b', 'w')")
-    res = cli(["anonymize", "--db", path, "--table", HOSTILE, "--k", "3", "--qi", "select",
-               "--qi", "sp ace", "--sensitive", "dis"])
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            HOSTILE,
+            "--k",
+            "3",
+            "--qi",
+            "select",
+            "--qi",
+            "sp ace",
+            "--sensitive",
+            "dis",
+        ]
+    )
     assert res.exit_code == 0, res.stderr
     names = {name for _, name in file_catalog(path)}
     assert {"x", HOSTILE, HOSTILE + "_k3", HOSTILE + "_k3_view"} <= names
@@ -73,7 +101,13 @@ def test_a_column_named_like_a_template_slot(con):
     result = sbc_sql.anonymize(con, "t", 2, qi=["__source", "__release"], sensitive=["dis"])
     assert result.verdict is not None and result.verdict.ok
     assert [c for c, _ in columns(con, "t_k2")] == [
-        "eq_class", "__source_min", "__source_max", "__source_has_null", "__release", "dis"]
+        "eq_class",
+        "__source_min",
+        "__source_max",
+        "__source_has_null",
+        "__release",
+        "dis",
+    ]
 
 
 def test_a_column_named_rowid_is_refused(con):
@@ -102,10 +136,10 @@ def test_nested_released_columns_named_like_sql_aliases(con, name, sql_type):
 
 # ------------------------------------------------------------------------------- NULLs
 
+
 def test_null_is_a_category_in_the_value_list(con):
     con.execute("CREATE TABLE t (g VARCHAR, h VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('a', 'x', 'p'), (NULL, 'x', 'q'), ('a', 'y', 'r'), "
-                "(NULL, 'y', 's')")
+    con.execute("INSERT INTO t VALUES ('a', 'x', 'p'), (NULL, 'x', 'q'), ('a', 'y', 'r'), (NULL, 'y', 's')")
     result = sbc_sql.anonymize(con, "t", 4, qi=["g", "h"], sensitive=["dis"])
     assert [r["g"] for r in rows(con, "SELECT g FROM t_k4")] == [["a", None]] * 4
     assert con.execute("SELECT DISTINCT g FROM t_k4_view").fetchall() == [("a|NULL",)]
@@ -115,8 +149,7 @@ def test_null_is_a_category_in_the_value_list(con):
 
 def test_null_counts_in_the_cardinality(con):
     con.execute("CREATE TABLE t (g VARCHAR, n INTEGER, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('a', 1, 'p'), ('a', 1, 'q'), ('b', 5, 'r'), "
-                "(NULL, 5, 's')")
+    con.execute("INSERT INTO t VALUES ('a', 1, 'p'), ('a', 1, 'q'), ('b', 5, 'r'), (NULL, 5, 's')")
     result = sbc_sql.anonymize(con, "t", 2, qi=["g", "n"], sensitive=["dis"])
     lists = sorted(tuple(r["g"]) for r in rows(con, "SELECT DISTINCT g FROM t_k2"))
     assert lists == [("a",), ("b", None)]
@@ -129,8 +162,7 @@ def test_numeric_class_mixing_null_and_numbers(con):
     con.execute("CREATE TABLE t (x INTEGER, dis VARCHAR)")
     con.execute("INSERT INTO t VALUES (NULL, 'p'), (2, 'q'), (8, 'r')")
     result = sbc_sql.anonymize(con, "t", 3, qi=["x"], sensitive=["dis"])
-    assert con.execute("SELECT DISTINCT x_min, x_max, x_has_null FROM t_k3").fetchall() == \
-        [(2, 8, True)]
+    assert con.execute("SELECT DISTINCT x_min, x_max, x_has_null FROM t_k3").fetchall() == [(2, 8, True)]
     assert con.execute("SELECT DISTINCT x FROM t_k3_view").fetchall() == [("2-8|NULL",)]
     assert result.measures is not None
     assert result.measures.ncp["x"] == 1.0
@@ -140,8 +172,7 @@ def test_numeric_class_mixing_null_and_numbers(con):
 
 def test_all_null_class_costs_nothing(con):
     con.execute("CREATE TABLE t (x INTEGER, g VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'a', 'q'), (1, 'b', 'r'), "
-                "(2, 'b', 's')")
+    con.execute("INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'a', 'q'), (1, 'b', 'r'), (2, 'b', 's')")
     result = sbc_sql.anonymize(con, "t", 2, qi=["x", "g"], sensitive=["dis"])
     got = con.execute("SELECT DISTINCT g, x_min, x_max, x_has_null FROM t_k2 ORDER BY 1").fetchall()
     assert got == [(["a"], None, None, True), (["b"], 1, 2, False)]
@@ -161,26 +192,30 @@ def test_an_all_null_numeric_column(con):
 
 # ------------------------------------------------------------------- types of QIs
 
+
 def test_date_qi_keeps_its_type_and_measures_in_days(con):
     con.execute("CREATE TABLE t (d DATE, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('2020-01-01', 'p'), ('2020-01-02', 'q'), "
-                "('2020-01-11', 'r'), ('2020-01-13', 's')")
+    con.execute(
+        "INSERT INTO t VALUES ('2020-01-01', 'p'), ('2020-01-02', 'q'), "
+        "('2020-01-11', 'r'), ('2020-01-13', 's')"
+    )
     result = sbc_sql.anonymize(con, "t", 2, qi=["d"], sensitive=["dis"])
-    assert columns(con, "t_k2")[1:4] == [("d_min", "DATE"), ("d_max", "DATE"),
-                                         ("d_has_null", "BOOLEAN")]
+    assert columns(con, "t_k2")[1:4] == [("d_min", "DATE"), ("d_max", "DATE"), ("d_has_null", "BOOLEAN")]
     got = con.execute("SELECT DISTINCT d_min, d_max FROM t_k2 ORDER BY 1").fetchall()
-    assert got == [(dt.date(2020, 1, 1), dt.date(2020, 1, 2)),
-                   (dt.date(2020, 1, 11), dt.date(2020, 1, 13))]
+    assert got == [(dt.date(2020, 1, 1), dt.date(2020, 1, 2)), (dt.date(2020, 1, 11), dt.date(2020, 1, 13))]
     # (2 * 1/12 + 2 * 2/12) / 4
     assert result.measures is not None and result.measures.total_ncp == pytest.approx(0.125)
-    assert con.execute("SELECT d FROM t_k2_view ORDER BY eq_class LIMIT 1").fetchone() == \
-        ("2020-01-01..2020-01-02",)
+    assert con.execute("SELECT d FROM t_k2_view ORDER BY eq_class LIMIT 1").fetchone() == (
+        "2020-01-01..2020-01-02",
+    )
 
 
 def test_timestamp_qi_keeps_its_type(con):
     con.execute("CREATE TABLE t (ts TIMESTAMP, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('2020-01-01 00:00', 'p'), ('2020-01-01 01:00', 'q'), "
-                "('2020-01-01 10:00', 'r'), ('2020-01-01 12:00', 's')")
+    con.execute(
+        "INSERT INTO t VALUES ('2020-01-01 00:00', 'p'), ('2020-01-01 01:00', 'q'), "
+        "('2020-01-01 10:00', 'r'), ('2020-01-01 12:00', 's')"
+    )
     result = sbc_sql.anonymize(con, "t", 2, qi=["ts"], sensitive=["dis"])
     assert columns(con, "t_k2")[1:3] == [("ts_min", "TIMESTAMP"), ("ts_max", "TIMESTAMP")]
     got = con.execute("SELECT DISTINCT ts_min, ts_max FROM t_k2 ORDER BY 1").fetchall()
@@ -190,11 +225,13 @@ def test_timestamp_qi_keeps_its_type(con):
 
 def test_constant_qi_has_zero_range_and_costs_nothing(con):
     con.execute("CREATE TABLE t (c INTEGER, one VARCHAR, g VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (5, 'x', 'a', 'p'), (5, 'x', 'b', 'q'), (5, 'x', 'a', 'r'), "
-                "(5, 'x', 'c', 's')")
+    con.execute(
+        "INSERT INTO t VALUES (5, 'x', 'a', 'p'), (5, 'x', 'b', 'q'), (5, 'x', 'a', 'r'), (5, 'x', 'c', 's')"
+    )
     result = sbc_sql.anonymize(con, "t", 2, qi=["c", "one", "g"], sensitive=["dis"])
-    assert con.execute("SELECT DISTINCT c_min, c_max, c_has_null, one FROM t_k2").fetchall() == \
-        [(5, 5, False, ["x"])]
+    assert con.execute("SELECT DISTINCT c_min, c_max, c_has_null, one FROM t_k2").fetchall() == [
+        (5, 5, False, ["x"])
+    ]
     m = result.measures
     assert m is not None
     assert (m.ncp["c"], m.ncp["one"]) == (0.0, 0.0)
@@ -205,8 +242,10 @@ def test_constant_qi_has_zero_range_and_costs_nothing(con):
 def test_boolean_and_enum_categoricals(con):
     con.execute("CREATE TYPE level AS ENUM ('low', 'mid', 'high')")
     con.execute("CREATE TABLE t (b BOOLEAN, e level, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (true, 'high', 'p'), (false, 'low', 'q'), (true, 'low', 'r'), "
-                "(NULL, 'mid', 's'), (false, NULL, 'u'), (true, 'high', 'v')")
+    con.execute(
+        "INSERT INTO t VALUES (true, 'high', 'p'), (false, 'low', 'q'), (true, 'low', 'r'), "
+        "(NULL, 'mid', 's'), (false, NULL, 'u'), (true, 'high', 'v')"
+    )
     result = sbc_sql.anonymize(con, "t", 3, qi=["b", "e"], sensitive=["dis"])
     types = dict(columns(con, "t_k3"))
     assert types["b"] == "BOOLEAN[]"
@@ -214,9 +253,12 @@ def test_boolean_and_enum_categoricals(con):
     assert result.verdict is not None and result.verdict.ok
     assert sbc_sql.verify(con, "t", "t_k3", 3).ok
     # every row's own values lie in its class's lists
-    joined = rows(con, "SELECT s.b AS sb, s.e::VARCHAR AS se, r.b AS rb, "
-                       "list_transform(r.e, lambda v: v::VARCHAR) AS re "
-                       "FROM t AS s JOIN t_k3 AS r USING (dis)")
+    joined = rows(
+        con,
+        "SELECT s.b AS sb, s.e::VARCHAR AS se, r.b AS rb, "
+        "list_transform(r.e, lambda v: v::VARCHAR) AS re "
+        "FROM t AS s JOIN t_k3 AS r USING (dis)",
+    )
     assert len(joined) == 6
     for r in joined:
         assert r["sb"] in r["rb"] and r["se"] in r["re"]
@@ -238,13 +280,13 @@ def test_a_view_as_input(con):
 def test_memory_limit_caps_the_connection_sbc_sql_opens(tmp_path, con):
     path = tmp_path / "m.duckdb"
     with duckdb.connect(str(path)) as own:
-        own.execute("CREATE TABLE m AS SELECT i % 50 AS x, 'g' || (i % 7) AS g, "
-                    "'d' || (i % 3) AS dis FROM range(400) AS r(i)")
-    result = sbc_sql.anonymize(str(path), "m", 4, qi=["x", "g"], sensitive=["dis"],
-                               memory_limit="256MB")
+        own.execute(
+            "CREATE TABLE m AS SELECT i % 50 AS x, 'g' || (i % 7) AS g, "
+            "'d' || (i % 3) AS dis FROM range(400) AS r(i)"
+        )
+    result = sbc_sql.anonymize(str(path), "m", 4, qi=["x", "g"], sensitive=["dis"], memory_limit="256MB")
     assert result.verdict.ok
-    assert result.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] \
-        == "244.1 MiB"
+    assert result.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "244.1 MiB"
     # a caller's own connection keeps its own settings
     with pytest.raises(InputError, match="SET memory_limit = '256MB'"):
         sbc_sql.anonymize(con, "t", 2, memory_limit="256MB")
@@ -252,28 +294,49 @@ def test_memory_limit_caps_the_connection_sbc_sql_opens(tmp_path, con):
 
 # ------------------------------------------------------------------------------ roles
 
+
 def test_roles_from_column_comments(con):
     con.execute("CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR, note VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('Ann', 30, '111', 'flu', 'n1'), ('Bob', 31, '111', 'flu', 'n2'), "
-                "('Cy', 40, '222', 'hiv', 'n3'), ('Di', 41, '222', 'flu', 'n4')")
-    for column, role in (("name", "identifier"), ("age", "qi"), ("zip", "QI"),
-                         ("dis", "sensitive"), ("note", "insensitive")):
+    con.execute(
+        "INSERT INTO t VALUES ('Ann', 30, '111', 'flu', 'n1'), ('Bob', 31, '111', 'flu', 'n2'), "
+        "('Cy', 40, '222', 'hiv', 'n3'), ('Di', 41, '222', 'flu', 'n4')"
+    )
+    for column, role in (
+        ("name", "identifier"),
+        ("age", "qi"),
+        ("zip", "QI"),
+        ("dis", "sensitive"),
+        ("note", "insensitive"),
+    ):
         con.execute(f"COMMENT ON COLUMN t.{column} IS 'sbc:{role}'")
     result = sbc_sql.anonymize(con, "t", 2)
     roles = {c.name: (c.role, c.origin) for c in result.plan.columns}
-    assert roles == {"name": ("identifier", "comment"), "age": ("qi", "comment"),
-                     "zip": ("qi", "comment"), "dis": ("sensitive", "comment"),
-                     "note": ("insensitive", "comment")}
+    assert roles == {
+        "name": ("identifier", "comment"),
+        "age": ("qi", "comment"),
+        "zip": ("qi", "comment"),
+        "dis": ("sensitive", "comment"),
+        "note": ("insensitive", "comment"),
+    }
     assert [c for c, _ in columns(con, "t_k2")] == [
-        "eq_class", "age_min", "age_max", "age_has_null", "zip", "dis", "note"]
+        "eq_class",
+        "age_min",
+        "age_max",
+        "age_has_null",
+        "zip",
+        "dis",
+        "note",
+    ]
     # identifiers are dropped: no release row carries a name
     assert "Ann" not in str(con.execute("SELECT * FROM t_k2").fetchall())
 
 
 def test_flags_win_over_comments(con):
     con.execute("CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('Ann', 30, '111', 'flu'), ('Ann', 31, '111', 'flu'), "
-                "('Cy', 40, '222', 'hiv'), ('Cy', 41, '222', 'flu')")
+    con.execute(
+        "INSERT INTO t VALUES ('Ann', 30, '111', 'flu'), ('Ann', 31, '111', 'flu'), "
+        "('Cy', 40, '222', 'hiv'), ('Cy', 41, '222', 'flu')"
+    )
     con.execute("COMMENT ON COLUMN t.name IS 'sbc:identifier'")
     con.execute("COMMENT ON COLUMN t.age IS 'sbc:qi'")
     con.execute("COMMENT ON COLUMN t.zip IS 'sbc:qi'")
@@ -284,7 +347,14 @@ def test_flags_win_over_comments(con):
     assert roles["zip"] == ("insensitive", "flag")
     assert roles["age"] == ("qi", "comment")
     assert [c for c, _ in columns(con, "t_k2")] == [
-        "eq_class", "name", "age_min", "age_max", "age_has_null", "zip", "dis"]
+        "eq_class",
+        "name",
+        "age_min",
+        "age_max",
+        "age_has_null",
+        "zip",
+        "dis",
+    ]
     assert dict(columns(con, "t_k2"))["name"] == "VARCHAR[]"
     assert dict(columns(con, "t_k2"))["zip"] == "VARCHAR"
 
@@ -299,16 +369,20 @@ def test_comments_without_the_prefix_are_ignored(con):
 
 # -------------------------------------------------------------- files in, files out
 
+
 @pytest.fixture
 def small_file(tmp_path: Path):
     def write(suffix: str) -> Path:
         path = tmp_path / f"people{suffix}"
         fmt = "PARQUET" if suffix == ".parquet" else "CSV, HEADER"
         with duckdb.connect() as c:
-            c.execute(f"COPY (SELECT * FROM (VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), "
-                      "(45, 'M', 'flu'), (47, 'M', NULL), (52, NULL, 'flu')) "
-                      f"AS v(age, sex, dis)) TO '{path}' (FORMAT {fmt})")
+            c.execute(
+                f"COPY (SELECT * FROM (VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), "
+                "(45, 'M', 'flu'), (47, 'M', NULL), (52, NULL, 'flu')) "
+                f"AS v(age, sex, dis)) TO '{path}' (FORMAT {fmt})"
+            )
         return path
+
     return write
 
 
@@ -316,15 +390,23 @@ def small_file(tmp_path: Path):
 def test_file_input_is_written_into_the_database(tmp_path, small_file, cli, suffix):
     src = small_file(suffix)
     path = tmp_path / "out.duckdb"
-    res = cli(["anonymize", "--db", path, "--table", src, "--k", "2", "--qi", "age,sex",
-               "--sensitive", "dis"])
+    res = cli(
+        ["anonymize", "--db", path, "--table", src, "--k", "2", "--qi", "age,sex", "--sensitive", "dis"]
+    )
     assert res.exit_code == 0, res.stderr
     assert "verified 2-anonymous" in res.stdout
-    assert file_catalog(path) == [("table", "people_k2_classes"), ("table", "people_k2_rows"),
-                                  ("view", "people_k2"), ("view", "people_k2_view")]
+    assert file_catalog(path) == [
+        ("table", "people_k2_classes"),
+        ("table", "people_k2_rows"),
+        ("view", "people_k2"),
+        ("view", "people_k2_view"),
+    ]
     with duckdb.connect(str(path)) as c:
-        assert c.execute("SELECT count(*), min(age_min), max(age_max) FROM people_k2").fetchone() \
-            == (5, 30, 52)
+        assert c.execute("SELECT count(*), min(age_min), max(age_max) FROM people_k2").fetchone() == (
+            5,
+            30,
+            52,
+        )
 
 
 @pytest.mark.parametrize("export", ["release.parquet", "release.csv"])
@@ -332,8 +414,23 @@ def test_out_file_export(tmp_path, small_file, cli, export):
     src = small_file(".csv")
     path = tmp_path / "out.duckdb"
     out = tmp_path / export
-    res = cli(["anonymize", "--db", path, "--table", src, "--k", "2", "--qi", "age,sex",
-               "--sensitive", "dis", "--out-file", out])
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            src,
+            "--k",
+            "2",
+            "--qi",
+            "age,sex",
+            "--sensitive",
+            "dis",
+            "--out-file",
+            out,
+        ]
+    )
     assert res.exit_code == 0, res.stderr
     assert out.is_file()
     assert not Path(f"{out}.sbc-partial").exists()
@@ -347,8 +444,7 @@ def test_out_file_export(tmp_path, small_file, cli, export):
 def test_out_file_without_a_database(tmp_path, small_file):
     src = small_file(".parquet")
     out = tmp_path / "r.parquet"
-    result = sbc_sql.anonymize(None, str(src), 2, qi=["age", "sex"], sensitive=["dis"],
-                               out_file=out)
+    result = sbc_sql.anonymize(None, str(src), 2, qi=["age", "sex"], sensitive=["dis"], out_file=out)
     assert result.verdict is not None and result.verdict.ok
     with duckdb.connect() as c:
         assert c.execute(f"SELECT count(*) FROM '{out}'").fetchone() == (5,)
@@ -361,8 +457,24 @@ def test_sql_prints_the_statements_and_writes_nothing(tmp_path, cli):
         c.execute("INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu')")
     before = file_catalog(path)
     out = tmp_path / "never.parquet"
-    res = cli(["anonymize", "--db", path, "--table", "t", "--k", "2", "--qi", "age,sex",
-               "--sensitive", "dis", "--sql", "--out-file", out])
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            "t",
+            "--k",
+            "2",
+            "--qi",
+            "age,sex",
+            "--sensitive",
+            "dis",
+            "--sql",
+            "--out-file",
+            out,
+        ]
+    )
     assert res.exit_code == 0, res.stderr
     assert 'CREATE TABLE "sbc_tmp_t_k2_' in res.stdout
     assert 'CREATE VIEW "t_k2_view"' in res.stdout
@@ -383,11 +495,14 @@ def test_sql_only_from_python_returns_statements_and_no_result(con):
 
 # ---------------------------------------------------------------- the source is safe
 
+
 def test_the_source_table_is_never_modified(file_con):
     con = file_con
     con.execute("CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('Ann', 30, '111', 'flu'), ('Bob', NULL, '111', 'flu'), "
-                "('Cy', 40, NULL, 'hiv'), ('Di', 41, '222', NULL), ('Ed', 44, '222', 'flu')")
+    con.execute(
+        "INSERT INTO t VALUES ('Ann', 30, '111', 'flu'), ('Bob', NULL, '111', 'flu'), "
+        "('Cy', 40, NULL, 'hiv'), ('Di', 41, '222', NULL), ('Ed', 44, '222', 'flu')"
+    )
     con.execute("COMMENT ON COLUMN t.name IS 'sbc:identifier'")
     con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
     before = snapshot(con, "t")
@@ -399,11 +514,13 @@ def test_the_source_table_is_never_modified(file_con):
 
 # ------------------------------------------------------------------- failed runs
 
+
 @pytest.fixture
 def prepared(con):
     con.execute("CREATE TABLE t (age INTEGER, sex VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), "
-                "(47, 'M', 'cold')")
+    con.execute(
+        "INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), (47, 'M', 'cold')"
+    )
     return con
 
 
@@ -413,8 +530,7 @@ def leftovers(con) -> list[tuple[str, str]]:
 
 def test_failed_verification_writes_nothing(prepared, monkeypatch):
     con = prepared
-    monkeypatch.setattr(verification, "verify_with_labels",
-                        lambda *a, **kw: Verdict(2, ("planted problem",)))
+    monkeypatch.setattr(verification, "verify_with_labels", lambda *a, **kw: Verdict(2, ("planted problem",)))
     with pytest.raises(VerificationError, match="nothing was written: planted problem"):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     assert leftovers(con) == []
@@ -434,22 +550,32 @@ def test_interrupted_run_writes_nothing(prepared, monkeypatch):
     # the connection is usable and a clean run works afterwards
     monkeypatch.undo()
     sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
-                            ("view", "t_k2"), ("view", "t_k2_view")]
+    assert catalog(con) == [
+        ("table", "t"),
+        ("table", "t_k2_classes"),
+        ("table", "t_k2_rows"),
+        ("view", "t_k2"),
+        ("view", "t_k2_view"),
+    ]
 
 
 def test_failed_replace_keeps_the_old_release(prepared, monkeypatch):
     con = prepared
     sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     old = snapshot(con, "t_k2")
-    monkeypatch.setattr(verification, "verify_with_labels",
-                        lambda *a, **kw: Verdict(2, ("planted problem",)))
+    monkeypatch.setattr(verification, "verify_with_labels", lambda *a, **kw: Verdict(2, ("planted problem",)))
     with pytest.raises(VerificationError):
-        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True,
-                          leftover="suppress")
+        sbc_sql.anonymize(
+            con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True, leftover="suppress"
+        )
     assert snapshot(con, "t_k2") == old
-    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
-                            ("view", "t_k2"), ("view", "t_k2_view")]
+    assert catalog(con) == [
+        ("table", "t"),
+        ("table", "t_k2_classes"),
+        ("table", "t_k2_rows"),
+        ("view", "t_k2"),
+        ("view", "t_k2_view"),
+    ]
 
 
 def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):
@@ -483,8 +609,13 @@ def test_replace_takes_over_a_release_kept_as_one_table(prepared):
     with pytest.raises(OutputExistsError, match="'t_k2' already exists"):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True)
-    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes"), ("table", "t_k2_rows"),
-                            ("view", "t_k2"), ("view", "t_k2_view")]
+    assert catalog(con) == [
+        ("table", "t"),
+        ("table", "t_k2_classes"),
+        ("table", "t_k2_rows"),
+        ("view", "t_k2"),
+        ("view", "t_k2_view"),
+    ]
     assert sbc_sql.verify(con, "t", "t_k2", 2).ok
 
 
@@ -499,8 +630,7 @@ def test_an_existing_class_table_name_is_refused_without_replace(prepared):
 @pytest.mark.parametrize("name", ["sbc_size", "sbc_eq_class", "sbc_rows"])
 def test_a_column_named_like_a_working_name_is_refused(con, name):
     # the class table's aggregate and the checks use these names inside their SQL
-    con.execute(f"CREATE TABLE t AS SELECT i % 7 AS a, 'x' || (i % 3) AS {name} "
-                "FROM range(20) AS r(i)")
+    con.execute(f"CREATE TABLE t AS SELECT i % 7 AS a, 'x' || (i % 3) AS {name} FROM range(20) AS r(i)")
     with pytest.raises(InputError, match=f"column '{name}' is reserved"):
         sbc_sql.anonymize(con, "t", 5)
     assert catalog(con) == [("table", "t")]

@@ -21,20 +21,24 @@ SECRETS = ("SECRET-VALUE-123", "secret-value-123", "SECRET-SSN-", "SECRET-TOKEN-
 def bad_db(tmp_path: Path) -> Path:
     path = tmp_path / "bad.duckdb"
     with duckdb.connect(str(path)) as con:
-        con.execute("CREATE TABLE patients (name VARCHAR, ssn VARCHAR, age INTEGER, zip VARCHAR, "
-                    "dis VARCHAR, photo BLOB, tags INTEGER[], score DOUBLE)")
-        con.execute("INSERT INTO patients VALUES "
-                    "('SECRET-VALUE-123', 'SECRET-SSN-1', 30, '111', 'SECRET-NOTE', 'a'::BLOB, [1], 1.0), "
-                    "('SECRET-VALUE-123', 'SECRET-SSN-2', 31, '111', 'flu', 'b'::BLOB, [2], 2.0), "
-                    "('Bob', 'SECRET-SSN-3', 40, '222', 'flu', 'c'::BLOB, [3], 'nan'), "
-                    "('Cy', 'SECRET-SSN-4', 41, '222', 'hiv', 'd'::BLOB, [4], 4.0)")
+        con.execute(
+            "CREATE TABLE patients (name VARCHAR, ssn VARCHAR, age INTEGER, zip VARCHAR, "
+            "dis VARCHAR, photo BLOB, tags INTEGER[], score DOUBLE)"
+        )
+        con.execute(
+            "INSERT INTO patients VALUES "
+            "('SECRET-VALUE-123', 'SECRET-SSN-1', 30, '111', 'SECRET-NOTE', 'a'::BLOB, [1], 1.0), "
+            "('SECRET-VALUE-123', 'SECRET-SSN-2', 31, '111', 'flu', 'b'::BLOB, [2], 2.0), "
+            "('Bob', 'SECRET-SSN-3', 40, '222', 'flu', 'c'::BLOB, [3], 'nan'), "
+            "('Cy', 'SECRET-SSN-4', 41, '222', 'hiv', 'd'::BLOB, [4], 4.0)"
+        )
         con.execute("CREATE TABLE empty (a INTEGER, b VARCHAR)")
         con.execute("CREATE TABLE collated (c VARCHAR COLLATE NOCASE, dis VARCHAR)")
-        con.execute("INSERT INTO collated VALUES ('SECRET-VALUE-123', 'a'), "
-                    "('secret-value-123', 'b'), ('x', 'c')")
+        con.execute(
+            "INSERT INTO collated VALUES ('SECRET-VALUE-123', 'a'), ('secret-value-123', 'b'), ('x', 'c')"
+        )
         con.execute("CREATE TABLE tokens (token VARCHAR, age INTEGER, dis VARCHAR)")
-        con.execute("INSERT INTO tokens SELECT 'SECRET-TOKEN-' || i, 30 + i % 2, 'flu' "
-                    "FROM range(6) AS r(i)")
+        con.execute("INSERT INTO tokens SELECT 'SECRET-TOKEN-' || i, 30 + i % 2, 'flu' FROM range(6) AS r(i)")
     return path
 
 
@@ -44,38 +48,117 @@ GOOD = ["--qi", "age,zip", "--drop", "name,ssn,photo,tags,score", "--sensitive",
 CASES = [
     ("missing table", ["--table", "nope", "--k", "2"], ["'nope'", "--table"]),
     ("missing csv", ["--table", "missing.csv", "--k", "2"], ["missing.csv", "--table"]),
-    ("missing column", ["--table", "patients", "--k", "2", "--qi", "age,nope"],
-     ["'nope'", "--qi", "age"]),
+    ("missing column", ["--table", "patients", "--k", "2", "--qi", "age,nope"], ["'nope'", "--qi", "age"]),
     ("k below 2", ["--table", "patients", "--k", "1", *GOOD], ["k=1", "--k 2"]),
-    ("k above rows", ["--table", "patients", "--k", "9", *GOOD],
-     ["k=9", "4 rows", "'patients'", "k <= 4"]),
+    ("k above rows", ["--table", "patients", "--k", "9", *GOOD], ["k=9", "4 rows", "'patients'", "k <= 4"]),
     ("empty table", ["--table", "empty", "--k", "2"], ["'empty'", "empty"]),
-    ("two roles", ["--table", "patients", "--k", "2", "--qi", "age", "--drop", "age"],
-     ["'age'", "--qi", "--drop"]),
-    ("no qi left", ["--table", "patients", "--k", "2", "--drop", "name,ssn,age,zip,photo,tags,score",
-                    "--sensitive", "dis"], ["no quasi-identifier", "--qi"]),
-    ("blob qi", ["--table", "patients", "--k", "2", "--qi", "age,photo", "--drop",
-                 "name,ssn,tags,zip,score", "--sensitive", "dis"], ["'photo'", "BLOB", "--drop"]),
-    ("list qi", ["--table", "patients", "--k", "2", "--qi", "age,tags", "--drop",
-                 "name,ssn,photo,zip,score", "--sensitive", "dis"], ["'tags'", "INTEGER[]", "--keep"]),
-    ("unique undeclared", ["--table", "tokens", "--k", "2", "--sensitive", "dis"],
-     ["'token'", "distinct on all 6 rows", "--drop"]),
-    ("undeclared with qi", ["--table", "patients", "--k", "2", "--qi", "age"],
-     ["'name'", "--sensitive", "--keep", "--drop", "ssn, zip, dis"]),
-    ("nan in a qi", ["--table", "patients", "--k", "2", "--qi", "age,score", "--drop",
-                     "name,ssn,photo,tags,zip", "--sensitive", "dis"], ["'score'", "NaN"]),
-    ("bad leftover", ["--table", "patients", "--k", "2", *GOOD, "--leftover", "drop"],
-     ["'drop'", "nearest, last, suppress"]),
-    ("bad weight", ["--table", "patients", "--k", "2", *GOOD, "--weights", "age=heavy"],
-     ["'age'", "'heavy'", "--weights"]),
-    ("weight on a non-qi", ["--table", "patients", "--k", "2", *GOOD, "--weights", "dis=2"],
-     ["'dis'", "age, zip"]),
-    ("bad mode", ["--table", "patients", "--k", "2", *GOOD, "--mode", "fast"],
-     ["'fast'", "auto, exact, blocks"]),
-    ("bad memory limit", ["--table", "patients", "--k", "2", *GOOD, "--memory-limit", "lots"],
-     ["'lots'", "--memory-limit 2GB"]),
-    ("output is the source", ["--table", "patients", "--k", "2", *GOOD, "--output", "patients"],
-     ["'patients'", "another name"]),
+    (
+        "two roles",
+        ["--table", "patients", "--k", "2", "--qi", "age", "--drop", "age"],
+        ["'age'", "--qi", "--drop"],
+    ),
+    (
+        "no qi left",
+        [
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            "--drop",
+            "name,ssn,age,zip,photo,tags,score",
+            "--sensitive",
+            "dis",
+        ],
+        ["no quasi-identifier", "--qi"],
+    ),
+    (
+        "blob qi",
+        [
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            "--qi",
+            "age,photo",
+            "--drop",
+            "name,ssn,tags,zip,score",
+            "--sensitive",
+            "dis",
+        ],
+        ["'photo'", "BLOB", "--drop"],
+    ),
+    (
+        "list qi",
+        [
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            "--qi",
+            "age,tags",
+            "--drop",
+            "name,ssn,photo,zip,score",
+            "--sensitive",
+            "dis",
+        ],
+        ["'tags'", "INTEGER[]", "--keep"],
+    ),
+    (
+        "unique undeclared",
+        ["--table", "tokens", "--k", "2", "--sensitive", "dis"],
+        ["'token'", "distinct on all 6 rows", "--drop"],
+    ),
+    (
+        "undeclared with qi",
+        ["--table", "patients", "--k", "2", "--qi", "age"],
+        ["'name'", "--sensitive", "--keep", "--drop", "ssn, zip, dis"],
+    ),
+    (
+        "nan in a qi",
+        [
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            "--qi",
+            "age,score",
+            "--drop",
+            "name,ssn,photo,tags,zip",
+            "--sensitive",
+            "dis",
+        ],
+        ["'score'", "NaN"],
+    ),
+    (
+        "bad leftover",
+        ["--table", "patients", "--k", "2", *GOOD, "--leftover", "drop"],
+        ["'drop'", "nearest, last, suppress"],
+    ),
+    (
+        "bad weight",
+        ["--table", "patients", "--k", "2", *GOOD, "--weights", "age=heavy"],
+        ["'age'", "'heavy'", "--weights"],
+    ),
+    (
+        "weight on a non-qi",
+        ["--table", "patients", "--k", "2", *GOOD, "--weights", "dis=2"],
+        ["'dis'", "age, zip"],
+    ),
+    (
+        "bad mode",
+        ["--table", "patients", "--k", "2", *GOOD, "--mode", "fast"],
+        ["'fast'", "auto, exact, blocks"],
+    ),
+    (
+        "bad memory limit",
+        ["--table", "patients", "--k", "2", *GOOD, "--memory-limit", "lots"],
+        ["'lots'", "--memory-limit 2GB"],
+    ),
+    (
+        "output is the source",
+        ["--table", "patients", "--k", "2", *GOOD, "--output", "patients"],
+        ["'patients'", "another name"],
+    ),
 ]
 
 
@@ -109,8 +192,9 @@ def test_bad_input_fails_cleanly(bad_db, cli, args, needles):
 def test_values_equal_under_a_collation(bad_db, cli):
     # found only once the rows are read, after the roles are logged
     before = file_catalog(bad_db)
-    res = cli(["anonymize", "--db", bad_db, "--table", "collated", "--k", "2", "--qi", "c",
-               "--sensitive", "dis"])
+    res = cli(
+        ["anonymize", "--db", bad_db, "--table", "collated", "--k", "2", "--qi", "c", "--sensitive", "dis"]
+    )
     check_failure(res, ["'c'", "COLLATE", "--keep"], after_roles=True)
     assert file_catalog(bad_db) == before
 
@@ -143,13 +227,29 @@ def test_output_exists_without_replace_and_replace_works(bad_db, cli):
     with duckdb.connect(str(bad_db)) as con:
         first = con.execute("SELECT * FROM patients_k2 ORDER BY ALL").fetchall()
     before = file_catalog(bad_db)
-    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD,
-               "--leftover", "suppress"])
+    res = cli(
+        ["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--leftover", "suppress"]
+    )
     check_failure(res, ["'patients_k2'", "already exists", "--replace", "--output"])
     assert file_catalog(bad_db) == before
     # --replace overwrites it (k = 3 on 4 rows with suppress releases 3 rows)
-    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "3", *GOOD,
-               "--output", "patients_k2", "--replace", "--leftover", "suppress"])
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            bad_db,
+            "--table",
+            "patients",
+            "--k",
+            "3",
+            *GOOD,
+            "--output",
+            "patients_k2",
+            "--replace",
+            "--leftover",
+            "suppress",
+        ]
+    )
     assert res.exit_code == 0, res.stderr
     with duckdb.connect(str(bad_db)) as con:
         second = con.execute("SELECT * FROM patients_k2 ORDER BY ALL").fetchall()
@@ -167,14 +267,19 @@ def test_a_table_in_the_view_name_is_refused(bad_db, cli):
     assert file_catalog(bad_db) == before
 
 
-@pytest.mark.parametrize(("command", "needles"), [
-    (["verify", "--original", "patients", "--release", "nope", "--k", "2"], ["'nope'", "--release"]),
-    (["verify", "--original", "nope", "--release", "patients", "--k", "2"], ["'nope'", "--original"]),
-    (["verify", "--original", "patients", "--release", "patients", "--k", "1"], ["k=1", "--k 2"]),
-    (["measure", "--original", "patients", "--release", "nope"], ["'nope'", "--release"]),
-    (["measure", "--original", "patients", "--release", "empty"],
-     ["'empty'", "no generalized column", "'patients'"]),
-])
+@pytest.mark.parametrize(
+    ("command", "needles"),
+    [
+        (["verify", "--original", "patients", "--release", "nope", "--k", "2"], ["'nope'", "--release"]),
+        (["verify", "--original", "nope", "--release", "patients", "--k", "2"], ["'nope'", "--original"]),
+        (["verify", "--original", "patients", "--release", "patients", "--k", "1"], ["k=1", "--k 2"]),
+        (["measure", "--original", "patients", "--release", "nope"], ["'nope'", "--release"]),
+        (
+            ["measure", "--original", "patients", "--release", "empty"],
+            ["'empty'", "no generalized column", "'patients'"],
+        ),
+    ],
+)
 def test_measure_and_verify_errors(bad_db, cli, command, needles):
     before = file_catalog(bad_db)
     res = cli([command[0], "--db", bad_db, *command[1:]])
@@ -193,11 +298,23 @@ def test_errors_are_typed_in_python(bad_db):
         sbc_sql.anonymize(bad_db, "patients", 2, qi=["age"])
     with pytest.raises(InputError):
         sbc_sql.anonymize(bad_db, "patients", 1, qi=["age"])
-    sbc_sql.anonymize(bad_db, "patients", 2, qi=["age", "zip"], drop=["name", "ssn", "photo",
-                      "tags", "score"], sensitive=["dis"])
+    sbc_sql.anonymize(
+        bad_db,
+        "patients",
+        2,
+        qi=["age", "zip"],
+        drop=["name", "ssn", "photo", "tags", "score"],
+        sensitive=["dis"],
+    )
     with pytest.raises(OutputExistsError):
-        sbc_sql.anonymize(bad_db, "patients", 2, qi=["age", "zip"], drop=["name", "ssn", "photo",
-                          "tags", "score"], sensitive=["dis"])
+        sbc_sql.anonymize(
+            bad_db,
+            "patients",
+            2,
+            qi=["age", "zip"],
+            drop=["name", "ssn", "photo", "tags", "score"],
+            sensitive=["dis"],
+        )
 
 
 def test_too_many_categorical_qis_for_the_default(tmp_path, cli):
@@ -211,11 +328,14 @@ def test_too_many_categorical_qis_for_the_default(tmp_path, cli):
     assert file_catalog(path) == before
 
 
-@pytest.mark.parametrize(("extra", "needles"), [
-    (["--block-rows", "1"], ["--block-rows 1", "k=2", "2 or more"]),
-    (["--block-rows", "4096", "--exact"], ["--block-rows 4096", "--exact"]),
-    (["--block-rows", "4096", "--algorithm", "mondrian"], ["--block-rows 4096", "--algorithm"]),
-])
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (["--block-rows", "1"], ["--block-rows 1", "k=2", "2 or more"]),
+        (["--block-rows", "4096", "--exact"], ["--block-rows 4096", "--exact"]),
+        (["--block-rows", "4096", "--algorithm", "mondrian"], ["--block-rows 4096", "--algorithm"]),
+    ],
+)
 def test_block_rows_errors(bad_db, cli, extra, needles):
     before = file_catalog(bad_db)
     res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, *extra])

@@ -32,8 +32,14 @@ from sbc_sql.evaluate import (
 )
 from sbc_sql.metrics import infer_layout
 
-ORIGINAL = [(20, "M", "flu"), (22, "M", "flu"), (24, "F", "cold"),
-            (40, "F", "flu"), (44, "F", "cancer"), (50, "F", "cold")]
+ORIGINAL = [
+    (20, "M", "flu"),
+    (22, "M", "flu"),
+    (24, "F", "cold"),
+    (40, "F", "flu"),
+    (44, "F", "cancer"),
+    (50, "F", "cold"),
+]
 
 
 def q(name: str) -> str:
@@ -45,8 +51,7 @@ def make_original(con: duckdb.DuckDBPyConnection, rows: list[tuple], name: str =
     con.executemany(f"INSERT INTO {q(name)} VALUES (?, ?, ?)", rows)
 
 
-def make_release(con: duckdb.DuckDBPyConnection, source: str, labels: list[int],
-                 name: str = "r") -> None:
+def make_release(con: duckdb.DuckDBPyConnection, source: str, labels: list[int], name: str = "r") -> None:
     """The release of ``source`` (age numeric, sex categorical, disease verbatim) for the
     labels, one per source row in insertion order; -1 suppresses."""
     con.execute("CREATE TEMP TABLE lab (rid BIGINT, eq_class BIGINT)")
@@ -76,8 +81,9 @@ def con():
 
 
 def user_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    return sorted(r[0] for r in con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE NOT internal").fetchall())
+    return sorted(
+        r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE NOT internal").fetchall()
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -164,8 +170,14 @@ def test_hand_no_class(con):
 
 
 def test_hand_enhanced_beta_caps_at_minus_ln_p(con):
-    rows = [(20, "M", "flu"), (22, "M", "flu"), (24, "F", "flu"),
-            (40, "F", "cold"), (44, "F", "cold"), (50, "F", "cold")]
+    rows = [
+        (20, "M", "flu"),
+        (22, "M", "flu"),
+        (24, "F", "flu"),
+        (40, "F", "cold"),
+        (44, "F", "cold"),
+        (50, "F", "cold"),
+    ]
     make_original(con, rows)
     make_release(con, "t", [0, 0, 0, 1, 1, 1])
     e = evaluate(con, "t", "r", sensitive="disease", queries=0)
@@ -177,8 +189,9 @@ def test_hand_enhanced_beta_caps_at_minus_ln_p(con):
 
 def test_hand_ordered_emd_for_numeric_sensitive(con):
     con.execute("CREATE TABLE t (age INTEGER, salary INTEGER)")
-    con.executemany("INSERT INTO t VALUES (?, ?)", [(a, s) for a, s in
-                                                     zip([20, 22, 24, 40, 44, 50], range(1, 7))])
+    con.executemany(
+        "INSERT INTO t VALUES (?, ?)", [(a, s) for a, s in zip([20, 22, 24, 40, 44, 50], range(1, 7))]
+    )
     con.execute("""CREATE TABLE r AS SELECT (salary > 3)::BIGINT AS eq_class,
                    MIN(age) OVER w AS age_min, MAX(age) OVER w AS age_max,
                    FALSE AS age_has_null, salary FROM t WINDOW w AS (PARTITION BY salary > 3)""")
@@ -195,13 +208,16 @@ def test_hand_query_error(con):
     names = _Names.fresh()
     db.execute(con, source_stats_sql(layout, "t", names.src))
     db.execute(con, classes_sql(layout, "r", names))
-    queries = pa.table({
-        "sbc_qid": pa.array([0, 1, 2], pa.int64()),
-        "sbc_sel": pa.array([0.05, 0.05, 0.05]),
-        "age_lo": pa.array([20.0, 0.0, 30.0]), "age_hi": pa.array([22.0, 100.0, 35.0]),
-        "sex_vals": pa.array([["M"], ["F"], ["M"]], pa.list_(pa.string())),
-        "sex_null": pa.array([False, False, False]),
-    })
+    queries = pa.table(
+        {
+            "sbc_qid": pa.array([0, 1, 2], pa.int64()),
+            "sbc_sel": pa.array([0.05, 0.05, 0.05]),
+            "age_lo": pa.array([20.0, 0.0, 30.0]),
+            "age_hi": pa.array([22.0, 100.0, 35.0]),
+            "sex_vals": pa.array([["M"], ["F"], ["M"]], pa.list_(pa.string())),
+            "sex_null": pa.array([False, False, False]),
+        }
+    )
     (res,) = query_error(con, layout, "t", names, queries)
     # q0: true 2 (20 M, 22 M); estimate class 0: 3 * (2/4) * (1/2) = 0.75 -> error 0.625
     # q1: true 4 (the F rows); estimate 3 * 1 * 1/2 + 3 * 1 * 1 = 4.5 -> error 0.125
@@ -214,8 +230,9 @@ def test_hand_query_error(con):
 def test_queries_are_seeded_and_near_their_selectivity(con):
     rng = np.random.default_rng(7)
     n = 2000
-    df = pd.DataFrame({"age": rng.integers(0, 100, n),
-                       "sex": rng.choice(list("abcdefghij"), n), "disease": "x"})
+    df = pd.DataFrame(
+        {"age": rng.integers(0, 100, n), "sex": rng.choice(list("abcdefghij"), n), "disease": "x"}
+    )
     con.register("df", df)
     con.execute("CREATE TABLE t AS SELECT age::INTEGER AS age, sex, disease FROM df")
     make_release(con, "t", [i // 4 for i in range(n)])
@@ -225,8 +242,7 @@ def test_queries_are_seeded_and_near_their_selectivity(con):
     assert a.equals(make_queries(doms, (0.01, 0.1), 50, seed=3))
     assert not a.equals(make_queries(doms, (0.01, 0.1), 50, seed=4))
     e = evaluate(con, "t", "r", queries=50, selectivities=(0.01, 0.1), seed=3)
-    assert e.query_error == evaluate(con, "t", "r", queries=50, selectivities=(0.01, 0.1),
-                                     seed=3).query_error
+    assert e.query_error == evaluate(con, "t", "r", queries=50, selectivities=(0.01, 0.1), seed=3).query_error
     for res in e.query_error:
         assert res.queries == 50
         assert 0.4 * res.selectivity < res.true_share < 2.5 * res.selectivity
@@ -263,8 +279,8 @@ def test_sql_twin_and_hostile_names(con):
     con.execute(f"CREATE TABLE {q(src)} ({q(num)} INTEGER, {q(cat)} VARCHAR, dis VARCHAR)")
     con.executemany(f"INSERT INTO {q(src)} VALUES (?, ?, ?)", ORIGINAL)
     con.execute(f"""CREATE TABLE {q(rel)} AS SELECT (rowid >= 3)::BIGINT AS eq_class,
-        MIN({q(num)}) OVER w AS {q(num + '_min')}, MAX({q(num)}) OVER w AS {q(num + '_max')},
-        FALSE AS {q(num + '_has_null')}, list_sort(list(DISTINCT {q(cat)}) OVER w) AS {q(cat)},
+        MIN({q(num)}) OVER w AS {q(num + "_min")}, MAX({q(num)}) OVER w AS {q(num + "_max")},
+        FALSE AS {q(num + "_has_null")}, list_sort(list(DISTINCT {q(cat)}) OVER w) AS {q(cat)},
         dis FROM {q(src)} WINDOW w AS (PARTITION BY rowid >= 3
         ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)""")
     e = evaluate(con, src, rel, sensitive="dis", queries=3)
@@ -293,21 +309,18 @@ def random_case(con: duckdb.DuckDBPyConnection, seed: int) -> None:
     zip_ = [None if rng.random() < 0.1 else f"z{v}" for v in rng.integers(0, 6, n)]
     disease = [None if rng.random() < 0.1 else f"d{v}" for v in rng.integers(0, 4, n)]
     salary = [int(v) for v in rng.integers(1, 9, n)]
-    con.execute("CREATE TABLE t (age INTEGER, visit DATE, zip VARCHAR, disease VARCHAR, "
-                "salary INTEGER)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
-                    list(zip(age, visit, zip_, disease, salary)))
+    con.execute("CREATE TABLE t (age INTEGER, visit DATE, zip VARCHAR, disease VARCHAR, salary INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", list(zip(age, visit, zip_, disease, salary)))
     order = rng.permutation(n)
     labels = np.empty(n, dtype=np.int64)
     cls, i = 0, 0
     while i < n:
         size = int(rng.integers(3, 6))
-        labels[order[i:i + size]] = cls
+        labels[order[i : i + size]] = cls
         cls, i = cls + 1, i + size
     labels[rng.random(n) < 0.12] = -1
     con.execute("CREATE TEMP TABLE lab (rid BIGINT, eq_class BIGINT)")
-    con.executemany("INSERT INTO lab VALUES (?, ?)", [(int(a), int(b)) for a, b in
-                                                       enumerate(labels)])
+    con.executemany("INSERT INTO lab VALUES (?, ?)", [(int(a), int(b)) for a, b in enumerate(labels)])
     con.execute("""
         CREATE TABLE r AS
         WITH s AS (SELECT rowid AS rid, * FROM t),
@@ -343,8 +356,10 @@ class Reference:
     """The definitions of sbc_sql.evaluate, written again in plain Python over pandas."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, weights: dict[str, float]):
-        self.orig = [dict(zip(("age", "visit", "zip", "disease", "salary"), r))
-                     for r in con.execute("SELECT * FROM t").fetchall()]
+        self.orig = [
+            dict(zip(("age", "visit", "zip", "disease", "salary"), r))
+            for r in con.execute("SELECT * FROM t").fetchall()
+        ]
         cur = con.execute("SELECT * FROM r")
         names = [d[0] for d in cur.description]
         rel = pd.DataFrame(cur.fetchall(), columns=names, dtype=object)
@@ -361,8 +376,7 @@ class Reference:
             first = grp.iloc[0]
             box = {"eq": int(eq), "size": len(grp)}
             for c in NUM:
-                box[c] = (num(first[c + "_min"]), num(first[c + "_max"]),
-                          bool(first[c + "_has_null"]))
+                box[c] = (num(first[c + "_min"]), num(first[c + "_max"]), bool(first[c + "_has_null"]))
             for c in CAT:
                 box[c] = list(first[c])
             box["verb"] = {tuple(row) for row in grp[list(VERB)].itertuples(index=False)}
@@ -414,8 +428,7 @@ class Reference:
         homes, reach, lost = [], [], []
         for rec in self.orig:
             covering = [b for b in self.classes if self.covers(b, rec)]
-            own = [b for b in covering
-                   if tuple(rec[v] for v in VERB) in b["verb"]]
+            own = [b for b in covering if tuple(rec[v] for v in VERB) in b["verb"]]
             reach.append(sum(b["size"] for b in covering))
             home = min(own, key=lambda b: (round(b["cost"], 9), b["eq"])) if own else None
             homes.append(home)
@@ -427,9 +440,13 @@ class Reference:
         rl = sum(1.0 / r for h, r in zip(homes, reach) if h is not None)
         joined: dict[int, list[dict]] = {}
         for rec in lost:
-            best = min(self.classes, key=lambda b: (
-                round((b["size"] + 1) * self.cost(self.extend(b, [rec]))
-                      - b["size"] * b["cost"], 9), b["eq"]))
+            best = min(
+                self.classes,
+                key=lambda b: (
+                    round((b["size"] + 1) * self.cost(self.extend(b, [rec])) - b["size"] * b["cost"], 9),
+                    b["eq"],
+                ),
+            )
             joined.setdefault(best["eq"], []).append(rec)
         claimed: dict[int, int] = {}
         for h in homes:
@@ -449,12 +466,16 @@ class Reference:
                 total += b["size"] * b["cost"]
         wsum = sum(self.w.values())
         sizes = [b["size"] for b in self.classes]
-        return {"rgcp": total / (self.n * wsum), "rl": rl, "uncovered": len(lost),
-                "hidden": hidden, "dm": sum(s * s for s in sizes) + suppressed * self.n,
-                "virtual": sum(1 for b in self.classes
-                               if joined.get(b["eq"]) or extra_hidden[b["eq"]]),
-                "total_ncp": (sum(b["size"] * self.cost(b) for b in self.classes)
-                              + suppressed * wsum) / (self.n * wsum)}
+        return {
+            "rgcp": total / (self.n * wsum),
+            "rl": rl,
+            "uncovered": len(lost),
+            "hidden": hidden,
+            "dm": sum(s * s for s in sizes) + suppressed * self.n,
+            "virtual": sum(1 for b in self.classes if joined.get(b["eq"]) or extra_hidden[b["eq"]]),
+            "total_ncp": (sum(b["size"] * self.cost(b) for b in self.classes) + suppressed * wsum)
+            / (self.n * wsum),
+        }
 
     def sensitive(self, col: str) -> dict[str, float]:
         p = pd.Series([r[col] for r in self.orig], dtype=object).fillna("<NULL>")
@@ -462,8 +483,7 @@ class Reference:
         values = sorted(pshare.index, key=lambda v: (v == "<NULL>", v))
         ls, emds, ordered, betas, enhanced = [], [], [], [], []
         for _, grp in self.rel.groupby("eq_class"):
-            qs = grp[col].astype(object).where(grp[col].notna(), "<NULL>").value_counts(
-                normalize=True)
+            qs = grp[col].astype(object).where(grp[col].notna(), "<NULL>").value_counts(normalize=True)
             ls.append(len(qs))
             emds.append(0.5 * sum(abs(qs.get(v, 0.0) - pshare[v]) for v in values))
             run, moved = 0.0, 0.0
@@ -476,17 +496,22 @@ class Reference:
                 if qv > pv:
                     betas.append((qv - pv) / pv)
                     enhanced.append(min((qv - pv) / pv, -math.log(pv)))
-        return {"l": min(ls), "emd": max(emds), "ordered": max(ordered),
-                "beta": max(betas, default=0.0), "enhanced": max(enhanced, default=0.0)}
+        return {
+            "l": min(ls),
+            "emd": max(emds),
+            "ordered": max(ordered),
+            "beta": max(betas, default=0.0),
+            "enhanced": max(enhanced, default=0.0),
+        }
 
     def query_error(self, queries: pa.Table) -> dict[float, tuple[int, float | None]]:
         out: dict[float, list[float]] = {}
         for qrow in queries.to_pylist():
+
             def hit(rec: dict) -> bool:
                 for c in NUM:
                     v = num(rec[c])
-                    if v is None or qrow[c + "_lo"] is None or \
-                            not qrow[c + "_lo"] <= v <= qrow[c + "_hi"]:
+                    if v is None or qrow[c + "_lo"] is None or not qrow[c + "_lo"] <= v <= qrow[c + "_hi"]:
                         return False
                 for c in CAT:
                     if rec[c] is None:
@@ -528,14 +553,18 @@ def test_against_pandas(seed):
         random_case(con, seed)
         weights = {"age": 2.0} if seed % 2 else {}
         ref = Reference(con, weights)
-        e = evaluate(con, "t", "r", sensitive="disease", queries=15, seed=seed,
-                     weights=weights, k_r=2.5, n_r=4.0)
+        e = evaluate(
+            con, "t", "r", sensitive="disease", queries=15, seed=seed, weights=weights, k_r=2.5, n_r=4.0
+        )
         want = ref.figures(k_r=2.5)
         assert e.total_ncp == pytest.approx(want["total_ncp"])
         assert e.rgcp == pytest.approx(want["rgcp"])
         assert e.record_linkage == pytest.approx(want["rl"])
         assert (e.removed_uncovered, e.removed_hidden, e.virtual_classes) == (
-            want["uncovered"], want["hidden"], want["virtual"])
+            want["uncovered"],
+            want["hidden"],
+            want["virtual"],
+        )
         assert e.discernibility == want["dm"]
         assert e.tuples == len(ref.classes)
         s = ref.sensitive("disease")

@@ -17,12 +17,17 @@ from sbc_sql.cluster.similarity import Contingency
 
 pytestmark = pytest.mark.skipif(not kernel.HAVE_NUMBA, reason="numba is not installed")
 
-SETTINGS = settings(max_examples=50, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
-def make_data(numerics: list[np.ndarray], cats: list[tuple[np.ndarray, int]],
-              weights: list[float] | None = None, position: np.ndarray | None = None) -> QIData:
+def make_data(
+    numerics: list[np.ndarray],
+    cats: list[tuple[np.ndarray, int]],
+    weights: list[float] | None = None,
+    position: np.ndarray | None = None,
+) -> QIData:
     """A QIData with table-wide ranges computed the way the stats step does."""
     cols = [np.asarray(x, dtype=np.float64) for x in numerics]
     lo = [float(np.nanmin(x)) if np.isfinite(x).any() else np.nan for x in cols]
@@ -30,11 +35,16 @@ def make_data(numerics: list[np.ndarray], cats: list[tuple[np.ndarray, int]],
     cols += [np.asarray(c, dtype=np.int32) for c, _ in cats]
     d = len(cols)
     extra = {} if position is None else {"position": np.asarray(position, dtype=np.int64)}
-    return QIData(tuple(f"q{i}" for i in range(d)),
-                  (True,) * len(numerics) + (False,) * len(cats), tuple(cols),
-                  tuple(lo) + (np.nan,) * len(cats), tuple(hi) + (np.nan,) * len(cats),
-                  (0,) * len(numerics) + tuple(card for _, card in cats),
-                  tuple(weights) if weights else (1.0,) * d, **extra)
+    return QIData(
+        tuple(f"q{i}" for i in range(d)),
+        (True,) * len(numerics) + (False,) * len(cats),
+        tuple(cols),
+        tuple(lo) + (np.nan,) * len(cats),
+        tuple(hi) + (np.nan,) * len(cats),
+        (0,) * len(numerics) + tuple(card for _, card in cats),
+        tuple(weights) if weights else (1.0,) * d,
+        **extra,
+    )
 
 
 @st.composite
@@ -87,6 +97,7 @@ def assert_k_anonymous(labels: np.ndarray, n: int, k: int) -> None:
 # compiled == reference
 # ---------------------------------------------------------------------------------------
 
+
 @SETTINGS
 @given(data=qi_tables(), k=st.integers(2, 8))
 def test_compiled_equals_reference(data: QIData, k: int) -> None:
@@ -102,8 +113,7 @@ def test_progress_and_contingency_paths_match(data: QIData, k: int) -> None:
     calls: list[tuple[int, int]] = []
     mine, theirs = Contingency(data), Contingency(data)
     expected = sbca(data, k, contingency=theirs)
-    got = kernel.sbca_compiled(data, k, contingency=mine,
-                               progress=lambda d, t: calls.append((d, t)))
+    got = kernel.sbca_compiled(data, k, contingency=mine, progress=lambda d, t: calls.append((d, t)))
     np.testing.assert_array_equal(got, expected)
     assert calls[-1] == (data.n_rows, data.n_rows)
     for q in mine.order:
@@ -122,8 +132,11 @@ def test_large_domains_and_wide_predecessor_rows() -> None:
     """Declared domains far larger than the rows present (the sparse path of the kernel)."""
     rng = np.random.default_rng(7)
     n = 400
-    cats = [(rng.integers(0, 3, n), 3), (rng.integers(0, 50, n) * 97, 5000),
-            (rng.integers(0, 200, n) * 301, 70000)]
+    cats = [
+        (rng.integers(0, 3, n), 3),
+        (rng.integers(0, 50, n) * 97, 5000),
+        (rng.integers(0, 200, n) * 301, 70000),
+    ]
     data = make_data([rng.normal(size=n)], cats)
     for k in (2, 5, 30):
         np.testing.assert_array_equal(kernel.sbca_compiled(data, k), sbca(data, k))
@@ -142,6 +155,7 @@ def test_edge_cases() -> None:
 # ---------------------------------------------------------------------------------------
 # block mode
 # ---------------------------------------------------------------------------------------
+
 
 @SETTINGS
 @given(data=qi_tables(), k=st.integers(2, 8), block_size=st.integers(1, 120))
@@ -168,8 +182,7 @@ def test_compiled_blocks_equal_generic_blocks() -> None:
     """One compiled call per block gives what sbca(data.take(rows), k) gives per block."""
     data = synthetic(3000, seed=3)
     for mode in LEFTOVER_MODES:
-        fast = blocks.blocked(data, 7, functools.partial(kernel.sbca_compiled, leftover=mode),
-                              block_size=500)
+        fast = blocks.blocked(data, 7, functools.partial(kernel.sbca_compiled, leftover=mode), block_size=500)
         slow = blocks.blocked(data, 7, functools.partial(sbca, leftover=mode), block_size=500)
         np.testing.assert_array_equal(fast, slow)
 
@@ -178,8 +191,9 @@ def test_workers_do_not_change_labels() -> None:
     data = synthetic(20000, seed=5)
     seen: list[tuple[int, int]] = []
     one = blocks.blocked(data, 10, kernel.sbca_compiled, block_size=1024, workers=1)
-    two = blocks.blocked(data, 10, kernel.sbca_compiled, block_size=1024, workers=2,
-                         progress=lambda d, t: seen.append((d, t)))
+    two = blocks.blocked(
+        data, 10, kernel.sbca_compiled, block_size=1024, workers=2, progress=lambda d, t: seen.append((d, t))
+    )
     np.testing.assert_array_equal(one, two)
     assert_k_anonymous(one, data.n_rows, 10)
     assert seen[-1][0] == seen[-1][1] == len(seen)
@@ -189,10 +203,13 @@ def test_workers_do_not_change_labels() -> None:
 # the cluster-aware SBCA's row order
 # ---------------------------------------------------------------------------------------
 
+
 def _coarse_and_fine(data: QIData) -> tuple[list[int], list[int]]:
     cats = data.categorical_order()
-    return ([q for q in cats if data.cardinality[q] <= blocks.COARSE_CARDINALITY],
-            [q for q in cats if data.cardinality[q] > blocks.COARSE_CARDINALITY])
+    return (
+        [q for q in cats if data.cardinality[q] <= blocks.COARSE_CARDINALITY],
+        [q for q in cats if data.cardinality[q] > blocks.COARSE_CARDINALITY],
+    )
 
 
 @SETTINGS
@@ -201,8 +218,7 @@ def test_coarse_order_leads_with_the_coarse_categoricals(data: QIData) -> None:
     order = blocks.coarse_order(data)
     np.testing.assert_array_equal(np.sort(order), np.arange(data.n_rows))
     coarse, _ = _coarse_and_fine(data)
-    nums = [q for q in range(data.n_qis)
-            if data.numeric[q] and data.weights[q] != 0 and data.span(q) > 0]
+    nums = [q for q in range(data.n_qis) if data.numeric[q] and data.weights[q] != 0 and data.span(q) > 0]
     lead = [data.columns[q][order].astype(np.int64) for q in coarse]
     for i in range(1, data.n_rows):
         before = tuple(int(c[i - 1]) for c in lead)
@@ -233,8 +249,11 @@ def test_coarse_order_puts_numerics_before_fine_categoricals() -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(n=st.integers(1, 400), levels=st.lists(st.sampled_from([1, 2, 5, 50, 10**6]), min_size=1,
-                                                max_size=4), seed=st.integers(0, 2**32 - 1))
+@given(
+    n=st.integers(1, 400),
+    levels=st.lists(st.sampled_from([1, 2, 5, 50, 10**6]), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_lexsort_is_numpys(n: int, levels: list[int], seed: int) -> None:
     # few or many ties on the primary key: both paths
     rng = np.random.default_rng(seed)
@@ -276,8 +295,9 @@ def test_a_blocks_order_read_from_the_rank_is_its_own(data: QIData, seed: int) -
     ranked = blocks.with_coarse_rank(data, blocks.coarse_order(data))
     rows = np.sort(np.random.default_rng(seed).permutation(data.n_rows)[: data.n_rows // 2 + 1])
     assert ranked.take(rows).coarse_rank is not None
-    np.testing.assert_array_equal(blocks.coarse_order(ranked.take(rows)),
-                                  blocks.coarse_order(data.take(rows)))
+    np.testing.assert_array_equal(
+        blocks.coarse_order(ranked.take(rows)), blocks.coarse_order(data.take(rows))
+    )
 
 
 def test_coarse_blocks_equal_blocks_that_order_themselves() -> None:
@@ -330,7 +350,7 @@ def test_without_numba_same_labels(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled = blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600)
     monkeypatch.setattr(kernel, "HAVE_NUMBA", False)
     monkeypatch.setattr(blocks, "HAVE_NUMBA", False)
-    np.testing.assert_array_equal(kernel.sbca_compiled(data.take(np.arange(300)), 5),
-                                  sbca(data.take(np.arange(300)), 5))
-    np.testing.assert_array_equal(blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600),
-                                  compiled)
+    np.testing.assert_array_equal(
+        kernel.sbca_compiled(data.take(np.arange(300)), 5), sbca(data.take(np.arange(300)), 5)
+    )
+    np.testing.assert_array_equal(blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600), compiled)

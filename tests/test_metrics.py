@@ -29,14 +29,20 @@ AGE_DOMAIN = {"age": (10, 100)}
 @pytest.fixture
 def thesis(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     con.execute("CREATE TABLE patients (age INTEGER, gender VARCHAR, zip VARCHAR, disease VARCHAR)")
-    con.execute("INSERT INTO patients VALUES (25, 'M', '2370', 'flu'), (35, 'M', '2370', 'hiv'), "
-                "(40, 'F', '2370', 'flu'), (65, 'F', '5300', 'cancer')")
-    con.execute("CREATE TABLE release (eq_class BIGINT, age_min INTEGER, age_max INTEGER, "
-                "age_has_null BOOLEAN, gender VARCHAR[], zip VARCHAR[], disease VARCHAR)")
-    con.execute("INSERT INTO release VALUES "
-                "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'flu'), "
-                "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'hiv'), "
-                "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'flu')")
+    con.execute(
+        "INSERT INTO patients VALUES (25, 'M', '2370', 'flu'), (35, 'M', '2370', 'hiv'), "
+        "(40, 'F', '2370', 'flu'), (65, 'F', '5300', 'cancer')"
+    )
+    con.execute(
+        "CREATE TABLE release (eq_class BIGINT, age_min INTEGER, age_max INTEGER, "
+        "age_has_null BOOLEAN, gender VARCHAR[], zip VARCHAR[], disease VARCHAR)"
+    )
+    con.execute(
+        "INSERT INTO release VALUES "
+        "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'flu'), "
+        "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'hiv'), "
+        "(0, 25, 40, false, ['Male', 'Female'], ['2370'], 'flu')"
+    )
     return con
 
 
@@ -55,11 +61,18 @@ def test_thesis_ncp_per_tuple(thesis):
     assert [c.name for c in layout.qis] == ["age", "gender", "zip"]
     assert [c.kind for c in layout.qis] == ["numeric", "categorical", "categorical"]
     assert [c.name for c in layout.verbatim] == ["disease"]
-    cost = exp.Add(this=exp.Add(this=metrics.cost_expression(layout.qis[0], AGE_DOMAIN),
-                                expression=metrics.cost_expression(layout.qis[1], AGE_DOMAIN)),
-                   expression=metrics.cost_expression(layout.qis[2], AGE_DOMAIN))
-    select = exp.select(exp.alias_(cost, "ncp"), ref("disease", "r")).from_("release AS r").join(
-        "(SELECT 2 AS gender_card, 2 AS zip_card) AS src", join_type="CROSS")
+    cost = exp.Add(
+        this=exp.Add(
+            this=metrics.cost_expression(layout.qis[0], AGE_DOMAIN),
+            expression=metrics.cost_expression(layout.qis[1], AGE_DOMAIN),
+        ),
+        expression=metrics.cost_expression(layout.qis[2], AGE_DOMAIN),
+    )
+    select = (
+        exp.select(exp.alias_(cost, "ncp"), ref("disease", "r"))
+        .from_("release AS r")
+        .join("(SELECT 2 AS gender_card, 2 AS zip_card) AS src", join_type="CROSS")
+    )
     per_tuple = thesis.execute(select.sql(dialect=DIALECT)).fetchall()
     assert [round(v, 3) for v, _ in per_tuple] == [1.167, 1.167, 1.167]
     # T4 is suppressed: 3 (one per QI); the total over 4 tuples and 3 QIs is 6.5 / 12
@@ -74,36 +87,46 @@ def test_thesis_without_a_declared_domain_uses_the_data_range(thesis):
 
 
 def test_weights_make_a_weighted_mean(thesis):
-    m = sbc_sql.measure(thesis, "patients", "release", ranges=AGE_DOMAIN,
-                        weights={"age": 2.0, "gender": 0.0, "zip": 1.0})
+    m = sbc_sql.measure(
+        thesis, "patients", "release", ranges=AGE_DOMAIN, weights={"age": 2.0, "gender": 0.0, "zip": 1.0}
+    )
     assert m.total_ncp == pytest.approx((2 * (3 * 15 / 90 + 1) / 4 + 0.25) / 3)
 
 
 def test_a_single_value_class_costs_nothing_and_nulls_cost_as_specified(con):
     con.execute("CREATE TABLE o (x INTEGER, g VARCHAR)")
     con.execute("INSERT INTO o VALUES (1, 'a'), (NULL, 'b'), (5, NULL), (NULL, 'a'), (3, 'b'), (9, 'c')")
-    con.execute("CREATE TABLE r (eq_class BIGINT, x_min INTEGER, x_max INTEGER, x_has_null BOOLEAN, "
-                "g VARCHAR[])")
-    con.execute("INSERT INTO r VALUES "
-                "(0, 1, 5, true, ['a', NULL]), (0, 1, 5, true, ['a', NULL]), "   # mixed: 1; 2/4
-                "(1, NULL, NULL, true, ['b']), (1, NULL, NULL, true, ['b']), "   # all NULL: 0; 0
-                "(2, 3, 9, false, ['b', 'c']), (2, 3, 9, false, ['b', 'c'])")    # 6/8; 2/4
+    con.execute(
+        "CREATE TABLE r (eq_class BIGINT, x_min INTEGER, x_max INTEGER, x_has_null BOOLEAN, g VARCHAR[])"
+    )
+    con.execute(
+        "INSERT INTO r VALUES "
+        "(0, 1, 5, true, ['a', NULL]), (0, 1, 5, true, ['a', NULL]), "  # mixed: 1; 2/4
+        "(1, NULL, NULL, true, ['b']), (1, NULL, NULL, true, ['b']), "  # all NULL: 0; 0
+        "(2, 3, 9, false, ['b', 'c']), (2, 3, 9, false, ['b', 'c'])"
+    )  # 6/8; 2/4
     m = sbc_sql.measure(con, "o", "r")
     assert m.ncp["x"] == pytest.approx((2 * 1 + 0 + 2 * 6 / 8) / 6)
     assert m.ncp["g"] == pytest.approx((2 * 0.5 + 0 + 2 * 0.5) / 6)
 
 
-def pandas_ncp(orig: pd.DataFrame, rel: pd.DataFrame, numeric: list[str], categorical: list[str],
-               ) -> float:
+def pandas_ncp(
+    orig: pd.DataFrame,
+    rel: pd.DataFrame,
+    numeric: list[str],
+    categorical: list[str],
+) -> float:
     """Total NCP from the release table and the input alone, in pandas."""
     n, d = len(orig), len(numeric) + len(categorical)
     total = (n - len(rel)) * d
     for c in numeric:
         span = orig[c].max() - orig[c].min()
         lo, hi = rel[f"{c}_min"].astype(float), rel[f"{c}_max"].astype(float)
-        cost = np.where(rel[f"{c}_min"].isna(), 0.0,
-                        np.where(rel[f"{c}_has_null"].astype(bool), 1.0,
-                                 (hi - lo) / span if span > 0 else 0.0))
+        cost = np.where(
+            rel[f"{c}_min"].isna(),
+            0.0,
+            np.where(rel[f"{c}_has_null"].astype(bool), 1.0, (hi - lo) / span if span > 0 else 0.0),
+        )
         total += float(cost.sum())
     for c in categorical:
         card = orig[c].nunique(dropna=True) + int(orig[c].isna().any())
@@ -117,18 +140,29 @@ def test_sql_ncp_equals_the_numpy_twin_and_pandas(con, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(12, 80))
     k = int(rng.integers(2, 7))
-    df = pd.DataFrame({
-        "age": pd.Series([None if rng.random() < 0.1 else int(v)
-                          for v in rng.integers(0, 90, n)], dtype=object),
-        "score": rng.normal(0, 3, n).round(1),
-        "sex": pd.Series(rng.choice(["F", "M"], n), dtype=object),
-        "city": pd.Series([None if rng.random() < 0.15 else str(v)
-                           for v in rng.choice(["Oslo", "Rome", "Lima", "Pune", "Kobe"], n)],
-                          dtype=object),
-        "dis": pd.Series(rng.choice(["flu", "cold", "hiv"], n), dtype=object),
-    })
-    make_table(con, "t", df, {"age": "INTEGER", "score": "DOUBLE", "sex": "VARCHAR",
-                              "city": "VARCHAR", "dis": "VARCHAR"})
+    df = pd.DataFrame(
+        {
+            "age": pd.Series(
+                [None if rng.random() < 0.1 else int(v) for v in rng.integers(0, 90, n)], dtype=object
+            ),
+            "score": rng.normal(0, 3, n).round(1),
+            "sex": pd.Series(rng.choice(["F", "M"], n), dtype=object),
+            "city": pd.Series(
+                [
+                    None if rng.random() < 0.15 else str(v)
+                    for v in rng.choice(["Oslo", "Rome", "Lima", "Pune", "Kobe"], n)
+                ],
+                dtype=object,
+            ),
+            "dis": pd.Series(rng.choice(["flu", "cold", "hiv"], n), dtype=object),
+        }
+    )
+    make_table(
+        con,
+        "t",
+        df,
+        {"age": "INTEGER", "score": "DOUBLE", "sex": "VARCHAR", "city": "VARCHAR", "dis": "VARCHAR"},
+    )
     leftover = ["nearest", "last", "suppress"][seed % 3]
     seen = []
     real = pipeline.run_clustering
@@ -139,16 +173,16 @@ def test_sql_ncp_equals_the_numpy_twin_and_pandas(con, seed):
         return run
 
     with mock.patch.object(pipeline, "run_clustering", spy):
-        result = sbc_sql.anonymize(con, "t", k, qi=["age", "score", "sex", "city"],
-                                   sensitive=["dis"], leftover=leftover)
-    (data, labels), = seen
+        result = sbc_sql.anonymize(
+            con, "t", k, qi=["age", "score", "sex", "city"], sensitive=["dis"], leftover=leftover
+        )
+    ((data, labels),) = seen
     m = result.measures
     assert m is not None
     assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-12)
     rel = frame(con, f"SELECT * FROM t_k{k}")
     orig = con.execute("SELECT * FROM t").df()
-    assert m.total_ncp == pytest.approx(
-        pandas_ncp(orig, rel, ["age", "score"], ["sex", "city"]), abs=1e-12)
+    assert m.total_ncp == pytest.approx(pandas_ncp(orig, rel, ["age", "score"], ["sex", "city"]), abs=1e-12)
     assert 0.0 < m.total_ncp < 1.0
 
 
@@ -161,8 +195,10 @@ def test_measure_of_a_release_without_generalized_columns_is_refused(con):
 
 def test_weights_given_to_anonymize_weight_the_total(con):
     con.execute("CREATE TABLE t (age INTEGER, sex VARCHAR, city VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t SELECT (i * 37) % 90, ['F', 'M'][1 + i % 2], "
-                "['Oslo', 'Rome', 'Lima'][1 + (i * 7) % 3], 'flu' FROM range(30) AS r(i)")
+    con.execute(
+        "INSERT INTO t SELECT (i * 37) % 90, ['F', 'M'][1 + i % 2], "
+        "['Oslo', 'Rome', 'Lima'][1 + (i * 7) % 3], 'flu' FROM range(30) AS r(i)"
+    )
     seen = []
     real = pipeline.run_clustering
 
@@ -172,12 +208,13 @@ def test_weights_given_to_anonymize_weight_the_total(con):
         return run
 
     with mock.patch.object(pipeline, "run_clustering", spy):
-        result = sbc_sql.anonymize(con, "t", 4, qi=["age", "sex", "city"], sensitive=["dis"],
-                                   weights="age=2,sex=0")
+        result = sbc_sql.anonymize(
+            con, "t", 4, qi=["age", "sex", "city"], sensitive=["dis"], weights="age=2,sex=0"
+        )
     m = result.measures
     assert m is not None
     assert m.total_ncp == pytest.approx((2 * m.ncp["age"] + m.ncp["city"]) / 3, abs=1e-12)
-    (data, labels), = seen
+    ((data, labels),) = seen
     assert data.weights == (2.0, 0.0, 1.0)
     assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-12)
     # an unweighted measure of the same release differs
@@ -188,14 +225,17 @@ def test_the_runs_measures_equal_a_measure_from_scratch():
     # anonymize measures its class table with the input's ranges and cardinalities from the
     # statistics stage; measure() aggregates them again over the input and the release view
     con = duckdb.connect()
-    con.execute("CREATE TABLE t AS SELECT i AS id, (i * 7) % 50 AS age, "
-                "DATE '2020-01-01' + INTERVAL (i % 40) DAY AS seen, "
-                "TIMESTAMP '2021-01-01' + INTERVAL (i * 13 % 97) HOUR AS at, "
-                "CAST(NULL AS INTEGER) AS empty, "
-                "CASE WHEN i % 9 = 0 THEN NULL ELSE 'z' || (i % 6) END AS zip, "
-                "'d' || (i % 4) AS dis FROM range(120) AS r(i)")
-    result = sbc_sql.anonymize(con, "t", 4, qi=["age", "seen", "at", "empty", "zip"],
-                               sensitive=["dis"], drop=["id"])
+    con.execute(
+        "CREATE TABLE t AS SELECT i AS id, (i * 7) % 50 AS age, "
+        "DATE '2020-01-01' + INTERVAL (i % 40) DAY AS seen, "
+        "TIMESTAMP '2021-01-01' + INTERVAL (i * 13 % 97) HOUR AS at, "
+        "CAST(NULL AS INTEGER) AS empty, "
+        "CASE WHEN i % 9 = 0 THEN NULL ELSE 'z' || (i % 6) END AS zip, "
+        "'d' || (i % 4) AS dis FROM range(120) AS r(i)"
+    )
+    result = sbc_sql.anonymize(
+        con, "t", 4, qi=["age", "seen", "at", "empty", "zip"], sensitive=["dis"], drop=["id"]
+    )
     again = sbc_sql.measure(con, "t", "t_k4")
     assert result.measures is not None
     assert result.measures.ncp == pytest.approx(again.ncp, rel=1e-12, abs=1e-15)

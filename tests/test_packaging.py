@@ -35,9 +35,15 @@ def _installed(wheel: Path, tmp_path: Path) -> Path:
 
 def _run_installed(site: Path, tmp_path: Path, probe: str) -> subprocess.CompletedProcess:
     # run outside the checkout so only the installed copy can be imported
-    return subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, check=False,
-                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_the_wheel_carries_the_kernels_compiled_ahead_of_time(wheel):

@@ -26,8 +26,9 @@ from sbc_sql.cluster.ncp import ncp_per_qi, total_ncp
 from sbc_sql.errors import InputError
 
 LEFTOVERS = ("nearest", "last", "suppress")
-PROPERTY = settings(max_examples=25, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 class Recorder:
@@ -50,10 +51,17 @@ def load(con: duckdb.DuckDBPyConnection, case: TableCase, name: str = "t") -> No
 ALGORITHMS = ["sbca", "sbca-paper"]
 
 
-def anonymize(con, case: TableCase, k: int, output: str, leftover: str = "nearest",
-              algorithm: str = "sbca"):
-    return sbc_sql.anonymize(con, "t", k, qi=list(case.qis), sensitive=["sid", "dis"],
-                             output=output, leftover=leftover, algorithm=algorithm)
+def anonymize(con, case: TableCase, k: int, output: str, leftover: str = "nearest", algorithm: str = "sbca"):
+    return sbc_sql.anonymize(
+        con,
+        "t",
+        k,
+        qi=list(case.qis),
+        sensitive=["sid", "dis"],
+        output=output,
+        leftover=leftover,
+        algorithm=algorithm,
+    )
 
 
 def originals(case: TableCase) -> pd.DataFrame:
@@ -68,8 +76,7 @@ def originals(case: TableCase) -> pd.DataFrame:
 def expected_columns(case: TableCase) -> list[str]:
     out = ["eq_class"]
     for c in case.qis:
-        out += [f"{c}_min", f"{c}_max", f"{c}_has_null"] if case.types[c] in NUMERIC_TYPES \
-            else [c]
+        out += [f"{c}_min", f"{c}_max", f"{c}_has_null"] if case.types[c] in NUMERIC_TYPES else [c]
     return out + ["sid", "dis"]
 
 
@@ -100,8 +107,9 @@ def reference_ncp(case: TableCase, rel: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def check_release(con, case: TableCase, k: int, release: str, leftover: str,
-                  algorithm: str = "sbca-paper") -> pd.DataFrame:
+def check_release(
+    con, case: TableCase, k: int, release: str, leftover: str, algorithm: str = "sbca-paper"
+) -> pd.DataFrame:
     """Every property of one release against its input; returns the release rows."""
     n = case.n
     orig = originals(case)
@@ -115,8 +123,7 @@ def check_release(con, case: TableCase, k: int, release: str, leftover: str,
     suppressed = n - len(rel)
     assert suppressed == (n % k if leftover == "suppress" else 0)
     # the released sensitive values are the input's, row for row (a multiset check)
-    assert Counter(zip(rel["sid"], rel["dis"])) == Counter(
-        (sid, orig.at[sid, "dis"]) for sid in rel["sid"])
+    assert Counter(zip(rel["sid"], rel["dis"])) == Counter((sid, orig.at[sid, "dis"]) for sid in rel["sid"])
 
     # classes: SBCA forms n // k classes of k rows, leftovers go by the chosen mode (the
     # cluster-aware default may then move rows between classes, keeping each >= k)
@@ -143,7 +150,7 @@ def check_release(con, case: TableCase, k: int, release: str, leftover: str,
                 assert hi[0] == (max(present) if present else None)
                 assert has_null[0] == (len(present) < len(values))
                 for v in values:
-                    assert (has_null[0] if v is None else lo[0] <= v <= hi[0])
+                    assert has_null[0] if v is None else lo[0] <= v <= hi[0]
             else:
                 lists = [tuple(v) for v in group[c]]
                 assert len(set(lists)) == 1
@@ -180,10 +187,9 @@ def test_release_properties(case_k, leftover, algorithm):
         assert m.ncp[c] == pytest.approx(ref[c], abs=1e-9)
     assert m.total_ncp == pytest.approx(sum(ref.values()) / len(ref), abs=1e-9)
     # the SQL measure of the release equals the numpy twin on the labels that made it
-    (data, labels), = recorder.calls
+    ((data, labels),) = recorder.calls
     assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-9)
-    assert [m.ncp[c] for c in case.qis] == pytest.approx(list(ncp_per_qi(data, labels)),
-                                                         abs=1e-9)
+    assert [m.ncp[c] for c in case.qis] == pytest.approx(list(ncp_per_qi(data, labels)), abs=1e-9)
     # measure() on the stored pair agrees with the run's own figures
     again = sbc_sql.measure(con, "t", "rel")
     assert again.total_ncp == pytest.approx(m.total_ncp, abs=1e-12)
@@ -198,8 +204,10 @@ def test_same_input_same_release(case_k, leftover, algorithm):
     load(con, case)
     first = anonymize(con, case, k, "r1", leftover, algorithm)
     second = anonymize(con, case, k, "r2", leftover, algorithm)
-    assert con.execute("SELECT * FROM r1 ORDER BY ALL").fetchall() == \
-        con.execute("SELECT * FROM r2 ORDER BY ALL").fetchall()
+    assert (
+        con.execute("SELECT * FROM r1 ORDER BY ALL").fetchall()
+        == con.execute("SELECT * FROM r2 ORDER BY ALL").fetchall()
+    )
     # the stored order is part of "byte for byte": by class, never the input's order
     assert con.execute("SELECT * FROM r1").fetchall() == con.execute("SELECT * FROM r2").fetchall()
     classes = [r[0] for r in con.execute("SELECT eq_class FROM r1").fetchall()]
@@ -215,19 +223,20 @@ def test_k_above_row_count_is_refused(case, k):
     load(con, case)
     with pytest.raises(InputError, match=rf"k={k} is larger than the {case.n} rows"):
         anonymize(con, case, k, "rel")
-    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name <> 't'").fetchone() \
-        == (0,)
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name <> 't'").fetchone() == (0,)
     con.close()
 
 
 # 23 rows, k = 5: 4 classes and 3 leftover rows, so the three modes differ
 FIXED = TableCase(
-    pd.DataFrame({
-        "a": pd.Series([i % 7 if i % 5 else None for i in range(23)], dtype=object),
-        "e": pd.Series([["x", "y", "z", None][i % 4] for i in range(23)], dtype=object),
-        "sid": pd.Series(range(23), dtype=object),
-        "dis": pd.Series([["flu", "cold"][i % 2] for i in range(23)], dtype=object),
-    }),
+    pd.DataFrame(
+        {
+            "a": pd.Series([i % 7 if i % 5 else None for i in range(23)], dtype=object),
+            "e": pd.Series([["x", "y", "z", None][i % 4] for i in range(23)], dtype=object),
+            "sid": pd.Series(range(23), dtype=object),
+            "dis": pd.Series([["flu", "cold"][i % 2] for i in range(23)], dtype=object),
+        }
+    ),
     {"a": "INTEGER", "e": "VARCHAR", "sid": "INTEGER", "dis": "VARCHAR"},
     ("a", "e"),
 )
@@ -256,8 +265,12 @@ def test_leftover_modes_differ(con):
     load(con, FIXED)
     for mode in LEFTOVERS:
         anonymize(con, FIXED, 5, f"rel_{mode}", mode)
-    sizes = {mode: sorted(r[0] for r in con.execute(
-        f"SELECT count(*) FROM rel_{mode} GROUP BY eq_class").fetchall()) for mode in LEFTOVERS}
+    sizes = {
+        mode: sorted(
+            r[0] for r in con.execute(f"SELECT count(*) FROM rel_{mode} GROUP BY eq_class").fetchall()
+        )
+        for mode in LEFTOVERS
+    }
     assert sizes["last"] == [5, 5, 5, 8]
     assert sizes["suppress"] == [5, 5, 5, 5]
     assert sum(sizes["nearest"]) == 23
@@ -265,10 +278,17 @@ def test_leftover_modes_differ(con):
 
 def test_ncp_is_finite_and_bounded_on_a_constant_table(con):
     case = TableCase(
-        pd.DataFrame({"a": pd.Series([3] * 6, dtype=object), "e": pd.Series(["x"] * 6, dtype=object),
-                      "sid": pd.Series(range(6), dtype=object),
-                      "dis": pd.Series(["flu"] * 6, dtype=object)}),
-        {"a": "INTEGER", "e": "VARCHAR", "sid": "INTEGER", "dis": "VARCHAR"}, ("a", "e"))
+        pd.DataFrame(
+            {
+                "a": pd.Series([3] * 6, dtype=object),
+                "e": pd.Series(["x"] * 6, dtype=object),
+                "sid": pd.Series(range(6), dtype=object),
+                "dis": pd.Series(["flu"] * 6, dtype=object),
+            }
+        ),
+        {"a": "INTEGER", "e": "VARCHAR", "sid": "INTEGER", "dis": "VARCHAR"},
+        ("a", "e"),
+    )
     load(con, case)
     m = anonymize(con, case, 2, "rel").measures
     assert m is not None and m.total_ncp == 0.0 and not math.isnan(m.total_ncp)

@@ -54,8 +54,7 @@ def digest(con: duckdb.DuckDBPyConnection, names: list[str]) -> str:
 @pytest.mark.parametrize(("algorithm", "k", "mode"), list(PINS))
 def test_release_is_byte_identical(seeded, algorithm: str, k: int, mode: str) -> None:
     output = f"pin_{algorithm.replace('-', '_')}_{mode}_k{k}"
-    result = sbc_sql.anonymize(seeded, "people", k, algorithm=algorithm, mode=mode, output=output,
-                               workers=2)
+    result = sbc_sql.anonymize(seeded, "people", k, algorithm=algorithm, mode=mode, output=output, workers=2)
     got = digest(seeded, [result.plan.rows_table, result.plan.classes_table, result.view])
     if os.environ.get("SBC_SQL_PRINT_PINS"):
         print(f'\n    ("{algorithm}", {k}, "{mode}"): "{got}",')

@@ -21,8 +21,9 @@ from sbc_sql.cluster.sbcx_kernels import (
 )
 from sbc_sql.cluster.similarity import Contingency
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @st.composite
@@ -39,8 +40,9 @@ def qi_tables(draw, max_rows: int = 40) -> QIData:
         numeric.append(is_num)
         weights.append(draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])))
         if is_num:
-            vals = draw(st.lists(st.one_of(st.integers(0, 6).map(float), st.just(np.nan)),
-                                 min_size=n, max_size=n))
+            vals = draw(
+                st.lists(st.one_of(st.integers(0, 6).map(float), st.just(np.nan)), min_size=n, max_size=n)
+            )
             col = np.array(vals, dtype=np.float64)
             finite = col[~np.isnan(col)]
             columns.append(col)
@@ -54,16 +56,19 @@ def qi_tables(draw, max_rows: int = 40) -> QIData:
             lo.append(np.nan)
             hi.append(np.nan)
             card.append(c)
-    return QIData(tuple(names), tuple(numeric), tuple(columns), tuple(lo), tuple(hi),
-                  tuple(card), tuple(weights))
+    return QIData(
+        tuple(names), tuple(numeric), tuple(columns), tuple(lo), tuple(hi), tuple(card), tuple(weights)
+    )
 
 
 ks = st.integers(1, 7)
-flags = st.fixed_dictionaries({
-    "growth": st.booleans(),
-    "seeds": st.sampled_from(["class", "farthest", "first"]),
-    "refine": st.booleans(),
-})
+flags = st.fixed_dictionaries(
+    {
+        "growth": st.booleans(),
+        "seeds": st.sampled_from(["class", "farthest", "first"]),
+        "refine": st.booleans(),
+    }
+)
 
 
 def check_classes(data: QIData, labels: np.ndarray, k: int) -> None:
@@ -103,8 +108,7 @@ def test_refinement_never_raises_ncp(data, k, growth, seeds):
 @SETTINGS
 @given(qi_tables(), ks, st.sampled_from(["nearest", "last", "suppress"]))
 def test_all_switches_off_is_the_papers_sbca(data, k, leftover):
-    ours = sbca_plus(data, k, growth=False, seeds="first", refine=False, order="sort",
-                     leftover=leftover)
+    ours = sbca_plus(data, k, growth=False, seeds="first", refine=False, order="sort", leftover=leftover)
     assert np.array_equal(ours, sbca(data, k, leftover=leftover))
 
 
@@ -124,8 +128,7 @@ def test_contingency_is_decremented_like_sbca(data, k):
 @given(qi_tables(max_rows=80), st.integers(1, 4), flags)
 def test_progress_reports_and_changes_nothing(data, k, opts):
     seen: list[tuple[int, int]] = []
-    with_progress = sbca_plus(data, k, progress=lambda done, total: seen.append((done, total)),
-                              **opts)
+    with_progress = sbca_plus(data, k, progress=lambda done, total: seen.append((done, total)), **opts)
     assert np.array_equal(with_progress, sbca_plus(data, k, **opts))
     assert seen[-1] == (data.n_rows, data.n_rows)
     done = [d for d, _ in seen]
@@ -146,8 +149,7 @@ def test_leftover_modes(data, k, opts):
 
 
 @SETTINGS
-@given(st.lists(st.integers(0, 4), min_size=1, max_size=300), st.integers(0, 40),
-       st.integers(0, 3))
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=300), st.integers(0, 40), st.integers(0, 3))
 def test_select_takes_the_smallest_by_key_tie_position(keys, m, seed):
     rng = np.random.default_rng(seed)
     n = len(keys)
@@ -167,16 +169,14 @@ def test_growth_prefers_rows_the_class_already_covers():
     # but the rows with age 30 and B or A cost nothing once one of them is in
     age = np.array([30, 31, 30, 30, 50, 52, 51, 50], dtype=np.float64)
     cat = np.array([0, 0, 1, 1, 2, 2, 2, 2], dtype=np.int32)
-    data = QIData(("age", "c"), (True, False), (age, cat), (30.0, np.nan), (52.0, np.nan),
-                  (0, 3), (1.0, 1.0))
+    data = QIData(("age", "c"), (True, False), (age, cat), (30.0, np.nan), (52.0, np.nan), (0, 3), (1.0, 1.0))
     labels = sbca_plus(data, 4, refine=False)
     check_classes(data, labels, 4)
     assert total_ncp(data, labels) <= total_ncp(data, sbca(data, 4)) + 1e-12
 
 
 def test_bad_options():
-    data = QIData(("c",), (False,), (np.zeros(3, dtype=np.int32),), (np.nan,), (np.nan,),
-                  (1,), (1.0,))
+    data = QIData(("c",), (False,), (np.zeros(3, dtype=np.int32),), (np.nan,), (np.nan,), (1,), (1.0,))
     with pytest.raises(ValueError):
         sbca_plus(data, 0)
     with pytest.raises(ValueError):
@@ -191,8 +191,15 @@ def test_many_categories_use_wider_codes():
     n = 400
     big = rng.integers(0, 300, n).astype(np.int32)
     small = rng.integers(0, 3, n).astype(np.int32)
-    data = QIData(("big", "small"), (False, False), (big, small), (np.nan, np.nan),
-                  (np.nan, np.nan), (300, 3), (1.0, 1.0))
+    data = QIData(
+        ("big", "small"),
+        (False, False),
+        (big, small),
+        (np.nan, np.nan),
+        (np.nan, np.nan),
+        (300, 3),
+        (1.0, 1.0),
+    )
     off = sbca_plus(data, 5, growth=False, seeds="first", refine=False, order="sort")
     assert np.array_equal(off, sbca(data, 5))
     labels = sbca_plus(data, 5)
@@ -229,10 +236,16 @@ def test_more_than_eight_categorical_qis_use_several_cost_tables():
     rng = np.random.default_rng(4)
     n, d = 400, 11
     cols = [rng.integers(0, 3 + q, n).astype(np.int64) for q in range(d)]
-    data = QIData(names=tuple(f"c{q}" for q in range(d)), numeric=(False,) * d,
-                  columns=tuple(cols), lo=(0.0,) * d, hi=(0.0,) * d,
-                  cardinality=tuple(3 + q for q in range(d)), weights=(1.0,) * d,
-                  position=np.arange(n, dtype=np.int64))
+    data = QIData(
+        names=tuple(f"c{q}" for q in range(d)),
+        numeric=(False,) * d,
+        columns=tuple(cols),
+        lo=(0.0,) * d,
+        hi=(0.0,) * d,
+        cardinality=tuple(3 + q for q in range(d)),
+        weights=(1.0,) * d,
+        position=np.arange(n, dtype=np.int64),
+    )
     for k in (2, 5):
         labels = sbca_plus(data, k)
         assert (np.bincount(labels) >= k).all() and (labels >= 0).all()

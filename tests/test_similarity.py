@@ -26,16 +26,28 @@ JAPAN, USA, IRAN = 0, 1, 2
 SEX, NAT = 0, 1
 
 # (sex, nationality, count) in the paper's order: the first tuple is Male/Japan
-CELLS = [(MALE, JAPAN, 4), (MALE, USA, 4), (MALE, IRAN, 1),
-         (FEMALE, JAPAN, 4), (FEMALE, USA, 1), (FEMALE, IRAN, 6)]
+CELLS = [
+    (MALE, JAPAN, 4),
+    (MALE, USA, 4),
+    (MALE, IRAN, 1),
+    (FEMALE, JAPAN, 4),
+    (FEMALE, USA, 1),
+    (FEMALE, IRAN, 6),
+]
 
 
 def paper_data(weights: tuple[float, float] = (1.0, 1.0)) -> QIData:
     sex = np.array([s for s, _, c in CELLS for _ in range(c)], dtype=np.int32)
     nat = np.array([n for _, n, c in CELLS for _ in range(c)], dtype=np.int32)
-    return QIData(names=("sex", "nationality"), numeric=(False, False), columns=(sex, nat),
-                  lo=(float("nan"),) * 2, hi=(float("nan"),) * 2, cardinality=(2, 3),
-                  weights=weights)
+    return QIData(
+        names=("sex", "nationality"),
+        numeric=(False, False),
+        columns=(sex, nat),
+        lo=(float("nan"),) * 2,
+        hi=(float("nan"),) * 2,
+        cardinality=(2, 3),
+        weights=weights,
+    )
 
 
 def rows_of(data: QIData, sex: int, nat: int) -> set[int]:
@@ -86,8 +98,15 @@ def test_cardinality_two_is_equal_or_not():
 def test_first_categorical_above_two_uses_its_own_counts():
     # nationality alone: counts Japan 8, USA 5, Iran 7; from USA: Iran |7-5| = 2, Japan 3
     data = paper_data()
-    alone = QIData(names=("nationality",), numeric=(False,), columns=(data.columns[NAT],),
-                   lo=(float("nan"),), hi=(float("nan"),), cardinality=(3,), weights=(1.0,))
+    alone = QIData(
+        names=("nationality",),
+        numeric=(False,),
+        columns=(data.columns[NAT],),
+        lo=(float("nan"),),
+        hi=(float("nan"),),
+        cardinality=(3,),
+        weights=(1.0,),
+    )
     table = Contingency(alone).distance_table(0, {0: USA}, k=3)
     assert table[[USA, IRAN, JAPAN]].tolist() == pytest.approx([0.0, 0.5, 1.0])
 

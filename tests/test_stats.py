@@ -32,23 +32,36 @@ UPDATE = os.environ.get("SBC_UPDATE_GOLDEN") == "1"
 
 
 def make_plan(con, table: str, qis, sensitive=("dis",)) -> spec.Plan:
-    return spec.make_plan(db.open_source(con, table),
-                          spec.Options(k=2, qi=tuple(qis), sensitive=tuple(sensitive)))
+    return spec.make_plan(
+        db.open_source(con, table), spec.Options(k=2, qi=tuple(qis), sensitive=tuple(sensitive))
+    )
 
 
-HAND = pd.DataFrame({
-    "n": pd.Series([3, None, 7, 7, -2, None, 3, 10], dtype=object),
-    "f": pd.Series([0.5, 0.5, None, -1.25, 2.0, 2.0, 0.5, None], dtype=object),
-    "d": pd.Series(["2020-01-05", None, "2019-12-31", "2020-01-05", None, "2021-03-01",
-                    "2020-02-29", "2020-01-05"], dtype=object),
-    "sex": pd.Series(["F", "M", "F", "F", "M", "M", "F", "M"], dtype=object),
-    "city": pd.Series(["Oslo", None, "Rome", "Oslo", "Lima", None, "Rome", "Oslo"], dtype=object),
-    "one": pd.Series(["x"] * 8, dtype=object),
-    "flag": pd.Series([True, None, False, True, True, None, False, True], dtype=object),
-    "dis": pd.Series(["a", "b", "c", "d", "e", "f", "g", "h"], dtype=object),
-})
-HAND_TYPES = {"n": "INTEGER", "f": "DOUBLE", "d": "DATE", "sex": "VARCHAR", "city": "VARCHAR",
-              "one": "VARCHAR", "flag": "BOOLEAN", "dis": "VARCHAR"}
+HAND = pd.DataFrame(
+    {
+        "n": pd.Series([3, None, 7, 7, -2, None, 3, 10], dtype=object),
+        "f": pd.Series([0.5, 0.5, None, -1.25, 2.0, 2.0, 0.5, None], dtype=object),
+        "d": pd.Series(
+            ["2020-01-05", None, "2019-12-31", "2020-01-05", None, "2021-03-01", "2020-02-29", "2020-01-05"],
+            dtype=object,
+        ),
+        "sex": pd.Series(["F", "M", "F", "F", "M", "M", "F", "M"], dtype=object),
+        "city": pd.Series(["Oslo", None, "Rome", "Oslo", "Lima", None, "Rome", "Oslo"], dtype=object),
+        "one": pd.Series(["x"] * 8, dtype=object),
+        "flag": pd.Series([True, None, False, True, True, None, False, True], dtype=object),
+        "dis": pd.Series(["a", "b", "c", "d", "e", "f", "g", "h"], dtype=object),
+    }
+)
+HAND_TYPES = {
+    "n": "INTEGER",
+    "f": "DOUBLE",
+    "d": "DATE",
+    "sex": "VARCHAR",
+    "city": "VARCHAR",
+    "one": "VARCHAR",
+    "flag": "BOOLEAN",
+    "dis": "VARCHAR",
+}
 HAND_QIS = ("n", "f", "d", "sex", "city", "one", "flag")
 
 
@@ -125,7 +138,7 @@ def check_pull(con, df: pd.DataFrame, types: dict[str, str], plan, st) -> None:
         for r, v in zip(row_id, col):
             orig = df[c.name].iloc[int(r)]
             if c.kind == "numeric":
-                assert (np.isnan(v) if orig is None else v == as_number(orig)), c.name
+                assert np.isnan(v) if orig is None else v == as_number(orig), c.name
             else:
                 domain = st.domains[c.name].to_pylist()
                 assert (None if v == len(domain) else domain[v]) == orig, c.name
@@ -144,8 +157,9 @@ def test_stats_hand_numbers(hand):
     assert (st.lo["d"], st.hi["d"]) == (18261.0, 18687.0)  # 2019-12-31 and 2021-03-01 in days
     assert st.value_counts["city"].tolist() == [1, 3, 2, 2]  # Lima, Oslo, Rome, NULL
     assert st.domains["flag"].to_pylist() == [False, True]
-    assert [c for c in ("one", "sex", "flag", "city")] == \
-        [c.name for c in stats.categorical_order(hand[1], st.distinct, st.nulls)]
+    assert [c for c in ("one", "sex", "flag", "city")] == [
+        c.name for c in stats.categorical_order(hand[1], st.distinct, st.nulls)
+    ]
     assert st.pair_counts[("sex", "flag")].tolist() == [[2, 2, 0], [0, 2, 2]]
 
 
@@ -168,8 +182,7 @@ def test_stats_and_pull_match_pandas(case: TableCase):
 
 def test_timestamp_ranges_are_microseconds(con):
     con.execute("CREATE TABLE t (ts TIMESTAMP, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('1970-01-01 00:00:01', 'a'), ('1970-01-02', 'b'), "
-                "(NULL, 'c')")
+    con.execute("INSERT INTO t VALUES ('1970-01-01 00:00:01', 'a'), ('1970-01-02', 'b'), (NULL, 'c')")
     plan = make_plan(con, "t", ["ts"])
     st = stats.collect_stats(con, plan, 3)
     assert (st.lo["ts"], st.hi["ts"], st.nulls["ts"]) == (1e6, 86_400e6, 1)
@@ -192,13 +205,18 @@ def hostile(con):
     """A source with hostile table and column names, its labels, and a table named x."""
     con.execute("CREATE TABLE x (keep INTEGER)")
     con.execute("INSERT INTO x VALUES (42)")
-    con.execute(f"CREATE TABLE {q(SOURCE)} ({q(NUM)} INTEGER, d DATE, {q('c at')} VARCHAR, "
-                "c2 VARCHAR, dis VARCHAR)")
-    con.execute(f"INSERT INTO {q(SOURCE)} VALUES (1, '2020-01-01', 'a', 'u', 'p'), "
-                "(2, NULL, 'a', 'v', 'q'), (NULL, '2020-01-03', 'b', 'u', 'r'), "
-                "(4, '2020-01-04', NULL, 'w', 's')")
-    con.execute(f"CREATE TABLE {q(LABELS)} AS SELECT * FROM (VALUES (0, 0), (1, 0), (2, 1), "
-                "(3, 1)) AS v(row_id, eq_class)")
+    con.execute(
+        f"CREATE TABLE {q(SOURCE)} ({q(NUM)} INTEGER, d DATE, {q('c at')} VARCHAR, c2 VARCHAR, dis VARCHAR)"
+    )
+    con.execute(
+        f"INSERT INTO {q(SOURCE)} VALUES (1, '2020-01-01', 'a', 'u', 'p'), "
+        "(2, NULL, 'a', 'v', 'q'), (NULL, '2020-01-03', 'b', 'u', 'r'), "
+        "(4, '2020-01-04', NULL, 'w', 's')"
+    )
+    con.execute(
+        f"CREATE TABLE {q(LABELS)} AS SELECT * FROM (VALUES (0, 0), (1, 0), (2, 1), "
+        "(3, 1)) AS v(row_id, eq_class)"
+    )
     plan = make_plan(con, SOURCE, [NUM, "d", "c at", "c2"])
     return con, plan
 
@@ -208,58 +226,115 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
     layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
     numeric = [c.name for c in plan.numeric_qis]
     cats = [c.name for c in plan.categorical_qis]
-    cover = conj([verification.inside(c, "sbc_s", "g") for c in layout.qis]
-                 + [verification._same(c, "sbc_s", "g") for c in layout.verbatim])
+    cover = conj(
+        [verification.inside(c, "sbc_s", "g") for c in layout.qis]
+        + [verification._same(c, "sbc_s", "g") for c in layout.verbatim]
+    )
     view_projection = [ref("eq_class", "t")] + [
         alias(ref(c.name + "_sbc_text", "t"), c.name) if c.role == "qi" else ref(c.name, "t")
-        for c in plan.columns]
+        for c in plan.columns
+    ]
     return {
         "row_count": {"source": SOURCE},
-        "distinct_counts": {"source": SOURCE, "col": [
-            as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name)
-            for c in plan.qis]},
-        "numeric_ranges": {"source": SOURCE, "num": [sql_number(ref(c.name), c)
-                                                   for c in plan.numeric_qis]},
-        "categorical_counts": {"source": SOURCE, "cat": [ref(c) for c in cats],
-                                   "m": [ref(cats[0])], "n": [ref(cats[1])]},
-        "pull_rows": {"source": SOURCE, "qi": [
-            sql_number(ref(c.name), c) if c.kind == "numeric" else ref(c.name)
-            for c in plan.qis]},
-        "create_classes": {"classes": CLASSES, "source": SOURCE, "labels": LABELS, "num": numeric,
-                           "cat": cats, "projection": generalize.classes_projection(plan)},
-        "create_rows": {"rows": ROWS, "source": SOURCE, "labels": LABELS,
-                        "projection": [alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
-                        "order": [ref(c.name, "s") for c in plan.verbatim]},
-        "create_release_view": {"release": RELEASE, "rows": ROWS, "classes": CLASSES,
-                                "projection": generalize.release_projection(plan)},
-        "create_view": {"view": VIEW, "release": RELEASE,
-                            "num": [c.name for c in plan.numeric_qis if not c.temporal],
-                            "tnum": [c.name for c in plan.numeric_qis if c.temporal],
-                            "cat": cats, "projection": view_projection},
+        "distinct_counts": {
+            "source": SOURCE,
+            "col": [
+                as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name) for c in plan.qis
+            ],
+        },
+        "numeric_ranges": {"source": SOURCE, "num": [sql_number(ref(c.name), c) for c in plan.numeric_qis]},
+        "categorical_counts": {
+            "source": SOURCE,
+            "cat": [ref(c) for c in cats],
+            "m": [ref(cats[0])],
+            "n": [ref(cats[1])],
+        },
+        "pull_rows": {
+            "source": SOURCE,
+            "qi": [sql_number(ref(c.name), c) if c.kind == "numeric" else ref(c.name) for c in plan.qis],
+        },
+        "create_classes": {
+            "classes": CLASSES,
+            "source": SOURCE,
+            "labels": LABELS,
+            "num": numeric,
+            "cat": cats,
+            "projection": generalize.classes_projection(plan),
+        },
+        "create_rows": {
+            "rows": ROWS,
+            "source": SOURCE,
+            "labels": LABELS,
+            "projection": [alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
+            "order": [ref(c.name, "s") for c in plan.verbatim],
+        },
+        "create_release_view": {
+            "release": RELEASE,
+            "rows": ROWS,
+            "classes": CLASSES,
+            "projection": generalize.release_projection(plan),
+        },
+        "create_view": {
+            "view": VIEW,
+            "release": RELEASE,
+            "num": [c.name for c in plan.numeric_qis if not c.temporal],
+            "tnum": [c.name for c in plan.numeric_qis if c.temporal],
+            "cat": cats,
+            "projection": view_projection,
+        },
         "label_coverage": {"source": SOURCE, "labels": LABELS},
         "class_sizes": {"release": RELEASE, "weight": metrics.row_weight(None)},
         "tuple_sizes": {"release": RELEASE, "qicol": layout.qi_columns()},
         "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
-        "ncp": {"original": SOURCE, "release": CLASSES, "num": numeric, "cat": cats,
-                "cost": [metrics.cost_expression(c) for c in layout.qis],
-                "weight": metrics.row_weight(spec.CLASS_SIZE)},
-        "class_checks": {"source": SOURCE, "labels": LABELS, "rows": ROWS, "classes": CLASSES,
-                         "inside": conj([verification.inside(c, "s", "g")
-                                         for c in layout.qis if c.kind == "numeric"]),
-                         "cat": cats},
+        "ncp": {
+            "original": SOURCE,
+            "release": CLASSES,
+            "num": numeric,
+            "cat": cats,
+            "cost": [metrics.cost_expression(c) for c in layout.qis],
+            "weight": metrics.row_weight(spec.CLASS_SIZE),
+        },
+        "class_checks": {
+            "source": SOURCE,
+            "labels": LABELS,
+            "rows": ROWS,
+            "classes": CLASSES,
+            "inside": conj([verification.inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
+            "cat": cats,
+        },
         "rows_missing": {"source": SOURCE, "labels": LABELS, "release": ROWS, "verb": ["dis"]},
-        "rows_uncovered": {"original": SOURCE, "release": RELEASE, "qicol": layout.qi_columns(),
-                               "verb": ["dis"], "inside": cover},
+        "rows_uncovered": {
+            "original": SOURCE,
+            "release": RELEASE,
+            "qicol": layout.qi_columns(),
+            "verb": ["dis"],
+            "inside": cover,
+        },
     }
 
 
 # the templates of the core pipeline (plan, stats, pull, generalize, verify, measure)
-CORE_TEMPLATES = sorted(["row_count", "distinct_counts", "numeric_ranges", "categorical_counts",
-                         "pull_rows", "create_classes", "create_rows", "create_release_view",
-                         "create_view", "label_coverage",
-                         "class_sizes", "class_tuples", "tuple_sizes", "ncp", "class_checks",
-                         "rows_missing",
-                         "rows_uncovered"])
+CORE_TEMPLATES = sorted(
+    [
+        "row_count",
+        "distinct_counts",
+        "numeric_ranges",
+        "categorical_counts",
+        "pull_rows",
+        "create_classes",
+        "create_rows",
+        "create_release_view",
+        "create_view",
+        "label_coverage",
+        "class_sizes",
+        "class_tuples",
+        "tuple_sizes",
+        "ncp",
+        "class_checks",
+        "rows_missing",
+        "rows_uncovered",
+    ]
+)
 
 
 def test_every_core_template_has_a_golden_case(hostile):
@@ -298,30 +373,38 @@ def test_golden_sql(hostile, name):
     statements = sqlglot.parse(sql, read=templates.DIALECT)
     assert len(statements) == 1
     assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
-    needs = {"create_release_view": ["create_classes", "create_rows"],
-             "class_checks": ["create_classes", "create_rows"], "ncp": ["create_classes"],
-             "rows_missing": ["create_rows"]}
-    for first in needs.get(name, ["create_classes", "create_rows", "create_release_view"]
-                           if name in ("create_view", "class_sizes", "class_tuples",
-                                       "tuple_sizes", "rows_uncovered") else []):
+    needs = {
+        "create_release_view": ["create_classes", "create_rows"],
+        "class_checks": ["create_classes", "create_rows"],
+        "ncp": ["create_classes"],
+        "rows_missing": ["create_rows"],
+    }
+    for first in needs.get(
+        name,
+        ["create_classes", "create_rows", "create_release_view"]
+        if name in ("create_view", "class_sizes", "class_tuples", "tuple_sizes", "rows_uncovered")
+        else [],
+    ):
         con.execute(templates.render_sql(first, **slots(plan)[first]))
     result = con.execute(sql).fetchall()
     if name in EXPECTED_ROWS:
         assert result == EXPECTED_ROWS[name]
     if name == "create_classes":
-        assert con.execute(f"SELECT eq_class, class_size, {q(NUM + '_min')}, {q('c at')} "
-                           f"FROM {q(CLASSES)}").fetchall() == [(0, 2, 1, ["a"]), (1, 2, 4, ["b", None])]
+        assert con.execute(
+            f"SELECT eq_class, class_size, {q(NUM + '_min')}, {q('c at')} FROM {q(CLASSES)}"
+        ).fetchall() == [(0, 2, 1, ["a"]), (1, 2, 4, ["b", None])]
     if name == "create_rows":
-        assert con.execute(f"SELECT * FROM {q(ROWS)}").fetchall() == [
-            (0, "p"), (0, "q"), (1, "r"), (1, "s")]
+        assert con.execute(f"SELECT * FROM {q(ROWS)}").fetchall() == [(0, "p"), (0, "q"), (1, "r"), (1, "s")]
     if name == "create_release_view":
         assert con.execute(f"SELECT count(*) FROM {q(RELEASE)}").fetchone() == (4,)
-        assert con.execute(f"SELECT {q(NUM + '_min')}, {q(NUM + '_max')}, {q(NUM + '_has_null')}"
-                           f" FROM {q(RELEASE)} WHERE eq_class = 1 LIMIT 1").fetchone() \
-            == (4, 4, True)
+        assert con.execute(
+            f"SELECT {q(NUM + '_min')}, {q(NUM + '_max')}, {q(NUM + '_has_null')}"
+            f" FROM {q(RELEASE)} WHERE eq_class = 1 LIMIT 1"
+        ).fetchone() == (4, 4, True)
     if name == "create_view":
-        assert con.execute(f"SELECT {q(NUM)}, d, {q('c at')} FROM {q(VIEW)} ORDER BY eq_class "
-                           "LIMIT 1").fetchone() == ("1-2", "2020-01-01|NULL", "a")
+        assert con.execute(
+            f"SELECT {q(NUM)}, d, {q('c at')} FROM {q(VIEW)} ORDER BY eq_class LIMIT 1"
+        ).fetchone() == ("1-2", "2020-01-01|NULL", "a")
     # the injected "drop table x" never ran
     assert con.execute("SELECT keep FROM x").fetchall() == [(42,)]
 
@@ -330,7 +413,7 @@ def test_quoted_hostile_source_name(hostile):
     _, _plan = hostile
     sql = templates.render_sql("row_count", source=SOURCE)
     assert QUOTED in sql
-    assert sql == f'SELECT COUNT(*) AS n_rows FROM {QUOTED}'
+    assert sql == f"SELECT COUNT(*) AS n_rows FROM {QUOTED}"
 
 
 def test_names_that_look_like_slots_stay_names():
@@ -345,8 +428,9 @@ def test_unbound_and_mismatched_slots_are_errors():
     with pytest.raises(KeyError, match="__source"):
         templates.render_sql("row_count")
     with pytest.raises(ValueError, match="different lengths"):
-        templates.render_sql("categorical_counts", source="t", cat=[ref("a"), ref("b")],
-                             m=[ref("a")], n=[ref("b"), ref("c")])
+        templates.render_sql(
+            "categorical_counts", source="t", cat=[ref("a"), ref("b")], m=[ref("a")], n=[ref("b"), ref("c")]
+        )
 
 
 def test_parsed_templates_are_kept_and_a_damaged_copy_is_parsed_again(tmp_path, monkeypatch):

@@ -21,8 +21,7 @@ def built():
     con.execute("CREATE TABLE t (id INTEGER, age INTEGER, sex VARCHAR, dis VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", ROWS)
     info = db.open_source(con, "t")
-    plan = spec.make_plan(info, spec.Options(k=4, qi=("age", "sex"), sensitive=("dis",),
-                                             drop=("id",)))
+    plan = spec.make_plan(info, spec.Options(k=4, qi=("age", "sex"), sensitive=("dis",), drop=("id",)))
     row_id = con.execute("SELECT rowid FROM t").fetchnumpy()["rowid"]
     labels = pa.table({"row_id": row_id, "eq_class": np.arange(12) // 4})
     con.register("labs", labels)
@@ -67,8 +66,10 @@ def test_a_value_missing_from_its_set_fails(built):
 def test_a_class_with_two_tuples_fails(built):
     # the view would show class 0's rows twice, once with each tuple
     con, layout = built
-    con.execute("INSERT INTO cls SELECT eq_class, class_size, age_min - 1, age_max, age_has_null, "
-                "sex FROM cls WHERE eq_class = 0")
+    con.execute(
+        "INSERT INTO cls SELECT eq_class, class_size, age_min - 1, age_max, age_has_null, "
+        "sex FROM cls WHERE eq_class = 0"
+    )
     verdict = check(con, layout)
     assert verdict.facts["mixed_classes"] == 1
     assert not verdict.ok

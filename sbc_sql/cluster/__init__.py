@@ -8,8 +8,21 @@ from .sbca import sbca
 from .sbcx import sbca_plus
 from .similarity import Contingency
 
-__all__ = ["HAVE_NUMBA", "LEFTOVER_MODES", "SUPPRESSED", "CompiledSBCA", "Contingency", "QIData",
-           "blocked", "choose_mode", "estimate_memory", "make_blocks", "sbca", "sbca_compiled", "sbca_plus"]
+__all__ = [
+    "HAVE_NUMBA",
+    "LEFTOVER_MODES",
+    "SUPPRESSED",
+    "CompiledSBCA",
+    "Contingency",
+    "QIData",
+    "blocked",
+    "choose_mode",
+    "estimate_memory",
+    "make_blocks",
+    "sbca",
+    "sbca_compiled",
+    "sbca_plus",
+]
 
 
 def __getattr__(name: str):

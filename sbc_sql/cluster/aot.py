@@ -33,17 +33,25 @@ MODULE = "_aot"
 SOURCE = "sbcx_kernels.py"
 
 # numba type strings; arrays are C-contiguous, as sbcx and blocks make them
-_GREEDY = ("i8(f8[:,::1], f8[:,::1], f8[::1], f8[::1], b1[::1], {cat}[:,::1], i8[::1], f8[::1], "
-           "b1[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], b1[::1], f8[::1], "
-           "i8[::1], i8[::1], i8, b1, i8, i8, i8, i8)")
+_GREEDY = (
+    "i8(f8[:,::1], f8[:,::1], f8[::1], f8[::1], b1[::1], {cat}[:,::1], i8[::1], f8[::1], "
+    "b1[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], b1[::1], f8[::1], "
+    "i8[::1], i8[::1], i8, b1, i8, i8, i8, i8)"
+)
 #: exported name (kernel_codetype) -> (kernel, signature); greedy_pass once per code width
 #: sbcx chooses, finish and hilbert_keys for the int32 codes sbcx and blocks give them
 EXPORTS = {
     **{f"greedy_pass_{cat}": ("greedy_pass", _GREEDY.format(cat=cat)) for cat in ("u1", "u2", "i4")},
-    "finish_i4": ("finish", "void(f8[:,::1], f8[::1], f8[::1], b1[::1], i4[:,::1], i8[::1], "
-                            "f8[::1], b1[::1], i8[::1], i8[::1], i8[::1], i8, b1, i8, i8, i8[::1])"),
-    "hilbert_keys_i4": ("hilbert_keys", "void(f8[:,::1], f8[::1], f8[::1], i4[:,::1], i8[::1], "
-                                        "i8[::1], i8[::1], i8, u8[::1], i8, i8, u8[::1])"),
+    "finish_i4": (
+        "finish",
+        "void(f8[:,::1], f8[::1], f8[::1], b1[::1], i4[:,::1], i8[::1], "
+        "f8[::1], b1[::1], i8[::1], i8[::1], i8[::1], i8, b1, i8, i8, i8[::1])",
+    ),
+    "hilbert_keys_i4": (
+        "hilbert_keys",
+        "void(f8[:,::1], f8[::1], f8[::1], i4[:,::1], i8[::1], "
+        "i8[::1], i8[::1], i8, u8[::1], i8, i8, u8[::1])",
+    ),
 }
 
 

@@ -50,6 +50,7 @@ COARSE_CARDINALITY = 20
 # Ordering rows along a Hilbert curve
 # ---------------------------------------------------------------------------------------
 
+
 def _spread_table(d: int) -> np.ndarray:
     """For each byte, its bits moved to positions 0, d, 2d, ... (bit interleaving)."""
     out = np.zeros(256, dtype=np.uint64)
@@ -104,8 +105,7 @@ def _hilbert_keys_numpy(axes: list[np.ndarray], bits: int, spread: np.ndarray) -
         v = x[j] ^ t
         part = spread[(v & np.uint64(255)).astype(np.int64)]
         if bits > 8:
-            part |= spread[((v >> np.uint64(8)) & np.uint64(255)).astype(np.int64)] \
-                << np.uint64(8 * d)
+            part |= spread[((v >> np.uint64(8)) & np.uint64(255)).astype(np.int64)] << np.uint64(8 * d)
         key |= part << np.uint64(d - 1 - j)
     return key
 
@@ -129,15 +129,16 @@ def _value_ranks(data: QIData, q: int, by: str) -> np.ndarray:
 
 def _curve_dims(data: QIData) -> tuple[list[int], list[int]]:
     """Numeric and categorical QIs that can separate rows: weighted, and not constant."""
-    nums = [q for q in range(data.n_qis)
-            if data.numeric[q] and data.weights[q] != 0 and data.span(q) > 0]
-    cats = [q for q in range(data.n_qis)
-            if not data.numeric[q] and data.weights[q] != 0 and int(data.cardinality[q]) > 1]
+    nums = [q for q in range(data.n_qis) if data.numeric[q] and data.weights[q] != 0 and data.span(q) > 0]
+    cats = [
+        q
+        for q in range(data.n_qis)
+        if not data.numeric[q] and data.weights[q] != 0 and int(data.cardinality[q]) > 1
+    ]
     return nums, cats
 
 
-def curve_order(data: QIData, categorical_by: str = "frequency",
-                workers: int | None = None) -> np.ndarray:
+def curve_order(data: QIData, categorical_by: str = "frequency", workers: int | None = None) -> np.ndarray:
     """Row indices along a Hilbert curve over the QIs (ties by position: deterministic)."""
     num_q, cat_q = _curve_dims(data)
     if data.n_rows == 0 or not (num_q or cat_q):
@@ -145,8 +146,13 @@ def curve_order(data: QIData, categorical_by: str = "frequency",
     return _order_by(data, [curve_keys(data, num_q, cat_q, categorical_by, workers)])
 
 
-def curve_keys(data: QIData, num_q: list[int], cat_q: list[int], categorical_by: str = "frequency",
-               workers: int | None = None) -> np.ndarray:
+def curve_keys(
+    data: QIData,
+    num_q: list[int],
+    cat_q: list[int],
+    categorical_by: str = "frequency",
+    workers: int | None = None,
+) -> np.ndarray:
     """Each row's Hilbert index over the given QIs (at most 64 axes; the first are kept)."""
     n = data.n_rows
     d = len(num_q) + len(cat_q)
@@ -303,6 +309,7 @@ def _parallel(fn: Callable, items: list, workers: int | None) -> None:
 # Blocks
 # ---------------------------------------------------------------------------------------
 
+
 def block_bounds(n_rows: int, k: int, block_size: int) -> np.ndarray:
     """Cut points of n_rows into near-equal consecutive blocks, each of at least k rows.
 
@@ -316,9 +323,14 @@ def block_bounds(n_rows: int, k: int, block_size: int) -> np.ndarray:
     return np.linspace(0, n_rows, n_blocks + 1).round().astype(np.int64)
 
 
-def make_blocks(data: QIData, k: int, block_size: int = DEFAULT_BLOCK_SIZE,
-                categorical_by: str = "frequency", workers: int | None = None,
-                order: np.ndarray | None = None) -> list[np.ndarray]:
+def make_blocks(
+    data: QIData,
+    k: int,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    categorical_by: str = "frequency",
+    workers: int | None = None,
+    order: np.ndarray | None = None,
+) -> list[np.ndarray]:
     """Row indices of each block (ascending), consecutive stretches of the Hilbert order.
 
     ``categorical_by="sort"`` cuts SBCA's own sort order (categoricals by ascending
@@ -345,9 +357,15 @@ def block_order(data: QIData, categorical_by: str, workers: int | None = None) -
     return curve_order(data, categorical_by, workers)
 
 
-def blocked(data: QIData, k: int, algorithm: Algorithm, block_size: int = DEFAULT_BLOCK_SIZE,
-            workers: int | None = None, progress: Progress | None = None,
-            categorical_by: str = "frequency") -> np.ndarray:
+def blocked(
+    data: QIData,
+    k: int,
+    algorithm: Algorithm,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    categorical_by: str = "frequency",
+) -> np.ndarray:
     """Cluster every block with ``algorithm(block_data, k)``; class ids unique over blocks.
 
     Class ids of block b are shifted by the number of ids used by blocks before it, so the
@@ -392,9 +410,13 @@ def _block_runner(data: QIData, k: int, algorithm: Algorithm) -> Callable[[np.nd
     kernel = sys.modules.get(f"{__package__}.kernel")
     if kernel is not None and algorithm is kernel.sbca_compiled:
         algorithm = kernel.CompiledSBCA()
-    elif (kernel is not None and isinstance(algorithm, functools.partial)
-          and algorithm.func is kernel.sbca_compiled and not algorithm.args
-          and set(algorithm.keywords) <= {"leftover"}):
+    elif (
+        kernel is not None
+        and isinstance(algorithm, functools.partial)
+        and algorithm.func is kernel.sbca_compiled
+        and not algorithm.args
+        and set(algorithm.keywords) <= {"leftover"}
+    ):
         algorithm = kernel.CompiledSBCA(**algorithm.keywords)
     if HAVE_NUMBA and hasattr(algorithm, "prepare_table") and hasattr(algorithm, "cluster_rows"):
         table = algorithm.prepare_table(data)
@@ -419,6 +441,7 @@ def _merge(n: int, blocks: list[np.ndarray], results: list) -> np.ndarray:
 # Choosing the mode, and what it will cost
 # ---------------------------------------------------------------------------------------
 
+
 def choose_mode(n_rows: int, k: int, exact_threshold: int = EXACT_THRESHOLD) -> str:
     """'exact' while the exact algorithm's work stays that of ``exact_threshold`` rows at
     k = 10, else 'blocks'.
@@ -431,8 +454,9 @@ def choose_mode(n_rows: int, k: int, exact_threshold: int = EXACT_THRESHOLD) -> 
     return "exact" if n_rows <= limit else "blocks"
 
 
-def estimate_memory(n_rows: int, n_qis: int, mode: str,
-                    block_size: int = DEFAULT_BLOCK_SIZE, workers: int | None = None) -> int:
+def estimate_memory(
+    n_rows: int, n_qis: int, mode: str, block_size: int = DEFAULT_BLOCK_SIZE, workers: int | None = None
+) -> int:
     """Bytes the clustering step needs on top of the input arrays, for refusing early.
 
     Exact: the prepared table, the sorted copy and the sparse pair counts (~24 bytes per

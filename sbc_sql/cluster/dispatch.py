@@ -54,13 +54,11 @@ def default_block_rows(k: int) -> int:
     return max(BLOCK_ROWS, BLOCK_ROWS_PER_K * k)
 
 
-def block_algorithm(k: int, leftover: str = "nearest",
-                    rows: int | None = None) -> Callable[..., np.ndarray]:
+def block_algorithm(k: int, leftover: str = "nearest", rows: int | None = None) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
     that many rows, chosen by the user) every row of a block is a candidate for each class."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
-    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES,
-                             pool=-(-pool // k))
+    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k))
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,19 @@ class ClusterRun:
     detail: str
 
 
-def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str = "auto",
-                   leftover: str = "nearest", workers: int | None = None,
-                   hierarchies: Mapping[str, Hierarchy] | None = None,
-                   max_suppression: float = 0.01, block_rows: int | None = None,
-                   progress: Progress | None = None) -> ClusterRun:
+def run_clustering(
+    data: QIData,
+    k: int,
+    *,
+    algorithm: str = "sbca",
+    mode: str = "auto",
+    leftover: str = "nearest",
+    workers: int | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    max_suppression: float = 0.01,
+    block_rows: int | None = None,
+    progress: Progress | None = None,
+) -> ClusterRun:
     """Class id per row (-1 suppressed) from the chosen algorithm and mode."""
     if algorithm in ("sbca", "sbca-paper"):
         if mode == "auto":
@@ -93,19 +99,39 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
                 labels = sbca_compiled(data, k, leftover=leftover, progress=progress)
                 return ClusterRun(labels, algorithm, "exact", f"the paper's SBCA, one block, {engine}")
             labels = blocked(data, k, CompiledSBCA(leftover), workers=workers, progress=progress)
-            return ClusterRun(labels, algorithm, "blocks", f"the paper's SBCA in Hilbert-ordered "
-                              f"blocks of about 4,096 rows, {engine}, {threads}")
+            return ClusterRun(
+                labels,
+                algorithm,
+                "blocks",
+                f"the paper's SBCA in Hilbert-ordered blocks of about 4,096 rows, {engine}, {threads}",
+            )
         if mode == "exact":
             labels = sbca_plus(data, k, leftover=leftover, progress=progress)
-            return ClusterRun(labels, algorithm, "exact", "cluster-aware SBCA (growth, seeds "
-                              "far from the last class, refinement, coarse order), one block")
+            return ClusterRun(
+                labels,
+                algorithm,
+                "exact",
+                "cluster-aware SBCA (growth, seeds "
+                "far from the last class, refinement, coarse order), one block",
+            )
         size = block_rows or default_block_rows(k)
-        labels = blocked(data, k, block_algorithm(k, leftover, block_rows), block_size=size,
-                         workers=workers, progress=progress, categorical_by="coarse")
+        labels = blocked(
+            data,
+            k,
+            block_algorithm(k, leftover, block_rows),
+            block_size=size,
+            workers=workers,
+            progress=progress,
+            categorical_by="coarse",
+        )
         n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
-        return ClusterRun(labels, algorithm, "blocks",
-                          f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
-                          f"of the coarse order, {threads}, {compiled.engine()} kernels")
+        return ClusterRun(
+            labels,
+            algorithm,
+            "blocks",
+            f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
+            f"of the coarse order, {threads}, {compiled.engine()} kernels",
+        )
     if algorithm == "mondrian":
         from .mondrian import mondrian
 
@@ -119,8 +145,9 @@ def run_clustering(data: QIData, k: int, *, algorithm: str = "sbca", mode: str =
 
         run = datafly if algorithm == "datafly" else incognito
         labels = run(data, k, dict(hierarchies or {}), max_suppression=max_suppression)
-        return ClusterRun(labels, algorithm, "exact",
-                          f"full-domain recoding, suppression budget {max_suppression:g}")
+        return ClusterRun(
+            labels, algorithm, "exact", f"full-domain recoding, suppression budget {max_suppression:g}"
+        )
     raise ValueError(f"unknown algorithm {algorithm!r}")
 
 
@@ -141,6 +168,8 @@ def check_memory(data: QIData, mode: str, workers: int | None) -> None:
     have = available_memory()
     if need > have:
         hint = "use --mode blocks" if mode == "exact" else "use fewer --workers or fewer rows"
-        raise ResourceError(f"clustering {data.n_rows} rows in {mode} mode needs about "
-                            f"{need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB is available; "
-                            f"{hint}")
+        raise ResourceError(
+            f"clustering {data.n_rows} rows in {mode} mode needs about "
+            f"{need / 2**30:.1f} GiB but {have / 2**30:.1f} GiB is available; "
+            f"{hint}"
+        )

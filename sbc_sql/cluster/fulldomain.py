@@ -54,8 +54,10 @@ class Hierarchy:
         if levels.ndim != 2 or levels.shape[0] < 1 or levels.shape[1] < 1:
             raise InputError("a hierarchy needs at least one level over at least one value")
         if self.values is not None and levels.shape[1] != len(self.values) + 1:
-            raise InputError(f"a numeric hierarchy over {len(self.values)} values needs "
-                             f"{len(self.values) + 1} columns (NULL last), not {levels.shape[1]}")
+            raise InputError(
+                f"a numeric hierarchy over {len(self.values)} values needs "
+                f"{len(self.values) + 1} columns (NULL last), not {levels.shape[1]}"
+            )
         levels = np.stack([first_appearance_ids(level) for level in levels])
         if not (levels[0] == np.arange(levels.shape[1])).all():
             raise InputError("level 0 of a hierarchy must keep every value apart")
@@ -64,8 +66,7 @@ class Hierarchy:
         for lv in range(levels.shape[0] - 1):
             pairs = np.unique(levels[lv] * levels.shape[1] + levels[lv + 1])
             if len(pairs) != levels[lv].max() + 1:
-                raise InputError(f"hierarchy level {lv + 1} splits a group of level {lv}; "
-                                 "levels must nest")
+                raise InputError(f"hierarchy level {lv + 1} splits a group of level {lv}; levels must nest")
         object.__setattr__(self, "levels", levels)
 
     @property
@@ -92,8 +93,7 @@ class Hierarchy:
                 raise InputError(f"QI {data.names[q]!r} is numeric; its hierarchy needs values")
             codes = col.astype(np.int64)
             if len(codes) and (codes.min() < 0 or codes.max() >= width):
-                raise InputError(f"QI {data.names[q]!r} has codes beyond the {width} values "
-                                 "of its hierarchy")
+                raise InputError(f"QI {data.names[q]!r} has codes beyond the {width} values of its hierarchy")
             return codes
         if not data.numeric[q]:
             raise InputError(f"QI {data.names[q]!r} is categorical; its hierarchy has values")
@@ -102,8 +102,9 @@ class Hierarchy:
         listed = np.append(self.values, np.nan)
         known = isnull | (listed[codes] == col)
         if not known.all():
-            raise InputError(f"QI {data.names[q]!r} has {int((~known).sum())} values that "
-                             "its hierarchy does not list")
+            raise InputError(
+                f"QI {data.names[q]!r} has {int((~known).sum())} values that its hierarchy does not list"
+            )
         codes[isnull] = len(self.values)
         return codes
 
@@ -116,8 +117,9 @@ def first_appearance_ids(a: np.ndarray) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
-def assemble(width: int, level_labels: Sequence[np.ndarray], outside: np.ndarray,
-             values: np.ndarray | None) -> Hierarchy:
+def assemble(
+    width: int, level_labels: Sequence[np.ndarray], outside: np.ndarray, values: np.ndarray | None
+) -> Hierarchy:
     """Hierarchy from per-level labels (-1: the value is a group of its own at that level).
 
     ``outside`` marks codes the hierarchy does not describe (NULL, values missing from a
@@ -141,8 +143,7 @@ def assemble(width: int, level_labels: Sequence[np.ndarray], outside: np.ndarray
     return Hierarchy(np.stack(levels), values)
 
 
-def numeric_hierarchy(values: np.ndarray, interval_levels: Sequence[Sequence[Interval]]
-                      ) -> Hierarchy:
+def numeric_hierarchy(values: np.ndarray, interval_levels: Sequence[Sequence[Interval]]) -> Hierarchy:
     """Hierarchy of a numeric QI from explicit half-open intervals [lo, hi) per level.
 
     ``values``: the QI's numbers (NULLs and repeats are fine). A value that no interval of a
@@ -226,8 +227,9 @@ def default_hierarchy(data: QIData, q: int) -> Hierarchy:
     return assemble(len(domain) + 1, level_labels, outside, domain)
 
 
-def hierarchy_from_csv(path: str | Path, domain_values: Sequence[str | None],
-                       values: Sequence[float] | None = None) -> Hierarchy:
+def hierarchy_from_csv(
+    path: str | Path, domain_values: Sequence[str | None], values: Sequence[float] | None = None
+) -> Hierarchy:
     """Hierarchy from an ARX-style CSV file: one row per value, one column per level.
 
     The first column is the original value, the others its generalization at levels 1, 2,
@@ -263,13 +265,18 @@ def read_hierarchy_rows(path: Path) -> list[list[str]]:
     text = path.read_text(encoding="utf-8-sig")
     first = next((line for line in text.splitlines() if line.strip()), "")
     sep = ";" if ";" in first else ","
-    rows = [[cell.strip() for cell in row] for row in csv.reader(text.splitlines(), delimiter=sep)
-            if any(cell.strip() for cell in row)]
+    rows = [
+        [cell.strip() for cell in row]
+        for row in csv.reader(text.splitlines(), delimiter=sep)
+        if any(cell.strip() for cell in row)
+    ]
     if not rows:
         raise InputError(f"hierarchy file {path.name!r} is empty")
     if len({len(row) for row in rows}) != 1:
-        raise InputError(f"hierarchy file {path.name!r} has rows with different numbers of "
-                         "levels; every row needs one column per level")
+        raise InputError(
+            f"hierarchy file {path.name!r} has rows with different numbers of "
+            "levels; every row needs one column per level"
+        )
     return rows
 
 
@@ -283,8 +290,10 @@ def resolve_hierarchies(data: QIData, hierarchies: Hierarchies) -> list[Hierarch
     if isinstance(hierarchies, Mapping):
         for key, h in hierarchies.items():
             if isinstance(key, str) and key not in data.names:
-                raise InputError(f"a hierarchy is given for {key!r}, which is not a QI; "
-                                 f"the QIs are {', '.join(data.names)}")
+                raise InputError(
+                    f"a hierarchy is given for {key!r}, which is not a QI; "
+                    f"the QIs are {', '.join(data.names)}"
+                )
             given[data.names.index(key) if isinstance(key, str) else int(key)] = h
     elif hierarchies is not None:
         if len(hierarchies) != data.n_qis:
@@ -326,8 +335,7 @@ def frequency_set(codes: np.ndarray, counts: np.ndarray, sizes: Sequence[int]) -
     return FrequencySet(codes[:, first], merged)
 
 
-def node_columns(hier: list[Hierarchy], domain: list[np.ndarray], node: Sequence[int]
-                 ) -> list[np.ndarray]:
+def node_columns(hier: list[Hierarchy], domain: list[np.ndarray], node: Sequence[int]) -> list[np.ndarray]:
     """Every row's group id per QI at a lattice node."""
     return [h.levels[lv][c] for h, lv, c in zip(hier, node, domain, strict=True)]
 
@@ -337,8 +345,9 @@ def node_sizes(hier: list[Hierarchy], node: Sequence[int]) -> list[int]:
     return [h.groups(lv) for h, lv in zip(hier, node, strict=True)]
 
 
-def node_labels(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
-                node: Sequence[int], k: int, budget: float) -> np.ndarray:
+def node_labels(
+    data: QIData, hier: list[Hierarchy], domain: list[np.ndarray], node: Sequence[int], k: int, budget: float
+) -> np.ndarray:
     """Class per row at a lattice node; rows of classes below k suppressed within budget.
 
     When the small classes hold more rows than the budget allows (only possible when no node
@@ -353,8 +362,9 @@ def node_labels(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
     return first_position_labels(np.where(small, -1, inverse), data.position)
 
 
-def setup(data: QIData, k: int, hierarchies: Hierarchies, max_suppression: float
-          ) -> tuple[list[Hierarchy], list[np.ndarray], float]:
+def setup(
+    data: QIData, k: int, hierarchies: Hierarchies, max_suppression: float
+) -> tuple[list[Hierarchy], list[np.ndarray], float]:
     """Check the options; hierarchies, domain codes and the suppression budget in rows."""
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -369,8 +379,9 @@ def setup(data: QIData, k: int, hierarchies: Hierarchies, max_suppression: float
 # Datafly
 
 
-def datafly(data: QIData, k: int, hierarchies: Hierarchies = None,
-            max_suppression: float = 0.01) -> np.ndarray:
+def datafly(
+    data: QIData, k: int, hierarchies: Hierarchies = None, max_suppression: float = 0.01
+) -> np.ndarray:
     """Datafly (Sweeney 2002): generalize the QI with the most distinct values, level by level.
 
     Stops at the first node whose classes smaller than k hold at most
@@ -383,8 +394,9 @@ def datafly(data: QIData, k: int, hierarchies: Hierarchies = None,
         return np.zeros(0, dtype=np.int64)
     node = [0] * data.n_qis
     while True:
-        fs = frequency_set(np.stack(node_columns(hier, domain, node)),
-                           np.ones(n, dtype=np.int64), node_sizes(hier, node))
+        fs = frequency_set(
+            np.stack(node_columns(hier, domain, node)), np.ones(n, dtype=np.int64), node_sizes(hier, node)
+        )
         if fs.small_rows(k) <= budget:
             break
         open_q = [q for q in range(data.n_qis) if node[q] < hier[q].height]
@@ -399,8 +411,9 @@ def datafly(data: QIData, k: int, hierarchies: Hierarchies = None,
 # Incognito
 
 
-def incognito(data: QIData, k: int, hierarchies: Hierarchies = None,
-              max_suppression: float = 0.01) -> np.ndarray:
+def incognito(
+    data: QIData, k: int, hierarchies: Hierarchies = None, max_suppression: float = 0.01
+) -> np.ndarray:
     """Incognito (LeFevre, DeWitt and Ramakrishnan 2005): the best minimal full-domain node.
 
     Finds every minimal node of the lattice (one level per QI) whose classes smaller than k
@@ -422,8 +435,9 @@ def incognito(data: QIData, k: int, hierarchies: Hierarchies = None,
     return best_labels
 
 
-def minimal_nodes(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray], k: int,
-                  budget: float) -> list[tuple[int, ...]]:
+def minimal_nodes(
+    data: QIData, hier: list[Hierarchy], domain: list[np.ndarray], k: int, budget: float
+) -> list[tuple[int, ...]]:
     """All minimal anonymous nodes, by a bottom-up breadth-first search of the lattice.
 
     This is Incognito's lattice search over the full QI set, without its iteration over QI
@@ -435,16 +449,14 @@ def minimal_nodes(data: QIData, hier: list[Hierarchy], domain: list[np.ndarray],
     """
     heights = [h.height for h in hier]
     bottom = tuple([0] * len(hier))
-    base = frequency_set(np.stack(domain), np.ones(data.n_rows, dtype=np.int64),
-                         [h.groups(0) for h in hier])
+    base = frequency_set(np.stack(domain), np.ones(data.n_rows, dtype=np.int64), [h.groups(0) for h in hier])
     anonymous: set[tuple[int, ...]] = set()
     minimal: list[tuple[int, ...]] = []
     previous: dict[tuple[int, ...], FrequencySet] = {}
     for nodes in lattice_layers(heights):
         current: dict[tuple[int, ...], FrequencySet] = {}
         for node in nodes:
-            below = [node[:q] + (node[q] - 1,) + node[q + 1:]
-                     for q in range(len(node)) if node[q] > 0]
+            below = [node[:q] + (node[q] - 1,) + node[q + 1 :] for q in range(len(node)) if node[q] > 0]
             if any(b in anonymous for b in below):
                 anonymous.add(node)
                 continue
@@ -466,8 +478,12 @@ def lattice_layers(heights: Sequence[int]) -> list[list[tuple[int, ...]]]:
     return layers
 
 
-def rollup(hier: list[Hierarchy], previous: dict[tuple[int, ...], FrequencySet],
-           below: list[tuple[int, ...]], node: tuple[int, ...]) -> FrequencySet:
+def rollup(
+    hier: list[Hierarchy],
+    previous: dict[tuple[int, ...], FrequencySet],
+    below: list[tuple[int, ...]],
+    node: tuple[int, ...],
+) -> FrequencySet:
     """Frequency set of a node from the smallest one of the nodes one step below it."""
     src = min(below, key=lambda b: previous[b].counts.shape[0])
     q = next(i for i in range(len(node)) if src[i] != node[i])

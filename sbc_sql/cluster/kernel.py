@@ -50,6 +50,7 @@ def _jit(fn):
 # Building the state: local codes, marginal counts, sparse pair counts
 # ---------------------------------------------------------------------------------------
 
+
 @_jit
 def _localize(col, card, out):
     """Renumber one categorical column to 0..L-1 in ascending code order; return the codes.
@@ -143,8 +144,8 @@ def _build(codes, card, loc):
     for c in range(n_cat):
         g = _localize(codes[c], card[c], loc[c])
         goff[c + 1] = goff[c] + g.shape[0]
-        gbuf[goff[c]:goff[c + 1]] = g
-    gcode = gbuf[:goff[n_cat]].copy()
+        gbuf[goff[c] : goff[c + 1]] = g
+    gcode = gbuf[: goff[n_cat]].copy()
     cnt = np.zeros(goff[n_cat], np.int64)
     for c in range(n_cat):
         for i in range(n):
@@ -161,14 +162,16 @@ def _build(codes, card, loc):
     for p in range(n_pairs):
         n_m = goff[p + 1] - goff[p]
         n_n = goff[p + 2] - goff[p + 1]
-        e0 += _pair_entries(loc[p], loc[p + 1], n_m, n_n, seg[soff[p]:soff[p + 1]],
-                            ent_n, ent_c, pentry[p], e0)
+        e0 += _pair_entries(
+            loc[p], loc[p + 1], n_m, n_n, seg[soff[p] : soff[p + 1]], ent_n, ent_c, pentry[p], e0
+        )
     return goff, gcode, cnt, soff, seg, ent_n[:e0].copy(), ent_c[:e0].copy(), pentry
 
 
 # ---------------------------------------------------------------------------------------
 # Categorical distance tables (SPEC section 2)
 # ---------------------------------------------------------------------------------------
+
 
 @_jit
 def _rank_table(table, card, s, xs, nz_u, nz_x, n_nz, gcode, keys, us, mark):
@@ -222,12 +225,31 @@ def _rank_table(table, card, s, xs, nz_u, nz_x, n_nz, gcode, keys, us, mark):
 
 
 @_jit
-def _distance_table(c, seed, k, loc, goff, gcode, cnt, card, soff, seg, ent_n, ent_c,
-                    pentry, table, keys, us, mark, nz_u, nz_x):
+def _distance_table(
+    c,
+    seed,
+    k,
+    loc,
+    goff,
+    gcode,
+    cnt,
+    card,
+    soff,
+    seg,
+    ent_n,
+    ent_c,
+    pentry,
+    table,
+    keys,
+    us,
+    mark,
+    nz_u,
+    nz_x,
+):
     """Distance table of categorical QI c (local codes) for the seed row, into ``table``."""
     g0 = goff[c]
     n_loc = goff[c + 1] - g0
-    tb = table[g0:g0 + n_loc]
+    tb = table[g0 : g0 + n_loc]
     s = loc[c, seed]
     if card[c] == 2:
         for u in range(n_loc):
@@ -272,12 +294,13 @@ def _distance_table(c, seed, k, loc, goff, gcode, cnt, card, soff, seg, ent_n, e
                     nz_u[n_nz] = ent_n[e]
                     nz_x[n_nz] = ent_c[e] / ftotal
                     n_nz += 1
-    _rank_table(tb, card[c], s, xs, nz_u, nz_x, n_nz, gcode[g0:g0 + n_loc], keys, us, mark)
+    _rank_table(tb, card[c], s, xs, nz_u, nz_x, n_nz, gcode[g0 : g0 + n_loc], keys, us, mark)
 
 
 # ---------------------------------------------------------------------------------------
 # The greedy loop
 # ---------------------------------------------------------------------------------------
+
 
 @_jit
 def _sweep_numeric(x, w, s, dist, assign):
@@ -367,8 +390,28 @@ def _compact(first, end, alive, num, loc, pentry, rid):
 
 
 @_jit
-def _form_classes(num, num_w, loc, cat_w, active, card, goff, gcode, cnt, soff, seg, ent_n,
-                  ent_c, pentry, rid, alive, labels, st, k, max_classes):
+def _form_classes(
+    num,
+    num_w,
+    loc,
+    cat_w,
+    active,
+    card,
+    goff,
+    gcode,
+    cnt,
+    soff,
+    seg,
+    ent_n,
+    ent_c,
+    pentry,
+    rid,
+    alive,
+    labels,
+    st,
+    k,
+    max_classes,
+):
     """Form up to ``max_classes`` classes; ``st`` = [classes, first, end, live] persists."""
     n_num = num.shape[0]
     n_cat = loc.shape[0]
@@ -398,12 +441,30 @@ def _form_classes(num, num_w, loc, cat_w, active, card, goff, gcode, cnt, soff, 
             assign = False
         for c in range(n_cat):
             if active[c]:
-                _distance_table(c, seed, k, loc, goff, gcode, cnt, card, soff, seg, ent_n,
-                                ent_c, pentry, table, keys, us, mark, nz_u, nz_x)
+                _distance_table(
+                    c,
+                    seed,
+                    k,
+                    loc,
+                    goff,
+                    gcode,
+                    cnt,
+                    card,
+                    soff,
+                    seg,
+                    ent_n,
+                    ent_c,
+                    pentry,
+                    table,
+                    keys,
+                    us,
+                    mark,
+                    nz_u,
+                    nz_x,
+                )
         for c in range(n_cat):
             if active[c]:
-                _sweep_categorical(loc[c, first:end], table[goff[c]:goff[c + 1]], cat_w[c],
-                                   span, assign)
+                _sweep_categorical(loc[c, first:end], table[goff[c] : goff[c + 1]], cat_w[c], span, assign)
                 assign = False
         if assign:
             dist[first:end] = 0.0
@@ -444,6 +505,7 @@ def _live_rows(alive, rid, first, end):
 # Leftovers: the reference's "nearest" rule without a pass over the table per row
 # ---------------------------------------------------------------------------------------
 
+
 @_jit
 def _numeric_ncp(cmin, cmax, nulls, span):
     """leftover.numeric_ncp for one class."""
@@ -475,8 +537,9 @@ def _place_nearest(nums, cats, is_num, col_of, weight, span, card_q, card_b, lab
     distinct, has = _categorical_stats(cats, card_b, labels, rows, n_cls)
     for t in range(n_left):
         r = rows[t]
-        c = _cheapest_class(nums, is_num, col_of, weight, span, card_q, r, t, size, cmin,
-                            cmax, nulls, distinct, has)
+        c = _cheapest_class(
+            nums, is_num, col_of, weight, span, card_q, r, t, size, cmin, cmax, nulls, distinct, has
+        )
         labels[r] = c
         size[c] += 1.0
         for q in range(is_num.shape[0]):
@@ -549,8 +612,7 @@ def _categorical_stats(cats, card_b, labels, rows, n_cls):
 
 
 @_jit
-def _cheapest_class(nums, is_num, col_of, weight, span, card_q, r, t, size, cmin, cmax,
-                    nulls, distinct, has):
+def _cheapest_class(nums, is_num, col_of, weight, span, card_q, r, t, size, cmin, cmax, nulls, distinct, has):
     """leftover.cheapest_class: argmin over classes of the NCP increase (numpy's argmin)."""
     best = -1
     best_v = 0.0
@@ -568,8 +630,7 @@ def _cheapest_class(nums, is_num, col_of, weight, span, card_q, r, t, size, cmin
                     if v != v:
                         new_q = _numeric_ncp(cmin[a, c], cmax[a, c], nulls[a, c] + 1.0, span[q])
                     else:
-                        new_q = _numeric_ncp(min(cmin[a, c], v), max(cmax[a, c], v),
-                                             nulls[a, c], span[q])
+                        new_q = _numeric_ncp(min(cmin[a, c], v), max(cmax[a, c], v), nulls[a, c], span[q])
                 else:
                     cq = float(card_q[q])
                     d = distinct[a, c]
@@ -591,6 +652,7 @@ def _cheapest_class(nums, is_num, col_of, weight, span, card_q, r, t, size, cmin
 # ---------------------------------------------------------------------------------------
 # One block from table-wide arrays, in as few compiled calls as possible
 # ---------------------------------------------------------------------------------------
+
 
 @_jit
 def _sort_order(codes, raw, pos, card):
@@ -657,8 +719,7 @@ def _start(scaled, raw, codes, position, card, rows, loc):
     labels = np.full(nb, -1, np.int64)
     alive = np.ones(nb, np.bool_)
     st = np.array([0, 0, nb, nb], np.int64)
-    return (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, order,
-            alive, labels, st)
+    return (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, order, alive, labels, st)
 
 
 LEFTOVER_CODES = {"nearest": 0, "last": 1, "suppress": 2}
@@ -678,13 +739,51 @@ def _finish(mode, labels, left, g_raw, g_codes, is_num, col_of, weight, span, ca
 
 
 @_jit
-def _cluster_block(scaled, num_w, raw, codes, position, card, cat_w, active, is_num, col_of,
-                   weight, span, card_q, rows, k, mode, loc):
+def _cluster_block(
+    scaled,
+    num_w,
+    raw,
+    codes,
+    position,
+    card,
+    cat_w,
+    active,
+    is_num,
+    col_of,
+    weight,
+    span,
+    card_q,
+    rows,
+    k,
+    mode,
+    loc,
+):
     """SBCA over the given rows of a prepared table, start to finish in one call."""
-    (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, rid, alive,
-     labels, st) = _start(scaled, raw, codes, position, card, rows, loc)
-    _form_classes(num, num_w, loc, cat_w, active, card, goff, gcode, cnt, soff, seg, ent_n,
-                  ent_c, pentry, rid, alive, labels, st, k, rows.shape[0])
+    (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, rid, alive, labels, st) = _start(
+        scaled, raw, codes, position, card, rows, loc
+    )
+    _form_classes(
+        num,
+        num_w,
+        loc,
+        cat_w,
+        active,
+        card,
+        goff,
+        gcode,
+        cnt,
+        soff,
+        seg,
+        ent_n,
+        ent_c,
+        pentry,
+        rid,
+        alive,
+        labels,
+        st,
+        k,
+        rows.shape[0],
+    )
     left = _live_rows(alive, rid, st[1], st[2])
     _finish(mode, labels, left, g_raw, g_codes, is_num, col_of, weight, span, card_q, card)
     return labels
@@ -693,6 +792,7 @@ def _cluster_block(scaled, num_w, raw, codes, position, card, cat_w, active, is_
 # ---------------------------------------------------------------------------------------
 # Python side
 # ---------------------------------------------------------------------------------------
+
 
 class PreparedTable:
     """Table-wide arrays for the kernel, computed once and shared by every block.
@@ -719,20 +819,22 @@ class PreparedTable:
         for c, q in enumerate(cat_order):
             self.codes[c] = _checked_codes(data, q)
         self.position = np.ascontiguousarray(data.position, dtype=np.int64)
-        self.card = np.array([max(int(data.cardinality[q]), 1) for q in cat_order],
-                             dtype=np.int64)
+        self.card = np.array([max(int(data.cardinality[q]), 1) for q in cat_order], dtype=np.int64)
         self.cat_w = np.array([data.weights[q] for q in cat_order], dtype=np.float64)
-        self.active = np.array([data.weights[q] != 0 and self.card[c] > 1
-                                for c, q in enumerate(cat_order)], dtype=np.bool_)
+        self.active = np.array(
+            [data.weights[q] != 0 and self.card[c] > 1 for c, q in enumerate(cat_order)], dtype=np.bool_
+        )
         # leftovers walk the QIs in column order; col_of finds each one's array
         self.is_num = np.array(data.numeric, dtype=np.bool_)
-        self.col_of = np.array([num_all.index(q) if data.numeric[q] else cat_order.index(q)
-                                for q in range(data.n_qis)], dtype=np.int64)
+        self.col_of = np.array(
+            [num_all.index(q) if data.numeric[q] else cat_order.index(q) for q in range(data.n_qis)],
+            dtype=np.int64,
+        )
         self.weight = np.array(data.weights, dtype=np.float64)
-        self.span = np.array([data.span(q) if data.numeric[q] else 0.0
-                              for q in range(data.n_qis)], dtype=np.float64)
-        self.card_q = np.array([max(int(data.cardinality[q]), 1) for q in range(data.n_qis)],
-                               dtype=np.int64)
+        self.span = np.array(
+            [data.span(q) if data.numeric[q] else 0.0 for q in range(data.n_qis)], dtype=np.float64
+        )
+        self.card_q = np.array([max(int(data.cardinality[q]), 1) for q in range(data.n_qis)], dtype=np.int64)
 
     def local_codes(self, n_rows: int) -> np.ndarray:
         """The buffer for a block's local codes, uint16 when they fit.
@@ -754,17 +856,32 @@ def leftover_code(mode: str) -> int:
     return LEFTOVER_CODES[mode]
 
 
-def cluster_rows(table: PreparedTable, rows: np.ndarray, k: int,
-                 leftover: str = "nearest") -> np.ndarray:
+def cluster_rows(table: PreparedTable, rows: np.ndarray, k: int, leftover: str = "nearest") -> np.ndarray:
     """SBCA over ``rows`` of a prepared table, as sbca(data.take(rows), k, leftover).
 
     One compiled call that releases the GIL: blocks on threads run truly in parallel.
     """
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     t = table
-    return _cluster_block(t.scaled, t.num_w, t.raw, t.codes, t.position, t.card, t.cat_w,
-                          t.active, t.is_num, t.col_of, t.weight, t.span, t.card_q, rows, k,
-                          leftover_code(leftover), t.local_codes(len(rows)))
+    return _cluster_block(
+        t.scaled,
+        t.num_w,
+        t.raw,
+        t.codes,
+        t.position,
+        t.card,
+        t.cat_w,
+        t.active,
+        t.is_num,
+        t.col_of,
+        t.weight,
+        t.span,
+        t.card_q,
+        rows,
+        k,
+        leftover_code(leftover),
+        t.local_codes(len(rows)),
+    )
 
 
 class CompiledSBCA:
@@ -817,9 +934,13 @@ def _leave_counts(contingency: Contingency, data: QIData, rows: np.ndarray) -> N
         contingency.pair[p][...] = left.pair[p]
 
 
-def sbca_compiled(data: QIData, k: int, leftover: str = "nearest",
-                  contingency: Contingency | None = None,
-                  progress: Progress | None = None) -> np.ndarray:
+def sbca_compiled(
+    data: QIData,
+    k: int,
+    leftover: str = "nearest",
+    contingency: Contingency | None = None,
+    progress: Progress | None = None,
+) -> np.ndarray:
     """:func:`sbca.sbca` compiled: the same labels for the same input, many times faster.
 
     Falls back to the reference when numba is missing, or when ``contingency`` holds counts
@@ -840,11 +961,35 @@ def sbca_compiled(data: QIData, k: int, leftover: str = "nearest",
     if progress is None and contingency is None:
         return cluster_rows(t, rows, k, leftover)
     loc = t.local_codes(n)
-    (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, rid, alive,
-     labels, st) = _start(t.scaled, t.raw, t.codes, t.position, t.card, rows, loc)
+    (g_raw, g_codes, num, goff, gcode, cnt, soff, seg, ent_n, ent_c, pentry, rid, alive, labels, st) = _start(
+        t.scaled, t.raw, t.codes, t.position, t.card, rows, loc
+    )
     step = max(1, n // (100 * k)) if progress is not None else n
-    while _form_classes(num, t.num_w, loc, t.cat_w, t.active, t.card, goff, gcode, cnt, soff,
-                        seg, ent_n, ent_c, pentry, rid, alive, labels, st, k, step) == step:
+    while (
+        _form_classes(
+            num,
+            t.num_w,
+            loc,
+            t.cat_w,
+            t.active,
+            t.card,
+            goff,
+            gcode,
+            cnt,
+            soff,
+            seg,
+            ent_n,
+            ent_c,
+            pentry,
+            rid,
+            alive,
+            labels,
+            st,
+            k,
+            step,
+        )
+        == step
+    ):
         if progress is not None:
             progress(n - int(st[3]), n)
     left = _live_rows(alive, rid, st[1], st[2])

@@ -76,8 +76,11 @@ def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
     """
     n = len(order)
     num = [q for q in range(data.n_qis) if data.numeric[q] and data.weights[q] != 0]
-    cat = [q for q in range(data.n_qis) if not data.numeric[q] and data.weights[q] != 0
-           and data.cardinality[q] > 1]
+    cat = [
+        q
+        for q in range(data.n_qis)
+        if not data.numeric[q] and data.weights[q] != 0 and data.cardinality[q] > 1
+    ]
     xn = np.empty((len(num), n), dtype=np.float64)
     for i, q in enumerate(num):
         xn[i] = data.scaled(q)[order]
@@ -86,8 +89,9 @@ def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
         xc[i] = data.columns[q][order]
     wn = np.array([data.weights[q] for q in num], dtype=np.float64)
     wc = np.array([data.weights[q] for q in cat], dtype=np.float64)
-    card = np.array([max(int(data.cardinality[q]), int(xc[i].max()) + 1)
-                     for i, q in enumerate(cat)], dtype=np.int64)
+    card = np.array(
+        [max(int(data.cardinality[q]), int(xc[i].max()) + 1) for i, q in enumerate(cat)], dtype=np.int64
+    )
     return xn, xc, wn, wc, card
 
 
@@ -95,8 +99,9 @@ def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
 # numpy fallback: one vectorized sweep over the remaining rows per added row
 
 
-def greedy_numpy(xn: np.ndarray, xc: np.ndarray, wn: np.ndarray, wc: np.ndarray,
-                 card: np.ndarray, k: int) -> np.ndarray:
+def greedy_numpy(
+    xn: np.ndarray, xc: np.ndarray, wn: np.ndarray, wc: np.ndarray, card: np.ndarray, k: int
+) -> np.ndarray:
     """Labels in sort order for every row placed in a full cluster, -1 for the leftovers."""
     n = xn.shape[1]
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
@@ -124,8 +129,9 @@ def greedy_numpy(xn: np.ndarray, xc: np.ndarray, wn: np.ndarray, wc: np.ndarray,
     return labels
 
 
-def distances_numpy(rn: np.ndarray, rc: np.ndarray, wn: np.ndarray, wc: np.ndarray,
-                    pn: np.ndarray, pc: np.ndarray) -> np.ndarray:
+def distances_numpy(
+    rn: np.ndarray, rc: np.ndarray, wn: np.ndarray, wc: np.ndarray, pn: np.ndarray, pc: np.ndarray
+) -> np.ndarray:
     """Distance from row (pn, pc) to every remaining row (same operations as the kernel)."""
     dist = np.zeros(rn.shape[1])
     for i in range(len(wn)):
@@ -162,8 +168,7 @@ class ClusterState:
                 self.present[i][v] = True
                 self.distinct[i] += 1
 
-    def scores(self, rn: np.ndarray, rc: np.ndarray, wn: np.ndarray,
-               wc: np.ndarray) -> np.ndarray:
+    def scores(self, rn: np.ndarray, rc: np.ndarray, wn: np.ndarray, wc: np.ndarray) -> np.ndarray:
         """IL(c + x) / (|c| + 1) minus a constant, for every remaining row x."""
         score = np.zeros(rn.shape[1])
         for i in range(len(wn)):
@@ -172,14 +177,15 @@ class ClusterState:
             if self.has_null[i] and has_num:
                 t = np.ones(len(x))
             elif has_num:
-                t = np.where(np.isnan(x), 1.0,
-                             np.maximum(self.cmax[i], x) - np.minimum(self.cmin[i], x))
+                t = np.where(np.isnan(x), 1.0, np.maximum(self.cmax[i], x) - np.minimum(self.cmin[i], x))
             else:
                 t = np.where(np.isnan(x), 0.0, 1.0)
             score += wn[i] * t
         for i in range(len(wc)):
-            absent = wc[i] * (categorical_ncp(self.distinct[i] + 1, self.card[i])
-                              - categorical_ncp(self.distinct[i], self.card[i]))
+            absent = wc[i] * (
+                categorical_ncp(self.distinct[i] + 1, self.card[i])
+                - categorical_ncp(self.distinct[i], self.card[i])
+            )
             score += np.where(self.present[i], 0.0, absent)[rc[i]]
         return score
 
@@ -252,8 +258,7 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
             if step > 0:
                 # scores of every remaining row: IL(c + x) / (|c| + 1) minus a constant
                 for i in range(dc):
-                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i])
-                                         - _cat_ncp(distinct[i], card[i]))
+                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i]) - _cat_ncp(distinct[i], card[i]))
                 for j in range(m):
                     buf[j] = 0.0
                 for i in range(dn):

@@ -9,8 +9,7 @@ from .model import SUPPRESSED, QIData
 LEFTOVER_MODES = ("nearest", "last", "suppress")
 
 
-def place_leftovers(data: QIData, labels: np.ndarray, rows: np.ndarray, mode: str,
-                    last_class: int) -> None:
+def place_leftovers(data: QIData, labels: np.ndarray, rows: np.ndarray, mode: str, last_class: int) -> None:
     """Assign ``rows`` (in sort order) to classes in ``labels``, in place."""
     if len(rows) == 0:
         return
@@ -69,8 +68,9 @@ def class_cost_increase(data: QIData, labels: np.ndarray, r: int) -> np.ndarray:
     return inc
 
 
-def numeric_ncp(cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray,
-                span: float) -> np.ndarray:
+def numeric_ncp(
+    cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray, span: float
+) -> np.ndarray:
     """NCP of classes on one numeric QI: range over span; 1 when NULL mixes with numbers."""
     has_numbers = np.isfinite(cmin)
     width = np.where(has_numbers, cmax - cmin, 0.0)

@@ -36,8 +36,15 @@ class QIData:
 
     def __post_init__(self) -> None:
         d = len(self.names)
-        if not (len(self.numeric) == len(self.columns) == len(self.lo) == len(self.hi)
-                == len(self.cardinality) == len(self.weights) == d):
+        if not (
+            len(self.numeric)
+            == len(self.columns)
+            == len(self.lo)
+            == len(self.hi)
+            == len(self.cardinality)
+            == len(self.weights)
+            == d
+        ):
             raise ValueError("QIData fields must have one entry per QI")
         n = self.n_rows
         for col in self.columns:
@@ -71,9 +78,17 @@ class QIData:
 
     def take(self, rows: np.ndarray) -> "QIData":
         """The same QIs restricted to the given rows (ranges and cardinalities kept)."""
-        return QIData(self.names, self.numeric, tuple(c[rows] for c in self.columns),
-                      self.lo, self.hi, self.cardinality, self.weights, self.position[rows],
-                      None if self.coarse_rank is None else self.coarse_rank[rows])
+        return QIData(
+            self.names,
+            self.numeric,
+            tuple(c[rows] for c in self.columns),
+            self.lo,
+            self.hi,
+            self.cardinality,
+            self.weights,
+            self.position[rows],
+            None if self.coarse_rank is None else self.coarse_rank[rows],
+        )
 
     def categorical_order(self) -> list[int]:
         """Categorical QIs by ascending cardinality, ties by column order (SPEC section 2)."""

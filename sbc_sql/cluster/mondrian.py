@@ -61,8 +61,9 @@ def split_keys(data: QIData, q: int) -> tuple[np.ndarray, np.ndarray]:
     return rank_of_code[col], np.zeros(0)
 
 
-def partition_rows(data: QIData, ranks: np.ndarray, rank_values: tuple[np.ndarray, ...],
-                   k: int) -> np.ndarray:
+def partition_rows(
+    data: QIData, ranks: np.ndarray, rank_values: tuple[np.ndarray, ...], k: int
+) -> np.ndarray:
     """Final partition id per row, cutting all active partitions once per round."""
     n = data.n_rows
     group = np.full(n, -1, dtype=np.int64)
@@ -71,8 +72,9 @@ def partition_rows(data: QIData, ranks: np.ndarray, rank_values: tuple[np.ndarra
     n_final = 0
     while len(active):
         size = np.bincount(pid)
-        cuts = [partition_cut(data, q, ranks[q, active], pid, size, rank_values[q], k)
-                for q in range(data.n_qis)]
+        cuts = [
+            partition_cut(data, q, ranks[q, active], pid, size, rank_values[q], k) for q in range(data.n_qis)
+        ]
         allowed = np.stack([c[0] for c in cuts], axis=1)
         width = np.stack([c[1] for c in cuts], axis=1)
         median = np.stack([c[2] for c in cuts], axis=1)
@@ -92,8 +94,9 @@ def partition_rows(data: QIData, ranks: np.ndarray, rank_values: tuple[np.ndarra
     return group
 
 
-def partition_cut(data: QIData, q: int, rank: np.ndarray, pid: np.ndarray, size: np.ndarray,
-                  rank_value: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def partition_cut(
+    data: QIData, q: int, rank: np.ndarray, pid: np.ndarray, size: np.ndarray, rank_value: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per partition on QI q: is the strict median cut allowed, the width, the median rank."""
     n_ranks = int(rank.max()) + 1
     key = np.sort(pid * n_ranks + rank)
@@ -113,8 +116,9 @@ def partition_cut(data: QIData, q: int, rank: np.ndarray, pid: np.ndarray, size:
     return allowed, width, median
 
 
-def numeric_width(sorted_rank: np.ndarray, starts: np.ndarray, size: np.ndarray,
-                  rank_value: np.ndarray) -> np.ndarray:
+def numeric_width(
+    sorted_rank: np.ndarray, starts: np.ndarray, size: np.ndarray, rank_value: np.ndarray
+) -> np.ndarray:
     """Normalized range per partition; 1 when NULL mixes with numbers (its NCP, SPEC 1)."""
     null_rank = len(rank_value) - 1
     numbers = np.add.reduceat((sorted_rank < null_rank).astype(np.int64), starts)

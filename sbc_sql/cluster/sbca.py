@@ -26,8 +26,13 @@ def nearest(dist: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([below, equal])
 
 
-def sbca(data: QIData, k: int, leftover: str = "nearest",
-         contingency: Contingency | None = None, progress: Progress | None = None) -> np.ndarray:
+def sbca(
+    data: QIData,
+    k: int,
+    leftover: str = "nearest",
+    contingency: Contingency | None = None,
+    progress: Progress | None = None,
+) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row."""
     n = data.n_rows
     labels = np.full(n, SUPPRESSED, dtype=np.int64)

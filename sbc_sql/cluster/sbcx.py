@@ -77,10 +77,22 @@ _UNPLACED = -2
 MAX_CATEGORICAL = 64
 
 
-def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class",
-              refine: bool = True, leftover: str = "nearest", progress: Progress | None = None,
-              contingency: Contingency | None = None, pool: int = POOL, wide: int = WIDE,
-              window: int | None = None, passes: int = PASSES, order: str = "coarse") -> np.ndarray:
+def sbca_plus(
+    data: QIData,
+    k: int,
+    *,
+    growth: bool = True,
+    seeds: str = "class",
+    refine: bool = True,
+    leftover: str = "nearest",
+    progress: Progress | None = None,
+    contingency: Contingency | None = None,
+    pool: int = POOL,
+    wide: int = WIDE,
+    window: int | None = None,
+    passes: int = PASSES,
+    order: str = "coarse",
+) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
     ``growth``, ``seeds``, ``refine`` and ``order`` are the switches described in the module
@@ -101,8 +113,12 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
         raise ValueError(f"unknown leftover mode {leftover!r}; choose one of {LEFTOVER_MODES}")
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; choose one of {ORDERS}")
-    for name, value in (("pool", pool), ("wide", wide), ("passes", passes),
-                        ("window", 0 if window is None else window)):
+    for name, value in (
+        ("pool", pool),
+        ("wide", wide),
+        ("passes", passes),
+        ("window", 0 if window is None else window),
+    ):
         if value < 0:
             raise ValueError(f"{name}={value} must not be negative")
     n_cat = sum(1 for q in range(data.n_qis) if not data.numeric[q])
@@ -129,10 +145,33 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
     pool_rows = max(int(pool) * k, POOL_MIN, k)
     wide_rows = max(int(wide) * k, pool_rows) if growth else 0
     while state[1] >= k:
-        kern.greedy_pass(raw, sc, arr["span"], arr["wn"], arr["num_act"], cat,
-                         arr["card"], arr["wc"], arr["cat_act"], arr["pred"], arr["cnt"],
-                         arr["cnt_off"], arr["pair"], arr["pair_off"], rid, alive, dist, state,
-                         lab, k, growth, _SEED_RULES[seeds], pool_rows, wide_rows, budget)
+        kern.greedy_pass(
+            raw,
+            sc,
+            arr["span"],
+            arr["wn"],
+            arr["num_act"],
+            cat,
+            arr["card"],
+            arr["wc"],
+            arr["cat_act"],
+            arr["pred"],
+            arr["cnt"],
+            arr["cnt_off"],
+            arr["pair"],
+            arr["pair_off"],
+            rid,
+            alive,
+            dist,
+            state,
+            lab,
+            k,
+            growth,
+            _SEED_RULES[seeds],
+            pool_rows,
+            wide_rows,
+            budget,
+        )
         if progress is not None:
             progress(n - int(state[1]), n)
     if contingency is not None:
@@ -151,9 +190,24 @@ def sbca_plus(data: QIData, k: int, *, growth: bool = True, seeds: str = "class"
         stats = np.zeros(3, dtype=np.int64)
         # one code type for this kernel whatever the greedy pass got: one compilation
         cat32 = arr["cat"].astype(np.int32)
-        kern.finish(arr["raw"], arr["span"], arr["wn"], arr["num_act"], cat32, arr["card"],
-                    arr["wc"], arr["cat_act"], arr["qkind"], arr["qidx"], lab, k, place, win,
-                    n_passes, stats)
+        kern.finish(
+            arr["raw"],
+            arr["span"],
+            arr["wn"],
+            arr["num_act"],
+            cat32,
+            arr["card"],
+            arr["wc"],
+            arr["cat_act"],
+            arr["qkind"],
+            arr["qidx"],
+            lab,
+            k,
+            place,
+            win,
+            n_passes,
+            stats,
+        )
     labels[rows] = lab
     if progress is not None:
         progress(n, n)
@@ -195,16 +249,26 @@ def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict
     wn = np.array([data.weights[q] for q in num_q], dtype=np.float64)
     wc = np.array([data.weights[q] for q in cat_q], dtype=np.float64)
     qkind = np.array([0 if data.numeric[q] else 1 for q in range(data.n_qis)], dtype=np.int64)
-    qidx = np.array([num_q.index(q) if data.numeric[q] else cat_q.index(q)
-                     for q in range(data.n_qis)], dtype=np.int64)
+    qidx = np.array(
+        [num_q.index(q) if data.numeric[q] else cat_q.index(q) for q in range(data.n_qis)], dtype=np.int64
+    )
     return {
-        "raw": raw, "sc": sc, "span": span, "wn": wn, "num_act": wn != 0,
-        "cat": cat, "card": card, "wc": wc, "cat_act": (wc != 0) & (card > 1),
+        "raw": raw,
+        "sc": sc,
+        "span": span,
+        "wn": wn,
+        "num_act": wn != 0,
+        "cat": cat,
+        "card": card,
+        "wc": wc,
+        "cat_act": (wc != 0) & (card > 1),
         "pred": np.arange(-1, len(cat_q) - 1, dtype=np.int64),
         "cnt": np.concatenate(cnt_parts) if cnt_parts else np.zeros(0, dtype=np.int64),
         "cnt_off": cnt_off,
         "pair": np.concatenate(pair_parts) if pair_parts else np.zeros(0, dtype=np.int64),
-        "pair_off": pair_off, "qkind": qkind, "qidx": qidx,
+        "pair_off": pair_off,
+        "qkind": qkind,
+        "qidx": qidx,
     }
 
 
@@ -213,10 +277,10 @@ def _write_back(counts: Contingency, arr: dict[str, np.ndarray]) -> None:
     cat_q = list(counts.order)
     for u, q in enumerate(cat_q):
         c = int(arr["card"][u])
-        counts.counts[q][...] = arr["cnt"][arr["cnt_off"][u]:arr["cnt_off"][u] + c]
+        counts.counts[q][...] = arr["cnt"][arr["cnt_off"][u] : arr["cnt_off"][u] + c]
         if u > 0:
             m = cat_q[u - 1]
             size = counts.pair[(m, q)].size
             start = arr["pair_off"][u]
             table = counts.pair[(m, q)]
-            table[...] = arr["pair"][start:start + size].reshape(table.shape)
+            table[...] = arr["pair"][start : start + size].reshape(table.shape)

@@ -78,8 +78,7 @@ def _cat_ncp(distinct, card):
 
 
 @njit(cache=True, nogil=True)
-def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, tab, tab_off,
-               keys, vals):
+def sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, active, tab, tab_off, keys, vals):
     """Fill ``tab[tab_off[q] + v]``: distance from the seed's value of QI q to value v.
     ``keys``/``vals`` are scratch of at least max(card) entries."""
     dc = card.shape[0]
@@ -195,8 +194,7 @@ def _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, tab_off, n, dist):
 
 
 @njit(cache=True, nogil=True)
-def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n,
-                  out):
+def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n, out):
     """out[i]: how much row i's joining would raise the NCP of the class with scaled ranges
     clo/chi (clo > chi: all NULL), NULL flags cnn and values flagged in ``inset`` (numeric:
     the range's growth, 1 for a NULL the class lacks or a number against an all-NULL range;
@@ -486,9 +484,40 @@ def _pool_masks(cand, np_, wcode, ccount, cm, pc):
 
 
 @njit(cache=True, nogil=True)
-def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc, aq,
-          wr, wcode, ok, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px, acc,
-          cm, tabm, pc):
+def _grow(
+    seed,
+    k,
+    m,
+    nw,
+    wset,
+    wtie,
+    rid,
+    rowraw,
+    rowslot,
+    span,
+    wn,
+    num_act,
+    card,
+    wc,
+    aq,
+    wr,
+    wcode,
+    ok,
+    wkey,
+    ccount,
+    dlt,
+    glo,
+    ghi,
+    gnn,
+    cand,
+    tpos,
+    members,
+    px,
+    acc,
+    cm,
+    tabm,
+    pc,
+):
     """Grow the seed's class to k rows from the wide set (see greedy_pass).
 
     The row added is the one of least increase of the class's information loss. As
@@ -541,8 +570,9 @@ def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, c
             refresh *= 2
             for t in range(nw):
                 if ok[t]:
-                    wkey[t] = (_num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size)
-                               + _cat_delta(t, wview, ccount, dlt))
+                    wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + _cat_delta(
+                        t, wview, ccount, dlt
+                    )
             np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
             _gather_pool(cand, np_, wr, px)
             _pool_masks(cand, np_, wcode, ccount, cm, pc)
@@ -601,9 +631,33 @@ def _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, c
 
 
 @njit(cache=True, nogil=True)
-def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, cnt_off,
-                pair, pair_off, rid, alive, dist, state, labels, k, growth, seed_rule, pool,
-                wide, budget):
+def greedy_pass(
+    raw,
+    sc,
+    span,
+    wn,
+    num_act,
+    cat,
+    card,
+    wc,
+    cat_act,
+    pred,
+    cnt,
+    cnt_off,
+    pair,
+    pair_off,
+    rid,
+    alive,
+    dist,
+    state,
+    labels,
+    k,
+    growth,
+    seed_rule,
+    pool,
+    wide,
+    budget,
+):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
 
     ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
@@ -693,8 +747,9 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     while n_alive >= k and done < budget:
         for q in range(dc):
             seed_codes[q] = cat[q, seed]
-        sbc_tables(seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase,
-                   rank_keys, rank_vals)
+        sbc_tables(
+            seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase, rank_keys, rank_vals
+        )
         _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
         alive[seed] = False
         members[0] = seed
@@ -705,13 +760,43 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
         else:
             m = min(pool, n_alive - 1)
             # the pool is refilled at class sizes 2, 4, ... below k: no need of more rows else
-            nw = _select(dist, dist, ident, n_cur, max(wide, m) if k > 2 else m, alive, wset,
-                         tpos)
+            nw = _select(dist, dist, ident, n_cur, max(wide, m) if k > 2 else m, alive, wset, tpos)
             for t in range(nw):
                 wtie[t] = dist[wset[t]]
-            _grow(seed, k, m, nw, wset, wtie, rid, rowraw, rowslot, span, wn, num_act, card, wc,
-                  aq, wr, wcode, wok, wkey, ccount, dlt, glo, ghi, gnn, cand, tpos, members, px,
-                  acc, cm, tabm, pc)
+            _grow(
+                seed,
+                k,
+                m,
+                nw,
+                wset,
+                wtie,
+                rid,
+                rowraw,
+                rowslot,
+                span,
+                wn,
+                num_act,
+                card,
+                wc,
+                aq,
+                wr,
+                wcode,
+                wok,
+                wkey,
+                ccount,
+                dlt,
+                glo,
+                ghi,
+                gnn,
+                cand,
+                tpos,
+                members,
+                px,
+                acc,
+                cm,
+                tabm,
+                pc,
+            )
         # the class: label it, take it out of the contingency counts
         for t in range(k):
             i = members[t]
@@ -765,8 +850,7 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
         if seed_rule == 2:
             # dist becomes each row's distance from the class (it is free until the next
             # seed's distances), then the farthest row is taken as for rule 1
-            _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset,
-                          n_cur, dist)
+            _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n_cur, dist)
             for t in range(k):
                 for q in range(dc):
                     inset[mslot[t, q]] = False
@@ -788,6 +872,8 @@ def greedy_pass(raw, sc, span, wn, num_act, cat, card, wc, cat_act, pred, cnt, c
     state[2] = cls
     state[3] = seed
     return done
+
+
 # ---------------------------------------------------------------------------------------
 # Class state for leftovers and refinement
 # ---------------------------------------------------------------------------------------
@@ -892,8 +978,30 @@ def _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
 
 
 @njit(cache=True, nogil=True)
-def _add_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
-             raw, num_act, cat, cat_act, vmax):
+def _add_row(
+    c,
+    r,
+    lab,
+    size,
+    head,
+    nxt,
+    prv,
+    lo,
+    lo2,
+    hi,
+    hi2,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    used,
+    raw,
+    num_act,
+    cat,
+    cat_act,
+    vmax,
+):
     dc = cat.shape[0]
     lab[r] = c
     size[c] += 1
@@ -931,8 +1039,29 @@ def _add_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, h
 
 
 @njit(cache=True, nogil=True)
-def _remove_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
-                raw, num_act, cat, cat_act, vmax):
+def _remove_row(
+    c,
+    r,
+    lab,
+    size,
+    head,
+    nxt,
+    prv,
+    lo,
+    lo2,
+    hi,
+    hi2,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    raw,
+    num_act,
+    cat,
+    cat_act,
+    vmax,
+):
     dc = cat.shape[0]
     size[c] -= 1
     if prv[r] >= 0:
@@ -950,8 +1079,7 @@ def _remove_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk
             nn[c, j] -= 1
         elif x <= lo2[c, j] or x >= hi2[c, j]:
             # one of the two lowest or highest left: walk the class
-            lo[c, j], lo2[c, j], hi[c, j], hi2[c, j], nn[c, j] = _class_bounds(c, head, nxt,
-                                                                               raw, j)
+            lo[c, j], lo2[c, j], hi[c, j], hi2[c, j], nn[c, j] = _class_bounds(c, head, nxt, raw, j)
     for q in range(dc):
         if not cat_act[q]:
             continue
@@ -963,8 +1091,9 @@ def _remove_row(c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk
 
 
 @njit(cache=True, nogil=True)
-def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, place, window,
-           max_passes, stats):
+def finish(
+    raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, place, window, max_passes, stats
+):
     """Place the rows labelled -2 by least NCP increase (SPEC section 3 step 3), then, when
     ``max_passes`` > 0, refine: move one row to another class or swap two rows of different
     classes whenever the total NCP falls and every class keeps at least k rows.
@@ -1013,8 +1142,30 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
         c = lab[i]
         if c >= 0:
             lab[i] = -1
-            _add_row(c, i, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
-                     raw, num_act, cat, cat_act, vmax)
+            _add_row(
+                c,
+                i,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
     S = np.empty(n_cls)
     for c in range(n_cls):
         S[c] = _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
@@ -1037,8 +1188,7 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                         if not num_act[u]:
                             continue
                         o = _num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
-                        m = _num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u],
-                                          raw[u, r])
+                        m = _num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u], raw[u, r])
                         old += wn[u] * o * size[c]
                         new += wn[u] * m * (size[c] + 1)
                     else:
@@ -1056,10 +1206,31 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                 if inc < best:
                     best = inc
                     best_c = c
-            _add_row(best_c, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
-                     used, raw, num_act, cat, cat_act, vmax)
-            S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc,
-                                   cat_act, card)
+            _add_row(
+                best_c,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
+            S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
 
     # refinement
     a_lo = np.empty(dn)
@@ -1129,8 +1300,9 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                     for j in range(dn):
                         if not num_act[j]:
                             continue
-                        s_new += wn[j] * _num_ncp_with(lo[B, j], hi[B, j], nn[B, j], sb + 1,
-                                                       span[j], raw[j, r])
+                        s_new += wn[j] * _num_ncp_with(
+                            lo[B, j], hi[B, j], nn[B, j], sb + 1, span[j], raw[j, r]
+                        )
                     for q in range(dc):
                         if not cat_act[q]:
                             continue
@@ -1200,19 +1372,105 @@ def finish(raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, 
                 continue
             improved += 1
             B = best_b
-            _remove_row(A, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, raw,
-                        num_act, cat, cat_act, vmax)
+            _remove_row(
+                A,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
             if best_kind == 2:
                 swaps += 1
                 s = best_s
-                _remove_row(B, s, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift,
-                            raw, num_act, cat, cat_act, vmax)
-                _add_row(A, s, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
-                         raw, num_act, cat, cat_act, vmax)
+                _remove_row(
+                    B,
+                    s,
+                    lab,
+                    size,
+                    head,
+                    nxt,
+                    prv,
+                    lo,
+                    lo2,
+                    hi,
+                    hi2,
+                    nn,
+                    dist_,
+                    hk,
+                    hv,
+                    shift,
+                    raw,
+                    num_act,
+                    cat,
+                    cat_act,
+                    vmax,
+                )
+                _add_row(
+                    A,
+                    s,
+                    lab,
+                    size,
+                    head,
+                    nxt,
+                    prv,
+                    lo,
+                    lo2,
+                    hi,
+                    hi2,
+                    nn,
+                    dist_,
+                    hk,
+                    hv,
+                    shift,
+                    used,
+                    raw,
+                    num_act,
+                    cat,
+                    cat_act,
+                    vmax,
+                )
             else:
                 moves += 1
-            _add_row(B, r, lab, size, head, nxt, prv, lo, lo2, hi, hi2, nn, dist_, hk, hv, shift, used,
-                     raw, num_act, cat, cat_act, vmax)
+            _add_row(
+                B,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
             S[A] = _class_sum(A, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             if used[0] * 2 > cap:

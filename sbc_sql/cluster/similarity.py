@@ -15,8 +15,12 @@ from .model import QIData
 class Contingency:
     """Counts of the remaining rows: per categorical QI, and per (predecessor, QI) pair."""
 
-    def __init__(self, data: QIData, pair_counts: dict[tuple[int, int], np.ndarray] | None = None,
-                 value_counts: dict[int, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        data: QIData,
+        pair_counts: dict[tuple[int, int], np.ndarray] | None = None,
+        value_counts: dict[int, np.ndarray] | None = None,
+    ) -> None:
         self.order = data.categorical_order()
         self.card = {q: max(int(data.cardinality[q]), 1) for q in self.order}
         # (predecessor, QI) for every categorical QI after the first
@@ -34,8 +38,11 @@ class Contingency:
                 self.pair[(m, n)] = np.asarray(pair_counts[(m, n)], dtype=np.int64).copy()
             else:
                 flat = data.columns[m].astype(np.int64) * self.card[n] + data.columns[n]
-                self.pair[(m, n)] = np.bincount(flat, minlength=self.card[m] * self.card[n]) \
-                    .reshape(self.card[m], self.card[n]).astype(np.int64)
+                self.pair[(m, n)] = (
+                    np.bincount(flat, minlength=self.card[m] * self.card[n])
+                    .reshape(self.card[m], self.card[n])
+                    .astype(np.int64)
+                )
 
     def remove(self, data: QIData, rows: np.ndarray) -> None:
         """Decrement the counts by the rows that just formed a class."""
