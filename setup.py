@@ -1,4 +1,4 @@
-"""Build step: compile the default SBCA's kernels ahead of time (sbc_sql/cluster/aot.py).
+"""Build step: compile the default SBCA's kernels ahead of time (sbc_sql/cluster/sbca_plus/aot.py).
 
 Everything else about the package is in pyproject.toml. The kernels are optional: without
 a C compiler (or with any other failure here) the package installs all the same and
@@ -12,13 +12,13 @@ from pathlib import Path
 from setuptools import Distribution, setup
 from setuptools.command.build_ext import build_ext
 
-AOT = Path(__file__).resolve().parent / "sbc_sql" / "cluster" / "aot.py"
+AOT = Path(__file__).resolve().parent / "sbc_sql" / "cluster" / "sbca_plus" / "aot.py"
 
 
 class BuildKernels(build_ext):
     def run(self) -> None:
         super().run()
-        target = Path(self.get_ext_fullpath("sbc_sql.cluster._aot"))
+        target = Path(self.get_ext_fullpath("sbc_sql.cluster.sbca_plus._aot"))
         try:
             spec = importlib.util.spec_from_file_location("_sbc_sql_aot", AOT)
             aot = importlib.util.module_from_spec(spec)

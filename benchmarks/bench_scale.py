@@ -30,7 +30,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 import datasets  # noqa: E402
 
 import sbc_sql  # noqa: E402
-from sbc_sql.cluster import compiled  # noqa: E402
+from sbc_sql.cluster.sbca_plus import compiled  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # DuckDB's memory cap for the synthetic runs (as `--memory-limit` does): its joins and sorts

@@ -33,7 +33,8 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 import datasets  # noqa: E402
 
 from sbc_sql import compare as cmp  # noqa: E402
-from sbc_sql import db, pull, spec, stats  # noqa: E402
+from sbc_sql import db  # noqa: E402
+from sbc_sql import plan as spec  # noqa: E402
 from sbc_sql.cluster.blocks import blocked  # noqa: E402
 from sbc_sql.cluster.dispatch import (  # noqa: E402
     BLOCK_ROWS,
@@ -43,7 +44,8 @@ from sbc_sql.cluster.dispatch import (  # noqa: E402
 )
 from sbc_sql.cluster.model import QIData  # noqa: E402
 from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
-from sbc_sql.cluster.sbcx import sbca_plus  # noqa: E402
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus  # noqa: E402
+from sbc_sql.stages import pull, stats  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KS = (2, 5, 10, 25, 50, 100)

@@ -28,7 +28,7 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 import datasets  # noqa: E402
 
 from sbc_sql import compare as cmp  # noqa: E402
-from sbc_sql.cluster.fulldomain import Hierarchy, numeric_hierarchy, paper_age_levels  # noqa: E402
+from sbc_sql.cluster.baselines.fulldomain import Hierarchy, numeric_hierarchy, paper_age_levels  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALGORITHMS = ["sbca", "sbca-paper", "mondrian", "datafly", "incognito", "kmember"]

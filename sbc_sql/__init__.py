@@ -5,8 +5,8 @@ Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`
 
 from .api import measure, verify
 from .errors import SbcError
-from .evaluate import Evaluation, evaluate
-from .pipeline import Result, anonymize
+from .quality.evaluate import Evaluation, evaluate
+from .session import Result, anonymize
 
 __all__ = ["Evaluation", "Result", "SbcError", "anonymize", "evaluate", "measure", "verify"]
 __version__ = "0.1.0"

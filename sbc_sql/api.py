@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import db, metrics
+from . import db
 from .db import Connection
 from .errors import InputError
-from .verification import Verdict, verify_pair
+from .stages import measure as metrics
+from .stages.verify import Verdict, verify_pair
 
 
 def _tables(con: Connection, original: str, release: str) -> None:

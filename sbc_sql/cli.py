@@ -11,10 +11,10 @@ import typer
 
 from . import api
 from .errors import SbcError
-from .evaluate import Evaluation, evaluate, evaluation_sql
 from .hierarchies import parse_hierarchy_options
-from .pipeline import Result, anonymize
-from .spec import parse_weights
+from .plan import parse_weights
+from .quality.evaluate import Evaluation, evaluate, evaluation_sql
+from .session import Result, anonymize
 
 app = typer.Typer(
     add_completion=False,

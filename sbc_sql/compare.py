@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from . import db
-from .generalize import drop_release_sql
-from .metrics import Layout
-from .pipeline import anonymize
-from .verification import tuple_sizes_sql
+from .session import anonymize
+from .stages.measure import Layout
+from .stages.verify import tuple_sizes_sql
+from .stages.write import drop_release_sql
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .errors import InputError
-from .templates import DIALECT
+from .sql.templates import DIALECT
 
 FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 SOURCE_ALIAS = "sbc_source_file"

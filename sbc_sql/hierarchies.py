@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .cluster.fulldomain import Hierarchy, hierarchy_from_csv
+from .cluster.baselines.fulldomain import Hierarchy, hierarchy_from_csv
 from .cluster.model import QIData
 from .errors import InputError
-from .stats import Stats
+from .stages.stats import Stats
 
 HierarchySpec = str | Path | Hierarchy
 

@@ -1,4 +1,4 @@
-"""The kernels compiled ahead of time (the wheel's sbc_sql.cluster._aot) against numba's JIT:
+"""The kernels compiled ahead of time (the wheel's sbc_sql.cluster.sbca_plus._aot) against numba's JIT:
 the same classes, and the module is used only when it matches the source."""
 
 from __future__ import annotations
@@ -14,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_kernel_blocks import make_data, qi_tables, synthetic
 
-from sbc_sql.cluster import aot, blocks, compiled, sbcx, sbcx_kernels
+from sbc_sql.cluster import blocks
 from sbc_sql.cluster.dispatch import block_algorithm
 from sbc_sql.cluster.model import QIData
-from sbc_sql.cluster.sbcx import sbca_plus
+from sbc_sql.cluster.sbca_plus import algorithm as sbcx
+from sbc_sql.cluster.sbca_plus import aot, compiled
+from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -28,9 +31,9 @@ SETTINGS = settings(
 def built(wheel, tmp_path_factory):
     """The module the wheel carries, loaded from its file."""
     archive = zipfile.ZipFile(wheel)
-    (name,) = [n for n in archive.namelist() if n.startswith("sbc_sql/cluster/_aot.")]
+    (name,) = [n for n in archive.namelist() if n.startswith("sbc_sql/cluster/sbca_plus/_aot.")]
     path = Path(archive.extract(name, tmp_path_factory.mktemp("aot")))
-    spec = importlib.util.spec_from_file_location("sbc_sql.cluster._aot", path)
+    spec = importlib.util.spec_from_file_location("sbc_sql.cluster.sbca_plus._aot", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

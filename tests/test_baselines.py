@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sbc_sql.cluster.fulldomain import (
+from sbc_sql.cluster.baselines.fulldomain import (
     Hierarchy,
     datafly,
     default_hierarchy,
@@ -18,9 +18,9 @@ from sbc_sql.cluster.fulldomain import (
     nice_ceil,
     paper_age_hierarchy,
 )
-from sbc_sql.cluster.kmember import greedy_numpy, kernel_arrays, kmember
+from sbc_sql.cluster.baselines.kmember import greedy_numpy, kernel_arrays, kmember
+from sbc_sql.cluster.baselines.mondrian import mondrian
 from sbc_sql.cluster.model import QIData
-from sbc_sql.cluster.mondrian import mondrian
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.errors import InputError
 

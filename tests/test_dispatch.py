@@ -8,8 +8,8 @@ import pytest
 from sbc_sql.cluster import blocks, dispatch
 from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
-from sbc_sql.cluster.sbca import sbca
-from sbc_sql.cluster.sbcx import sbca_plus
+from sbc_sql.cluster.sbca_paper import sbca
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 
 
 def population(n: int, seed: int = 3) -> QIData:

@@ -20,7 +20,7 @@ import pytest
 
 from sbc_sql import db
 from sbc_sql.errors import InputError
-from sbc_sql.evaluate import (
+from sbc_sql.quality.evaluate import (
     _Names,
     classes_sql,
     domains,
@@ -30,7 +30,7 @@ from sbc_sql.evaluate import (
     query_error,
     source_stats_sql,
 )
-from sbc_sql.metrics import infer_layout
+from sbc_sql.stages.measure import infer_layout
 
 ORIGINAL = [
     (20, "M", "flu"),
@@ -353,7 +353,7 @@ def num(v: Any) -> float | None:
 
 
 class Reference:
-    """The definitions of sbc_sql.evaluate, written again in plain Python over pandas."""
+    """The definitions of sbc_sql.quality.evaluate, written again in plain Python over pandas."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, weights: dict[str, float]):
         self.orig = [

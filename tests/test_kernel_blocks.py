@@ -9,10 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sbc_sql.cluster import blocks, compiled, kernel, sbcx_kernels
+from sbc_sql.cluster import blocks
+from sbc_sql.cluster import sbca_paper_kernels as kernel
 from sbc_sql.cluster.leftover import LEFTOVER_MODES
 from sbc_sql.cluster.model import SUPPRESSED, QIData
-from sbc_sql.cluster.sbca import sbca
+from sbc_sql.cluster.sbca_paper import sbca
+from sbc_sql.cluster.sbca_plus import compiled
+from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels
 from sbc_sql.cluster.similarity import Contingency
 
 pytestmark = pytest.mark.skipif(not kernel.HAVE_NUMBA, reason="numba is not installed")
@@ -301,7 +304,7 @@ def test_a_blocks_order_read_from_the_rank_is_its_own(data: QIData, seed: int) -
 
 
 def test_coarse_blocks_equal_blocks_that_order_themselves() -> None:
-    from sbc_sql.cluster.sbcx import sbca_plus
+    from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 
     data = synthetic(6000, seed=8)
     k, size = 6, 1000

@@ -18,10 +18,11 @@ from helpers import frame, make_table
 from sqlglot import exp
 
 import sbc_sql
-from sbc_sql import metrics, pipeline
+from sbc_sql import session as pipeline
 from sbc_sql.cluster.ncp import total_ncp
-from sbc_sql.expressions import ref
-from sbc_sql.templates import DIALECT
+from sbc_sql.sql.nodes import ref
+from sbc_sql.sql.templates import DIALECT
+from sbc_sql.stages import measure as metrics
 
 AGE_DOMAIN = {"age": (10, 100)}
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from helpers import ROOT
 
-SQL_FILES = sorted(p.name for p in (ROOT / "sql").glob("*.sql"))
+SQL_FILES = sorted(p.name for p in (ROOT / "sbc_sql" / "sql").glob("*.sql"))
 
 
 def test_the_wheel_contains_every_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert SQL_FILES, "the checkout has no sql/*.sql"
-    shipped = sorted(n.split("/")[-1] for n in names if n.startswith("sbc_sql/sql/"))
+    assert SQL_FILES, "the checkout has no sbc_sql/sql/*.sql"
+    shipped = sorted(n.split("/")[-1] for n in names if n.startswith("sbc_sql/sql/") and n.endswith(".sql"))
     assert shipped == SQL_FILES
-    assert "sbc_sql/templates.py" in names and "sbc_sql/cluster/sbca.py" in names
+    assert "sbc_sql/sql/templates.py" in names and "sbc_sql/cluster/sbca_paper.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "sbc-sql = sbc_sql.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
@@ -48,7 +48,7 @@ def _run_installed(site: Path, tmp_path: Path, probe: str) -> subprocess.Complet
 
 def test_the_wheel_carries_the_kernels_compiled_ahead_of_time(wheel):
     names = zipfile.ZipFile(wheel).namelist()
-    assert [n for n in names if n.startswith("sbc_sql/cluster/_aot.") and n.endswith(".so")]
+    assert [n for n in names if n.startswith("sbc_sql/cluster/sbca_plus/_aot.") and n.endswith(".so")]
     assert "-py3-none-any" not in wheel.name  # a native module: a platform wheel
 
 
@@ -56,7 +56,7 @@ def test_installed_copy_runs_the_default_without_numba(wheel, tmp_path):
     site = _installed(wheel, tmp_path)
     probe = (
         "import sys, duckdb, sbc_sql\n"
-        "from sbc_sql.cluster import compiled\n"
+        "from sbc_sql.cluster.sbca_plus import compiled\n"
         "con = duckdb.connect()\n"
         "con.execute('CREATE TABLE t AS SELECT i % 70 AS age, (i * 7) % 300 AS income, '\n"
         "            \"'c' || (i % 5) AS city, 'z' || (i * 13 % 400) AS zip FROM range(3000) r(i)\")\n"
@@ -71,7 +71,7 @@ def test_installed_copy_runs_the_default_without_numba(wheel, tmp_path):
 def test_installed_copy_finds_its_templates(wheel, tmp_path):
     site = _installed(wheel, tmp_path)
     probe = (
-        "import sys; from sbc_sql import templates\n"
+        "import sys; from sbc_sql.sql import templates\n"
         "d = templates.sql_dir()\n"
         "print(d)\n"
         "print(templates.render_sql('row_count', source='t'))\n"
@@ -85,7 +85,7 @@ def test_installed_copy_finds_its_templates(wheel, tmp_path):
 
 
 def test_checkout_finds_its_templates():
-    from sbc_sql import templates
+    from sbc_sql.sql import templates
 
     assert (templates.sql_dir() / "row_count.sql").is_file()
     assert sorted(p.name for p in templates.sql_dir().glob("*.sql")) == SQL_FILES

@@ -1,4 +1,4 @@
-"""SBCA+ (sbc_sql.cluster.sbcx): properties over small random QI tables."""
+"""SBCA+ (sbc_sql.cluster.sbca_plus.algorithm): properties over small random QI tables."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
-from sbc_sql.cluster.sbca import sbca
-from sbc_sql.cluster.sbcx import sbca_plus
-from sbc_sql.cluster.sbcx_kernels import (
+from sbc_sql.cluster.sbca_paper import sbca
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
+from sbc_sql.cluster.sbca_plus.kernels import (
     INF,
     _gather_pool,
     _num_key,

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from sbc_sql.cluster.model import QIData
-from sbc_sql.cluster.sbca import sbca
+from sbc_sql.cluster.sbca_paper import sbca
 from sbc_sql.cluster.similarity import Contingency, rank_distances, similarity_order
 
 MALE, FEMALE = 0, 1

@@ -23,9 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from sqlglot import exp
 from strategies import NUMERIC_TYPES, TableCase, tables
 
-from sbc_sql import db, generalize, metrics, pull, spec, stats, templates, verification
-from sbc_sql.expressions import alias, as_category, conj, ref
-from sbc_sql.expressions import as_number as sql_number
+from sbc_sql import db
+from sbc_sql import plan as spec
+from sbc_sql.sql import templates
+from sbc_sql.sql.nodes import alias, as_category, conj, ref
+from sbc_sql.sql.nodes import as_number as sql_number
+from sbc_sql.stages import measure as metrics
+from sbc_sql.stages import pull, stats
+from sbc_sql.stages import verify as verification
+from sbc_sql.stages import write as generalize
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("SBC_UPDATE_GOLDEN") == "1"

@@ -8,7 +8,11 @@ import pyarrow as pa
 import pytest
 
 import sbc_sql
-from sbc_sql import db, generalize, metrics, spec, verification
+from sbc_sql import db
+from sbc_sql import plan as spec
+from sbc_sql.stages import measure as metrics
+from sbc_sql.stages import verify as verification
+from sbc_sql.stages import write as generalize
 
 ROWS = [(i, 20 + i, ["F", "M"][i % 2], f"d{i % 3}") for i in range(12)]
 

@@ -1,11 +1,11 @@
 """Clustering algorithms over columnar QI arrays; no database access here."""
 
 from .blocks import blocked, choose_mode, estimate_memory, make_blocks
-from .compiled import HAVE_NUMBA
 from .leftover import LEFTOVER_MODES
 from .model import SUPPRESSED, QIData
-from .sbca import sbca
-from .sbcx import sbca_plus
+from .sbca_paper import sbca
+from .sbca_plus.algorithm import sbca_plus
+from .sbca_plus.compiled import HAVE_NUMBA
 from .similarity import Contingency
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 def __getattr__(name: str):
     # the paper's kernels (numba) load on first use, not with the package
     if name in ("CompiledSBCA", "sbca_compiled"):
-        from . import kernel
+        from . import sbca_paper_kernels as kernel
 
         return getattr(kernel, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

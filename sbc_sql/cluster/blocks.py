@@ -26,9 +26,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import numpy as np
 
-from . import compiled
-from .compiled import HAVE_NUMBA
 from .model import SUPPRESSED, QIData
+from .sbca_plus import compiled
+from .sbca_plus.compiled import HAVE_NUMBA
 
 Algorithm = Callable[[QIData, int], np.ndarray]
 Progress = Callable[[int, int], None]

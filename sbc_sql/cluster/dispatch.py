@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import ResourceError
-from . import compiled
 from .blocks import block_bounds, blocked, choose_mode, estimate_memory
-from .compiled import HAVE_NUMBA
 from .model import QIData
-from .sbcx import sbca_plus
+from .sbca_plus import compiled
+from .sbca_plus.algorithm import sbca_plus
+from .sbca_plus.compiled import HAVE_NUMBA
 
 if TYPE_CHECKING:
-    from .fulldomain import Hierarchy
+    from .baselines.fulldomain import Hierarchy
 
 # the other algorithms' modules are imported when chosen: the paper's kernels and
 # k-member's bring in numba, which the default does not need (see compiled.py)
@@ -93,7 +93,7 @@ def run_clustering(
         engine = "compiled" if HAVE_NUMBA else "numpy"
         threads = f"{workers or os.cpu_count() or 1} worker(s)"
         if algorithm == "sbca-paper":
-            from .kernel import CompiledSBCA, sbca_compiled
+            from .sbca_paper_kernels import CompiledSBCA, sbca_compiled
 
             if mode == "exact":
                 labels = sbca_compiled(data, k, leftover=leftover, progress=progress)
@@ -133,15 +133,15 @@ def run_clustering(
             f"of the coarse order, {threads}, {compiled.engine()} kernels",
         )
     if algorithm == "mondrian":
-        from .mondrian import mondrian
+        from .baselines.mondrian import mondrian
 
         return ClusterRun(mondrian(data, k), algorithm, "exact", "strict median partitioning")
     if algorithm == "kmember":
-        from .kmember import kmember
+        from .baselines.kmember import kmember
 
         return ClusterRun(kmember(data, k), algorithm, "exact", "greedy k-member clustering")
     if algorithm in ("datafly", "incognito"):
-        from .fulldomain import datafly, incognito
+        from .baselines.fulldomain import datafly, incognito
 
         run = datafly if algorithm == "datafly" else incognito
         labels = run(data, k, dict(hierarchies or {}), max_suppression=max_suppression)

@@ -22,7 +22,6 @@ import pickle
 import threading
 from collections.abc import Mapping, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import sqlglot
@@ -36,16 +35,8 @@ _REPEATABLE = (exp.Select, exp.Group, exp.GroupingSets, exp.Order, exp.Tuple, ex
 
 
 def sql_dir() -> Path:
-    """Folder of the templates: inside the installed package, or the checkout's sql/."""
-    try:
-        # sbc_sql/sql has no __init__.py, so files() is a MultiplexedPath whose str() is its
-        # repr, not a path; a file inside it is a real path
-        marker = Path(str(resources.files("sbc_sql.sql") / "row_count.sql"))
-        if marker.is_file():
-            return marker.parent
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parent.parent / "sql"
+    """Folder of the templates: this package's own folder, installed or in a checkout."""
+    return Path(__file__).resolve().parent
 
 
 @cache

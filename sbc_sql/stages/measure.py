@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from . import db
-from .db import Connection
-from .expressions import as_number, ref
-from .spec import Column, type_kind
-from .templates import render
+from .. import db
+from ..db import Connection
+from ..plan import Column, type_kind
+from ..sql.nodes import as_number, ref
+from ..sql.templates import render
 
 
 @dataclass(frozen=True)

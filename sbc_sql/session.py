@@ -17,13 +17,18 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import arrays, db, generalize, metrics, pull, spec, stats, verification
+from . import arrays, db
+from . import plan as spec
 from .cluster.dispatch import ClusterRun, run_clustering
 from .db import Connection
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
-from .templates import ident, render
+from .sql.templates import ident, render
+from .stages import measure as metrics
+from .stages import pull, stats
+from .stages import verify as verification
+from .stages import write as generalize
 
 Log = Callable[[str], None]
 Progress = Callable[[int, int], None]

@@ -1,4 +1,4 @@
-"""Compile the default path's kernels ahead of time, into ``sbc_sql.cluster._aot``.
+"""Compile the default path's kernels ahead of time, into ``sbc_sql.cluster.sbca_plus._aot``.
 
 ``pip install`` runs :func:`build` (see setup.py). A run of the default SBCA then calls
 native code straight from that extension module: no numba import, no numba cache to load.
@@ -30,7 +30,7 @@ from types import ModuleType
 HERE = Path(__file__).resolve().parent
 MODULE = "_aot"
 #: the file whose functions the module compiles; its bytes make the fingerprint
-SOURCE = "sbcx_kernels.py"
+SOURCE = "kernels.py"
 
 # numba type strings; arrays are C-contiguous, as sbcx and blocks make them
 _GREEDY = (
@@ -125,5 +125,5 @@ def _constant(value: int):
     return constant
 
 
-if __name__ == "__main__":  # python sbc_sql/cluster/aot.py OUT.so: build by hand
+if __name__ == "__main__":  # python sbc_sql/cluster/sbca_plus/aot.py OUT.so: build by hand
     print(build(Path(sys.argv[1]).resolve()))

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from . import db
-from .db import Connection
-from .expressions import conj, ref
-from .metrics import Layout, class_sizes_sql
-from .spec import Column
-from .templates import render
+from .. import db
+from ..db import Connection
+from ..plan import Column
+from ..sql.nodes import conj, ref
+from ..sql.templates import render
+from .measure import Layout, class_sizes_sql
 
 
 @dataclass(frozen=True)

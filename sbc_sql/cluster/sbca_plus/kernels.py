@@ -1,4 +1,4 @@
-"""numba kernels of SBCA+ (see :mod:`sbc_sql.cluster.sbcx`).
+"""numba kernels of SBCA+ (see :mod:`sbc_sql.cluster.sbca_plus.algorithm`).
 
 Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
 takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for SPEC's), so a tie

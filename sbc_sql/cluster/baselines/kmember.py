@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .leftover import place_leftovers
-from .model import SUPPRESSED, QIData
+from ..leftover import place_leftovers
+from ..model import SUPPRESSED, QIData
 
 try:
     import numba

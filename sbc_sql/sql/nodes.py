@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .spec import Column
+from ..plan import Column
 from .templates import col, ident
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model import SUPPRESSED, QIData
-from .sbca import Progress, sbca
+from .sbca_paper import Progress, sbca
 from .similarity import Contingency
 
 try:

@@ -5,7 +5,7 @@ aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/`
 ``c_has_null`` for a numeric QI, a sorted LIST for a categorical one, the other columns
 verbatim; suppressed rows are simply absent):
 
-* NCP per QI and total, and utility, as :func:`sbc_sql.metrics.measure_tables` computes
+* NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
   them. **GCP is the total NCP**: SPEC section 4's normalised GCP, which charges a
   suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
 * **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
@@ -75,15 +75,16 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import db, metrics
-from .api import _layout, _tables
-from .db import Connection
-from .errors import InputError
-from .expressions import alias, as_number, conj, ref
-from .metrics import Layout, cost_expression
-from .spec import Column, type_kind
-from .templates import ident, render
-from .verification import inside
+from .. import db
+from ..api import _layout, _tables
+from ..db import Connection
+from ..errors import InputError
+from ..plan import Column, type_kind
+from ..sql.nodes import alias, as_number, conj, ref
+from ..sql.templates import ident, render
+from ..stages import measure as metrics
+from ..stages.measure import Layout, cost_expression
+from ..stages.verify import inside
 
 DEFAULT_SELECTIVITIES = (0.01, 0.05, 0.1)
 
@@ -664,7 +665,7 @@ def evaluation_sql(
 ) -> list[str]:
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
-    NCP comes from :func:`sbc_sql.metrics.ncp_sql`)."""
+    NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
     con = db.connect(database_or_con)
     _tables(con, original, release)
     layout = _layout(con, original, release, weights)

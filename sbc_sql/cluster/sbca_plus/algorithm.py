@@ -50,11 +50,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..blocks import coarse_order
+from ..leftover import LEFTOVER_MODES
+from ..model import SUPPRESSED, QIData
+from ..similarity import Contingency
 from . import compiled as kern
-from .blocks import coarse_order
-from .leftover import LEFTOVER_MODES
-from .model import SUPPRESSED, QIData
-from .similarity import Contingency
 
 Progress = Callable[[int, int], None]
 

@@ -10,14 +10,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import db
-from .arrays import to_numpy
-from .cluster.model import QIData
-from .db import Connection
-from .expressions import as_category, as_number, ref
-from .spec import Plan
+from .. import db
+from ..arrays import to_numpy
+from ..cluster.model import QIData
+from ..db import Connection
+from ..plan import Plan
+from ..sql.nodes import as_category, as_number, ref
+from ..sql.templates import render
 from .stats import Stats, encode_column
-from .templates import render
 
 BATCH_ROWS = 1 << 17
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .cluster.dispatch import ALGORITHMS
 from .cluster.leftover import LEFTOVER_MODES
-from .cluster.sbcx import MAX_CATEGORICAL
+from .cluster.sbca_plus.algorithm import MAX_CATEGORICAL
 from .db import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 

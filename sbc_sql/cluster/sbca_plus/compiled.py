@@ -1,7 +1,7 @@
 """The default path's kernels: from the module built at install, else numba's JIT.
 
 :func:`greedy_pass`, :func:`finish` and :func:`hilbert_keys` run the kernels of
-:mod:`.sbcx_kernels`. They call ``sbc_sql.cluster._aot`` (compiled by ``pip install``, see
+:mod:`.sbcx_kernels`. They call ``sbc_sql.cluster.sbca_plus._aot`` (compiled by ``pip install``, see
 :mod:`.aot`) when it is there, was built from the kernels' current source and has the
 arguments' types; otherwise numba's JIT, imported on first use. Both compile the same
 source, so they give the same classes. ``SBC_SQL_KERNELS=jit`` in the environment forces
@@ -46,7 +46,7 @@ def engine() -> str:
 
 
 def _jit() -> ModuleType:
-    from . import sbcx_kernels
+    from . import kernels as sbcx_kernels
 
     return sbcx_kernels
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from .expressions import alias, ref
-from .spec import CLASS_SIZE, Plan
-from .templates import ident, render
+from ..plan import CLASS_SIZE, Plan
+from ..sql.nodes import alias, ref
+from ..sql.templates import ident, render
 
 
 def classes_projection(plan: Plan) -> list[exp.Expression]:

@@ -12,13 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import db
-from .arrays import mask, to_numpy
-from .db import Connection
-from .errors import InputError
-from .expressions import as_category, as_number, ref
-from .spec import Column, Plan
-from .templates import render
+from .. import db
+from ..arrays import mask, to_numpy
+from ..db import Connection
+from ..errors import InputError
+from ..plan import Column, Plan
+from ..sql.nodes import as_category, as_number, ref
+from ..sql.templates import render
 
 
 @dataclass(frozen=True)

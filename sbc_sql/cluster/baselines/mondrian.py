@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import SUPPRESSED, QIData
+from ..model import SUPPRESSED, QIData
 
 
 def mondrian(data: QIData, k: int) -> np.ndarray:

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
-from .model import SUPPRESSED, QIData
+from ...errors import InputError
+from ..model import SUPPRESSED, QIData
+from ..ncp import total_ncp
 from .mondrian import first_position_labels
-from .ncp import total_ncp
 
 Interval = tuple[float, float]
 Hierarchies = Sequence["Hierarchy | None"] | Mapping["str | int", "Hierarchy"] | None
