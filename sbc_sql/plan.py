@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .cluster.dispatch import ALGORITHMS
 from .cluster.leftover import LEFTOVER_MODES
 from .cluster.sbca_plus.algorithm import MAX_CATEGORICAL
-from .db import TableInfo
+from .engines.base import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 
 ROLES = ("qi", "sensitive", "identifier", "insensitive")
@@ -365,7 +365,7 @@ def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
     """The release must not overwrite anything unless --replace, and never the source.
 
     ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
-    'VIEW', as db.object_kinds gives them)."""
+    'VIEW', as an engine's object_kinds gives them)."""
     existing = [n for n in plan.release_objects if n in taken]
     if plan.source.from_file is None and plan.source.name in plan.release_objects:
         raise InputError(

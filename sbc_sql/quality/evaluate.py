@@ -75,12 +75,12 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from .. import db
+from .. import engines
 from ..api import _layout, _tables
-from ..db import Connection
+from ..engines.base import Engine
 from ..errors import InputError
 from ..plan import Column, type_kind
-from ..sql.nodes import alias, as_number, conj, ref
+from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref
 from ..sql.templates import ident, render
 from ..stages import measure as metrics
 from ..stages.measure import Layout, cost_expression
@@ -191,13 +191,6 @@ def weighted_cost(layout: Layout) -> exp.Expression:
     return out if out is not None else exp.Literal.number(0.0)
 
 
-def _has_null_list(values: exp.Expression) -> exp.Expression:
-    return exp.GT(
-        this=exp.Anonymous(this="len", expressions=[values]),
-        expression=exp.Anonymous(this="list_count", expressions=[values]),
-    )
-
-
 def _lesser(a: exp.Expression, b: exp.Expression, *, greater: bool = False) -> exp.Expression:
     """The smaller (or greater) of two values, either of which may be NULL."""
     cmp = exp.GT if greater else exp.LT
@@ -230,7 +223,7 @@ def extend_columns(layout: Layout, rec: str = "l", cls: str = "g") -> list[exp.E
                 ),
             ]
         else:
-            grown = exp.Anonymous(this="list_append", expressions=[ref(c.name, cls), ref(c.name, rec)])
+            grown = exp.ArrayAppend(this=ref(c.name, cls), expression=ref(c.name, rec))
             out.append(
                 alias(
                     exp.Case(
@@ -262,27 +255,15 @@ def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Ex
             ]
         else:
             values = ref(c.name, cls)
-            merged = exp.Anonymous(
-                this="list_distinct",
-                expressions=[
-                    exp.Anonymous(
-                        this="list_concat",
-                        expressions=[
-                            values,
-                            exp.Coalesce(
-                                this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])]
-                            ),
-                        ],
-                    )
-                ],
-            )
-            with_null = exp.Anonymous(this="list_append", expressions=[merged.copy(), exp.Null()])
+            added = exp.Coalesce(this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])])
+            merged = exp.ArrayDistinct(this=exp.ArrayConcat(this=values, expressions=[added]))
+            with_null = exp.ArrayAppend(this=merged.copy(), expression=exp.Null())
             out.append(
                 alias(
                     exp.Case(
                         ifs=[
                             exp.If(
-                                this=exp.or_(_has_null_list(values), _or_false(ref(c.name + "_null", add))),
+                                this=exp.or_(list_has_null(values), _or_false(ref(c.name + "_null", add))),
                                 true=with_null,
                             )
                         ],
@@ -306,9 +287,7 @@ def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Ex
                 )
             )
         else:
-            contains = exp.Anonymous(
-                this="list_contains", expressions=[ref(c.name + "_vals", query), exp.cast(value, "VARCHAR")]
-            )
+            contains = list_contains(ref(c.name + "_vals", query), exp.cast(value, "VARCHAR"))
             parts.append(
                 exp.Case(
                     ifs=[
@@ -361,22 +340,18 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             )
         else:
             values = ref(c.name, cls)
-            common = exp.Anonymous(
-                this="len",
-                expressions=[
-                    exp.Anonymous(
-                        this="list_intersect",
-                        expressions=[
-                            exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
-                            ref(c.name + "_vals", query),
-                        ],
-                    )
-                ],
+            common = list_size(
+                exp.ArrayIntersect(
+                    expressions=[
+                        exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
+                        ref(c.name + "_vals", query),
+                    ]
+                )
             )
             null_hit = exp.Case(
                 ifs=[
                     exp.If(
-                        this=exp.and_(_or_false(ref(c.name + "_null", query)), _has_null_list(values.copy())),
+                        this=exp.and_(_or_false(ref(c.name + "_null", query)), list_has_null(values.copy())),
                         true=exp.Literal.number(1),
                     )
                 ],
@@ -385,7 +360,7 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             part = exp.Div(
                 this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)), "DOUBLE"),
                 expression=exp.Nullif(
-                    this=exp.Anonymous(this="len", expressions=[values.copy()]),
+                    this=list_size(values.copy()),
                     expression=exp.Literal.number(0),
                 ),
             )
@@ -589,24 +564,21 @@ def make_queries(
     return pa.table({name: pa.array(values, type=types[name]) for name, values in cols.items()})
 
 
-def domains(con: Connection, layout: Layout, original: str) -> list[Domain]:
+def domains(engine: Engine, layout: Layout, original: str) -> list[Domain]:
     out = []
     for c in layout.qis:
-        rows = db.fetch_all(con, value_counts_sql(c, original))
+        rows = engine.fetch_all(value_counts_sql(c, original))
         out.append(Domain(c, [r[0] for r in rows], np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
     return out
 
 
 def query_error(
-    con: Connection, layout: Layout, original: str, names: _Names, table: pa.Table
+    engine: Engine, layout: Layout, original: str, names: _Names, table: pa.Table
 ) -> tuple[QueryError, ...]:
     """Run the queries in ``table`` (see :func:`make_queries`) against input and release;
     needs the classes table of the run."""
-    con.register(names.queries, table)
-    try:
-        rows = db.fetch_all(con, queries_sql(layout, original, names))
-    finally:
-        con.unregister(names.queries)
+    with engine.upload(names.queries, table):
+        rows = engine.fetch_all(queries_sql(layout, original, names))
     return tuple(
         QueryError(float(s), int(n), int(u), None if e is None else float(e), None if t is None else float(t))
         for s, n, u, e, t in rows
@@ -647,16 +619,16 @@ def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column |
 
 
 @contextmanager
-def _scratch(con: Connection, names: _Names) -> Iterator[None]:
+def _scratch(engine: Engine, names: _Names) -> Iterator[None]:
     try:
         yield
     finally:
         for name in (names.cov, names.tuples, names.classes, names.src):
-            db.execute(con, _drop(name))
+            engine.execute(_drop(name))
 
 
 def evaluation_sql(
-    database_or_con: str | Path | Connection,
+    database_or_con: str | Path | Engine | Any,
     original: str,
     release: str,
     *,
@@ -666,9 +638,9 @@ def evaluation_sql(
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
-    con = db.connect(database_or_con)
-    _tables(con, original, release)
-    layout = _layout(con, original, release, weights)
+    engine = engines.connect(database_or_con)
+    _tables(engine, original, release)
+    layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
     names = _Names.fresh()
     trees = [
@@ -688,11 +660,11 @@ def evaluation_sql(
     trees += [value_counts_sql(c, original) for c in layout.qis]
     trees.append(queries_sql(layout, original, names))
     trees += [_drop(n) for n in (names.cov, names.tuples, names.classes, names.src)]
-    return [db.to_sql(t) + ";" for t in trees]
+    return [engine.sql(t) + ";" for t in trees]
 
 
 def evaluate(
-    database_or_con: str | Path | Connection,
+    database_or_con: str | Path | Engine | Any,
     original: str,
     release: str,
     *,
@@ -713,30 +685,30 @@ def evaluate(
     error.
     """
     _check(k_r, n_r, queries, selectivities, k)
-    con = db.connect(database_or_con)
-    _tables(con, original, release)
-    layout = _layout(con, original, release, weights)
+    engine = engines.connect(database_or_con)
+    _tables(engine, original, release)
+    layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
-    m = metrics.measure_tables(con, layout, original, release)
+    m = metrics.measure_tables(engine, layout, original, release)
     n = m.n_rows
-    squares, tuples = db.fetch_one(con, class_stats_sql(layout, release))
+    squares, tuples = engine.fetch_one(class_stats_sql(layout, release))
     wsum = sum(layout.weights)
     names = _Names.fresh()
-    with _scratch(con, names):
-        db.execute(con, source_stats_sql(layout, original, names.src))
-        db.execute(con, classes_sql(layout, release, names))
-        db.execute(con, tuples_sql(layout, original, names))
-        db.execute(con, coverage_sql(layout, release, names))
-        _, uncovered, linkage = db.fetch_one(con, linkage_sql(names))
+    with _scratch(engine, names):
+        engine.execute(source_stats_sql(layout, original, names.src))
+        engine.execute(classes_sql(layout, release, names))
+        engine.execute(tuples_sql(layout, original, names))
+        engine.execute(coverage_sql(layout, release, names))
+        _, uncovered, linkage = engine.fetch_one(linkage_sql(names))
         uncovered = int(uncovered)
         hidden = max(m.suppressed - uncovered, 0)
         if m.classes:
-            untouched, virtual, virtual_classes, _ = db.fetch_one(
-                con, rgcp_sql(layout, names), {"hidden": hidden}
+            untouched, virtual, virtual_classes, _ = engine.fetch_one(
+                rgcp_sql(layout, names), {"hidden": hidden}
             )
             cost = float(untouched) + k_r * float(virtual)
         else:
-            (whole,) = db.fetch_one(con, whole_sql(layout, original, names))
+            (whole,) = engine.fetch_one(whole_sql(layout, original, names))
             virtual_classes = 0
             cost = n_r * n * float(whole or 0.0)
         rgcp = cost / (n * wsum) if n and wsum else 0.0
@@ -744,14 +716,14 @@ def evaluate(
         t_close = beta = enhanced = None
         if sens is not None and m.classes:
             stmts = sensitive_sql(original, release, sens)
-            row = db.fetch_one(con, stmts[0])
+            row = engine.fetch_one(stmts[0])
             if len(stmts) > 1:
-                row = row[:1] + db.fetch_one(con, stmts[1]) + row[2:]
+                row = row[:1] + engine.fetch_one(stmts[1]) + row[2:]
             l_div, t_close, beta, enhanced = int(row[0]), *(float(v) for v in row[1:4])
         errors: tuple[QueryError, ...] = ()
         if queries and selectivities:
-            table = make_queries(domains(con, layout, original), selectivities, queries, seed)
-            errors = query_error(con, layout, original, names, table)
+            table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
+            errors = query_error(engine, layout, original, names, table)
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     return Evaluation(
