@@ -232,6 +232,9 @@ def lexsort(keys: list[np.ndarray]) -> np.ndarray:
     order = np.argsort(primary, kind="stable")
     p = primary[order]
     tie = p[1:] == p[:-1]
+    if p.dtype.kind == "f":
+        # NULLs (NaN, sorted last) are equal to np.lexsort, though NaN != NaN: a run of them is tied
+        tie |= np.isnan(p[1:]) & np.isnan(p[:-1])
     n_tied = int(np.count_nonzero(tie))
     if n_tied == 0:
         return order
