@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import db
+from .cluster import registry
 from .session import anonymize
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql
@@ -32,7 +33,7 @@ def compare(
     database: Any,
     table: str,
     ks: Sequence[int],
-    algorithms: Sequence[str],
+    algorithms: Sequence[str] | None = None,
     *,
     keep_releases: bool = False,
     on_row: Callable[[CompareRow], None] | None = None,
@@ -40,8 +41,13 @@ def compare(
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    Each release is verified before it is counted; time is the whole anonymize run.
+    ``algorithms``: names from the registry (default: every one, in its order); an unknown
+    name is refused before anything runs. Each release is verified before it is counted;
+    time is the whole anonymize run.
     """
+    algorithms = registry.names() if algorithms is None else tuple(algorithms)
+    for name in algorithms:
+        registry.get(name)
     con = db.connect(database)
     stem = Path(table).stem if db.looks_like_file(table) else table
     rows: list[CompareRow] = []

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from . import arrays, db
 from . import plan as spec
-from .cluster.dispatch import ClusterRun, run_clustering
+from .cluster.registry import ClusterRun, run_clustering
 from .db import Connection
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
