@@ -305,6 +305,8 @@ def _write_release(
                 )
         else:
             run.read(render("label_coverage", source=plan.source.name, labels=labels_name))
+            for model in verification.default_models(plan.k):
+                run.read(model.violations_sql(rows_tmp, plan.source.name))
             run.read(
                 verification.class_checks_sql(layout, plan.source.name, labels_name, rows_tmp, classes_tmp)
             )
