@@ -4,6 +4,8 @@
 -- sbc_beta <= beta); sbc_enhanced, the largest LEAST((q - p) / p, -LN(p)) over the same
 -- values (enhanced beta-likeness caps beta at -ln p for frequent values). Both are NULL
 -- for a class with no value above its input share.
+-- privacy/beta_likeness.py folds these rows into its check (classes above $beta) and its
+-- measures (the largest of each figure, 0 when none).
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
 -- column). Parameters: none.
 WITH p AS (

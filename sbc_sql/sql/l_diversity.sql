@@ -3,6 +3,8 @@
 -- l-diversity asks sbc_distinct >= l); sbc_entropy, the entropy -sum q ln q of the class's
 -- value shares q (entropy l-diversity asks sbc_entropy >= ln l). Sums run over DECIMAL
 -- terms, exact whatever the order.
+-- privacy/l_diversity.py folds these rows into its check (classes below $l) and its
+-- measure (the smallest figure over the classes).
 -- Slots: __release (release table), __sens (the sensitive column). Parameters: none.
 WITH q AS (
   SELECT eq_class, __sens AS sbc_value, COUNT(*) AS sbc_count

@@ -4,6 +4,8 @@
 -- 0.5 * sum |p - q| over all values (the values a class lacks add their p). t-closeness
 -- asks sbc_emd <= t. For a categorical or boolean sensitive column; a numeric one takes
 -- t_closeness_ordered. Sums run over DECIMAL terms, exact whatever the order.
+-- privacy/t_closeness.py folds these rows into its check (classes above $t) and its
+-- measure (the largest distance).
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
 -- column). Parameters: none.
 WITH p AS (

@@ -4,6 +4,7 @@
 -- a value of its own), r_i = q_i - p_i, and EMD = sum over i of |r_1 + ... + r_i| / (m - 1);
 -- NULL when m = 1 (a release's figure is then 0). t-closeness asks sbc_emd <= t. Sums run
 -- over DECIMAL terms, exact whatever the order.
+-- privacy/t_closeness.py folds these rows as those of t_closeness.
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
 -- column). Parameters: none.
 WITH vals AS (
