@@ -34,15 +34,10 @@ import datasets  # noqa: E402
 
 from sbc_sql import compare as cmp  # noqa: E402
 from sbc_sql import engines  # noqa: E402
-from sbc_sql.cluster.blocks import blocked  # noqa: E402
-from sbc_sql.cluster.dispatch import (  # noqa: E402
-    BLOCK_ROWS,
-    BLOCK_ROWS_PER_K,
-    block_algorithm,
-    default_block_rows,
-)
+from sbc_sql.cluster.blocks import BLOCK_ROWS, BLOCK_ROWS_PER_K, blocked, default_block_rows  # noqa: E402
 from sbc_sql.cluster.model import QIData  # noqa: E402
 from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
+from sbc_sql.cluster.registry import block_algorithm  # noqa: E402
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus  # noqa: E402
 from sbc_sql.session import make_options, prepare  # noqa: E402
 
@@ -61,9 +56,9 @@ ABLATIONS = (
     ("ablation: growth off", {"growth": False}),
     ("ablation: seeds = first", {"seeds": "first"}),
     ("ablation: refine off", {"refine": False}),
-    ("ablation: order = SPEC's sort (blocks too)", {"order": "sort"}),
+    ("ablation: order = the paper's sort (blocks too)", {"order": "sort"}),
     (
-        "ablation: all off (the paper's SBCA, blocks of SPEC's order)",
+        "ablation: all off (the paper's SBCA, blocks of the paper's order)",
         {"growth": False, "seeds": "first", "refine": False, "order": "sort"},
     ),
 )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import engines
+from .cluster import registry
 from .engines.duckdb import looks_like_file
 from .hierarchies import HierarchySpec
 from .session import cluster, make_options, prepare, publish
@@ -34,7 +35,7 @@ def compare(
     database: Any,
     table: str,
     ks: Sequence[int],
-    algorithms: Sequence[str],
+    algorithms: Sequence[str] | None = None,
     *,
     keep_releases: bool = False,
     on_row: Callable[[CompareRow], None] | None = None,
@@ -43,10 +44,14 @@ def compare(
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    The table is planned, profiled and pulled once; each (algorithm, k) is then clustered,
-    written, verified and measured. A release is counted only once verified; its time is
-    its clustering and publishing.
+    ``algorithms``: names from the registry (default: every one, in its order); an unknown
+    name is refused before anything runs. The table is planned, profiled and pulled once;
+    each (algorithm, k) is then clustered, written, verified and measured. A release is
+    counted only once verified; its time is its clustering and publishing.
     """
+    algorithms = registry.names() if algorithms is None else tuple(algorithms)
+    for name in algorithms:
+        registry.get(name)
     engine = engines.connect(database)
     stem = Path(table).stem if looks_like_file(table) else table
     first = min(ks) if ks else 2

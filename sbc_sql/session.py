@@ -29,8 +29,8 @@ from sqlglot import exp
 
 from . import arrays, engines
 from . import plan as planning
-from .cluster.dispatch import ClusterRun, run_clustering
 from .cluster.model import QIData
+from .cluster.registry import ClusterRun, run_clustering
 from .engines.base import Engine
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
@@ -307,8 +307,9 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
 
             t = started()
             if engine.dry:
+                models = verify.default_models(plan.k)
                 for tree in verify.label_checks_sql(
-                    layout, source, labels_name, rows_tmp, classes_tmp, row_id
+                    layout, source, labels_name, rows_tmp, classes_tmp, row_id, models
                 ):
                     engine.show(tree)
             else:

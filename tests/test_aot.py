@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from test_kernel_blocks import make_data, qi_tables, synthetic
 
 from sbc_sql.cluster import blocks
-from sbc_sql.cluster.dispatch import block_algorithm
 from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.registry import block_algorithm
 from sbc_sql.cluster.sbca_plus import algorithm as sbcx
 from sbc_sql.cluster.sbca_plus import aot, compiled
 from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels

@@ -320,6 +320,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "release": ROWS,
             "verb": ["dis"],
         },
+        "k_anonymity": {"release": ROWS},
         "rows_uncovered": {
             "original": SOURCE,
             "release": RELEASE,
@@ -350,6 +351,7 @@ CORE_TEMPLATES = sorted(
         "class_checks",
         "rows_missing",
         "rows_uncovered",
+        "k_anonymity",
     ]
 )
 
@@ -395,6 +397,7 @@ def test_golden_sql(hostile, name):
         "class_checks": ["create_classes", "create_rows"],
         "ncp": ["create_classes"],
         "rows_missing": ["create_rows"],
+        "k_anonymity": ["create_rows"],
     }
     for first in needs.get(
         name,
@@ -406,6 +409,8 @@ def test_golden_sql(hostile, name):
     result = con.execute(sql).fetchall()
     if name in EXPECTED_ROWS:
         assert result == EXPECTED_ROWS[name]
+    if name == "k_anonymity":
+        assert sorted(result) == [(0, 2), (1, 2)]
     if name == "create_classes":
         assert con.execute(
             f"SELECT eq_class, class_size, {q(NUM + '_min')}, {q('c at')} FROM {q(CLASSES)}"

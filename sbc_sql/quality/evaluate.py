@@ -1,12 +1,12 @@
-"""Evaluate stage: information loss, risk and query accuracy of a release (SPEC section 4).
+"""Evaluate stage: information loss, risk and query accuracy of a release (the README's metrics).
 
 :func:`evaluate` takes any original + release pair and reports, each computed by an SQL
-aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/``c_max``/
-``c_has_null`` for a numeric QI, a sorted LIST for a categorical one, the other columns
-verbatim; suppressed rows are simply absent):
+aggregate in ``sql/eval_*.sql`` or in a privacy model's template (the release's format:
+``eq_class``, ``c_min``/``c_max``/``c_has_null`` for a numeric QI, a sorted LIST for a
+categorical one, the other columns verbatim; suppressed rows are simply absent):
 
 * NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
-  them. **GCP is the total NCP**: SPEC section 4's normalised GCP, which charges a
+  them. **GCP is the total NCP**: the normalised GCP of the README's metrics, which charges a
   suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
 * **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
   ``[sum over untouched classes |E| * NCP(E) + k_r * sum over virtual classes |g| * NCP(g)]
@@ -26,13 +26,15 @@ verbatim; suppressed rows are simply absent):
 * Discernibility ``DM = sum |E|^2 + |S| * n``; ``C_AVG = (n - |S|) / |E| / k`` with k the
   smallest class unless given; classes, smallest, mean and largest class; distinct
   generalized tuples; suppressed rows S = n - release rows.
-* With ``sensitive`` given (never inferred): distinct l-diversity (fewest distinct values
-  in a class; NULL is a value), t-closeness by the Earth Mover's Distance against the
-  *input's* distribution (categorical or boolean: equal ground distance, 0.5 * sum |p - q|;
-  numeric or temporal: ordered distance over the input's sorted distinct values, divided by
-  m - 1), basic beta-likeness ``max (q - p) / p`` over classes and values with q > p, and
-  enhanced beta-likeness ``max min((q - p) / p, -ln p)`` over the same (seed 004 caps
-  beta at -ln p for frequent values).
+* With ``sensitive`` given (never inferred), the measures of the privacy models in
+  :mod:`sbc_sql.privacy` (their definitions, read alike by verification): distinct
+  l-diversity (fewest distinct values in a class; NULL is a value), t-closeness by the
+  Earth Mover's Distance against the *input's* distribution (categorical or boolean: equal
+  ground distance, 0.5 * sum |p - q|; numeric or temporal: ordered distance over the
+  input's sorted distinct values, divided by m - 1), basic beta-likeness
+  ``max (q - p) / p`` over classes and values with q > p, and enhanced beta-likeness
+  ``max min((q - p) / p, -ln p)`` over the same (beta capped at -ln p for frequent
+  values).
 * **Record linkage** RL (seed 004: P = 1/|E| when the record's nearest class is its own).
   Without row ids a record's own class is not visible, so the attacker, knowing a
   record's QI values, picks uniformly among the release rows of every class whose
@@ -79,7 +81,8 @@ from .. import engines
 from ..api import _layout, _tables
 from ..engines.base import Engine
 from ..errors import InputError
-from ..plan import Column, type_kind
+from ..plan import Column
+from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
 from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref
 from ..sql.templates import ident, render
 from ..stages import measure as metrics
@@ -461,12 +464,16 @@ def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
     return render("eval_class_stats", release=release, qicol=layout.qi_columns())
 
 
+def sensitive_models(sensitive: Column) -> tuple[PrivacyModel, ...]:
+    """The privacy models whose measures ``evaluate`` reports for a sensitive column: distinct
+    l-diversity, t-closeness (the EMD for the column's kind) and beta-likeness, basic and
+    enhanced; the same definitions a check or an enforcement of them reads."""
+    return (LDiversity(sensitive), TCloseness(sensitive), BetaLikeness(sensitive))
+
+
 def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:
-    """l, categorical EMD and beta; plus the ordered EMD for a numeric sensitive column."""
-    out = [render("eval_sensitive", original=original, release=release, sens=sensitive.name)]
-    if type_kind(sensitive.type)[0] == "numeric":
-        out.append(render("eval_emd_ordered", original=original, release=release, sens=sensitive.name))
-    return out
+    """The measure query of each of :func:`sensitive_models`."""
+    return [m.measure_sql(release, original) for m in sensitive_models(sensitive)]
 
 
 def value_counts_sql(c: Column, original: str) -> exp.Expression:
@@ -587,6 +594,10 @@ def query_error(
 
 # ---------------------------------------------------------------------------------------
 # the run
+
+
+def _as(kind: type, value: Any) -> Any:
+    return None if value is None else kind(value)
 
 
 def _check(k_r: float, n_r: float, queries: int, selectivities: Sequence[float], k: int | None) -> None:
@@ -712,14 +723,10 @@ def evaluate(
             virtual_classes = 0
             cost = n_r * n * float(whole or 0.0)
         rgcp = cost / (n * wsum) if n and wsum else 0.0
-        l_div: int | None = None
-        t_close = beta = enhanced = None
+        privacy: dict[str, Any] = {}
         if sens is not None and m.classes:
-            stmts = sensitive_sql(original, release, sens)
-            row = engine.fetch_one(stmts[0])
-            if len(stmts) > 1:
-                row = row[:1] + engine.fetch_one(stmts[1]) + row[2:]
-            l_div, t_close, beta, enhanced = int(row[0]), *(float(v) for v in row[1:4])
+            for model in sensitive_models(sens):
+                privacy.update(model.measure(engine, release, original))
         errors: tuple[QueryError, ...] = ()
         if queries and selectivities:
             table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
@@ -751,10 +758,10 @@ def evaluate(
         record_linkage=float(linkage),
         record_linkage_share=float(linkage) / n if n else 0.0,
         sensitive=sensitive,
-        l_diversity=l_div,
-        t_closeness=t_close,
-        beta_likeness=beta,
-        enhanced_beta_likeness=enhanced,
+        l_diversity=_as(int, privacy.get("l_diversity")),
+        t_closeness=_as(float, privacy.get("t_closeness")),
+        beta_likeness=_as(float, privacy.get("beta_likeness")),
+        enhanced_beta_likeness=_as(float, privacy.get("enhanced_beta_likeness")),
         query_error=errors,
         seed=seed,
     )

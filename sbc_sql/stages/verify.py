@@ -2,19 +2,24 @@
 
 With the run's class labels (during ``anonymize``) the check is row-exact over the row and
 class tables just written: every source row is labelled once, released once with its own
-values, and lies inside its class's ranges and sets; every class has one tuple and >= k
-rows. For any other original + release pair, :func:`verify_pair` checks k-anonymity, row
-counts, released values and that every input row is covered by some class.
+values, and lies inside its class's ranges and sets; every class has one tuple; and every
+privacy model holds (k-anonymity by default: every class has >= k rows; each model's
+violation check is its own query, see :mod:`sbc_sql.privacy`). For any other original +
+release pair, :func:`verify_pair` checks the privacy models, one tuple per class, row
+counts, released values and that every input row is covered by some class. A release
+passes only if no check reports a problem.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from ..engines.base import Engine
 from ..plan import Column
+from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..sql.nodes import conj, list_contains, list_has_null, ref
 from ..sql.templates import render
 from .measure import Layout, class_sizes_sql
@@ -76,9 +81,26 @@ def one_tuple_condition(layout: Layout) -> exp.Expression:
     return conj(parts)
 
 
-def check_release(engine: Engine, layout: Layout, release: str, k: int) -> tuple[list[str], dict[str, int]]:
-    """k-anonymity of the release alone: every class has >= k rows and one generalized tuple,
-    so every generalized tuple is shared by >= k rows."""
+Models = Sequence[PrivacyModel]
+
+
+def default_models(k: int) -> tuple[PrivacyModel, ...]:
+    """The privacy models a release is verified against when none are named: k-anonymity."""
+    return (KAnonymity(k),)
+
+
+def check_release(
+    engine: Engine,
+    layout: Layout,
+    release: str,
+    k: int,
+    models: Models | None = None,
+    original: str | None = None,
+) -> tuple[list[str], dict[str, int]]:
+    """The privacy models (k-anonymity unless named) over the release alone, and one
+    generalized tuple per class: with k-anonymity, every generalized tuple is shared by >= k
+    rows. ``original`` is read by models that compare with the input's distribution."""
+    problems = check_all(engine, models or default_models(k), release, original or release)
     classes, smallest, _, _, released = engine.fetch_one(class_sizes_sql(release))
     (mixed,) = engine.fetch_one(render("class_tuples", release=release, same=one_tuple_condition(layout)))
     facts = {
@@ -87,14 +109,13 @@ def check_release(engine: Engine, layout: Layout, release: str, k: int) -> tuple
         "released": int(released or 0),
         "mixed_classes": int(mixed or 0),
     }
-    return class_problems(facts, k), facts
+    return problems + class_problems(facts), facts
 
 
-def class_problems(facts: dict[str, int], k: int) -> list[str]:
-    """What the class-level facts say is wrong: a class below k, a class with two tuples."""
+def class_problems(facts: dict[str, int]) -> list[str]:
+    """What the class-level facts say is wrong: a class with two tuples (a class below k is
+    the k-anonymity model's)."""
     problems: list[str] = []
-    if facts["released"] and facts["smallest_class"] < k:
-        problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
     if facts["mixed_classes"]:
         problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
     return problems
@@ -133,10 +154,17 @@ def label_coverage_sql(source: str, labels: str, row_id: exp.Expression) -> exp.
 
 
 def label_checks_sql(
-    layout: Layout, source: str, labels: str, rows: str, classes: str, row_id: exp.Expression
+    layout: Layout,
+    source: str,
+    labels: str,
+    rows: str,
+    classes: str,
+    row_id: exp.Expression,
+    models: Models,
 ) -> list[exp.Expression]:
-    """The queries :func:`verify_with_labels` runs, in its order (a dry run shows them)."""
-    return [
+    """The queries :func:`verify_with_labels` runs, in its order (a dry run shows them): each
+    privacy model's violation check over the row table, then the row-exact checks."""
+    return [m.violations_sql(rows, source) for m in models] + [
         class_checks_sql(layout, source, labels, rows, classes, row_id),
         label_coverage_sql(source, labels, row_id),
         rows_missing_sql(layout, source, labels, rows, row_id),
@@ -144,12 +172,22 @@ def label_checks_sql(
 
 
 def verify_with_labels(
-    engine: Engine, layout: Layout, source: str, labels: str, rows: str, classes: str, k: int
+    engine: Engine,
+    layout: Layout,
+    source: str,
+    labels: str,
+    rows: str,
+    classes: str,
+    k: int,
+    models: Models | None = None,
 ) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
-    class table (the release view joins them: it shows each row its class's one tuple)."""
-    checks, coverage, missing_rows = label_checks_sql(
-        layout, source, labels, rows, classes, engine.row_id("s")
+    class table (the release view joins them: it shows each row its class's one tuple).
+    The privacy models (k-anonymity unless named) are checked over the row table."""
+    models = models or default_models(k)
+    problems = check_all(engine, models, rows, source)
+    *_, checks, coverage, missing_rows = label_checks_sql(
+        layout, source, labels, rows, classes, engine.row_id("s"), models
     )
     n_classes, distinct, smallest, released, unmatched, *outside = engine.fetch_one(checks)
     facts = {
@@ -160,7 +198,7 @@ def verify_with_labels(
         "unmatched_classes": int(unmatched or 0),
         "outside": sum(int(x or 0) for x in outside),
     }
-    problems = class_problems(facts, k)
+    problems += class_problems(facts)
     if facts["unmatched_classes"]:
         problems.append(
             f"{facts['unmatched_classes']} class(es) differ between the class table "
@@ -190,9 +228,12 @@ def verify_with_labels(
     return Verdict(k, tuple(problems), facts)
 
 
-def verify_pair(engine: Engine, layout: Layout, original: str, release: str, k: int) -> Verdict:
-    """Verification of any original + release pair (no class labels at hand)."""
-    problems, facts = check_release(engine, layout, release, k)
+def verify_pair(
+    engine: Engine, layout: Layout, original: str, release: str, k: int, models: Models | None = None
+) -> Verdict:
+    """Verification of any original + release pair (no class labels at hand) against the
+    privacy models (k-anonymity unless named)."""
+    problems, facts = check_release(engine, layout, release, k, models, original)
     (n_rows,) = engine.fetch_one(render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:
