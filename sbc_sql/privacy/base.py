@@ -120,7 +120,9 @@ class PrivacyModel(ABC):
         return self.problems(int(violations or 0), measures)
 
 
-def check_all(engine: Engine, models: Sequence[PrivacyModel], release: str, original: str) -> list[str]:
+def check_all(
+    engine: Engine, models: Sequence[PrivacyModel], release: str, original: str | None = None
+) -> list[str]:
     """Every model's problems with ``release``, in the models' order: it passes only when
     none reports a violation."""
     return [p for m in models for p in m.check(engine, release, original)]

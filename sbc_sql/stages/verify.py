@@ -100,7 +100,7 @@ def check_release(
     """The privacy models (k-anonymity unless named) over the release alone, and one
     generalized tuple per class: with k-anonymity, every generalized tuple is shared by >= k
     rows. ``original`` is read by models that compare with the input's distribution."""
-    problems = check_all(engine, models or default_models(k), release, original or release)
+    problems = check_all(engine, models or default_models(k), release, original)
     classes, smallest, _, _, released = engine.fetch_one(class_sizes_sql(release))
     (mixed,) = engine.fetch_one(render("class_tuples", release=release, same=one_tuple_condition(layout)))
     facts = {
