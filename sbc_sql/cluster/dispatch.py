@@ -18,8 +18,7 @@ from ..errors import ResourceError
 from .blocks import block_bounds, blocked, choose_mode, estimate_memory
 from .model import QIData
 from .sbca_plus import compiled
-from .sbca_plus.algorithm import sbca_plus
-from .sbca_plus.compiled import HAVE_NUMBA
+from .sbca_plus.algorithm import PAPER, sbca_plus
 
 if TYPE_CHECKING:
     from .baselines.fulldomain import Hierarchy
@@ -90,15 +89,15 @@ def run_clustering(
             # the time; the paper's algorithm stays exact up to its threshold
             mode = "blocks" if algorithm == "sbca" else choose_mode(data.n_rows, k)
         check_memory(data, mode, workers)
-        engine = "compiled" if HAVE_NUMBA else "numpy"
+        engine = f"{compiled.engine()} kernels"
         threads = f"{workers or os.cpu_count() or 1} worker(s)"
         if algorithm == "sbca-paper":
-            from .sbca_paper_kernels import CompiledSBCA, sbca_compiled
-
+            # SBCA+ with every switch off gives the paper's labels
+            paper = functools.partial(sbca_plus, leftover=leftover, **PAPER)
             if mode == "exact":
-                labels = sbca_compiled(data, k, leftover=leftover, progress=progress)
+                labels = paper(data, k, progress=progress)
                 return ClusterRun(labels, algorithm, "exact", f"the paper's SBCA, one block, {engine}")
-            labels = blocked(data, k, CompiledSBCA(leftover), workers=workers, progress=progress)
+            labels = blocked(data, k, paper, workers=workers, progress=progress)
             return ClusterRun(
                 labels,
                 algorithm,

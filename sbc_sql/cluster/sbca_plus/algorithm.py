@@ -72,6 +72,9 @@ WINDOW_MIN = 16
 #: refinement passes at most
 PASSES = 10
 
+#: every switch off: the labels of the paper's SBCA (:func:`..sbca_paper.sbca`)
+PAPER = {"growth": False, "seeds": "first", "refine": False, "order": "sort"}
+
 _UNPLACED = -2
 #: the growth keeps one bit per categorical QI for each candidate row (an int64)
 MAX_CATEGORICAL = 64
@@ -134,44 +137,26 @@ def sbca_plus(
 
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
-    rid = np.arange(n, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
-    dist = np.zeros(n, dtype=np.float64)
     state = np.array([n, n, 0, 0], dtype=np.int64)
-    raw = arr["raw"].copy()
-    sc = arr["sc"].copy()
-    cat = arr["cat"].copy()
-    budget = max(n // 32, k) if progress is not None else n
-    pool_rows = max(int(pool) * k, POOL_MIN, k)
-    wide_rows = max(int(wide) * k, pool_rows) if growth else 0
+    values = {
+        **arr,
+        "raw": arr["raw"].copy(),
+        "sc": arr["sc"].copy(),
+        "cat": arr["cat"].copy(),
+        "rid": np.arange(n, dtype=np.int64),
+        "alive": np.ones(n, dtype=np.bool_),
+        "dist": np.zeros(n, dtype=np.float64),
+        "state": state,
+        "labels": lab,
+        "k": k,
+        "growth": growth,
+        "seed_rule": _SEED_RULES[seeds],
+        "pool": max(int(pool) * k, POOL_MIN, k),
+        "budget": max(n // 32, k) if progress is not None else n,
+    }
+    values["wide"] = max(int(wide) * k, values["pool"]) if growth else 0
     while state[1] >= k:
-        kern.greedy_pass(
-            raw,
-            sc,
-            arr["span"],
-            arr["wn"],
-            arr["num_act"],
-            cat,
-            arr["card"],
-            arr["wc"],
-            arr["cat_act"],
-            arr["pred"],
-            arr["cnt"],
-            arr["cnt_off"],
-            arr["pair"],
-            arr["pair_off"],
-            rid,
-            alive,
-            dist,
-            state,
-            lab,
-            k,
-            growth,
-            _SEED_RULES[seeds],
-            pool_rows,
-            wide_rows,
-            budget,
-        )
+        kern.greedy_pass(values)
         if progress is not None:
             progress(n - int(state[1]), n)
     if contingency is not None:
@@ -191,22 +176,16 @@ def sbca_plus(
         # one code type for this kernel whatever the greedy pass got: one compilation
         cat32 = arr["cat"].astype(np.int32)
         kern.finish(
-            arr["raw"],
-            arr["span"],
-            arr["wn"],
-            arr["num_act"],
-            cat32,
-            arr["card"],
-            arr["wc"],
-            arr["cat_act"],
-            arr["qkind"],
-            arr["qidx"],
-            lab,
-            k,
-            place,
-            win,
-            n_passes,
-            stats,
+            {
+                **arr,
+                "cat": cat32,
+                "lab": lab,
+                "k": k,
+                "place": place,
+                "window": win,
+                "max_passes": n_passes,
+                "stats": stats,
+            }
         )
     labels[rows] = lab
     if progress is not None:
