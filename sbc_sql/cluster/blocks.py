@@ -8,10 +8,8 @@ the block's own contingency counts. Work is O(n * block_size / k), the blocks ar
 independent (threads, or later Spark partitions), and one block holding the whole table is
 the exact algorithm.
 
-Categorical axes of the curve follow the values' frequency rank by default. Measured at
-k = 10, blocks of 4,096 (total NCP): Adult 30,162 x 8 QIs 0.0769 by frequency, 0.0735 by
-code, 0.0734 exact; a synthetic 1M-row table (3 numerics, 5 Zipf categoricals of 2..1,000
-values) 0.0618 by frequency, 0.0650 by code.
+Categorical axes of the curve follow the values' frequency rank by default (the two
+orders compared in benchmarks/results/tuning.md).
 """
 
 from __future__ import annotations
@@ -31,15 +29,12 @@ Algorithm = Callable[[QIData, int], np.ndarray]
 Progress = Callable[[int, int], None]
 
 DEFAULT_BLOCK_SIZE = 4096
-# Rows the exact algorithm may take at k = 10 (choose_mode scales it with k). Measured on
-# Adult (30,162 rows x 8 QIs, k = 10): 0.19 s of CPU exact; 50,000 rows ~0.5 s.
+#: rows the exact algorithm may take at k = 10 (choose_mode scales it with k): about half a
+#: second of the paper's SBCA (benchmarks/results/tuning.md)
 EXACT_THRESHOLD = 50_000
-# coarse_order: a categorical QI of at most this many values comes before the numerics (one
-# more value in a class costs at least 1/20 of the QI). The default's total NCP at k = 10: on
-# the synthetic 50,000 rows (values 2, 7, 30, 200, 1,000) 4.86 % with any threshold from 7 to
-# 29, 5.12 % at 30, 5.13 % at 6, 5.26 % with every categorical first (SPEC's order); on Adult
-# (2, 5, 7, 7, 14, 16, 41 values; one numeric) 4.16 % at 15, 4.17 % from 16 to 40, 4.19 % at
-# 41, 4.27 % at 10, 4.85 % at 5
+#: coarse_order: a categorical QI of at most this many values comes before the numerics (one
+#: more value in a class costs at least 1/20 of the QI); the thresholds compared are in
+#: benchmarks/results/tuning.md
 COARSE_CARDINALITY = 20
 
 
@@ -134,7 +129,7 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
 
     Categorical QIs of at most ``COARSE_CARDINALITY`` values come first, by ascending
     cardinality; then the numeric QIs, along a Hilbert curve when there are several; then
-    the finer categoricals, by ascending cardinality; then position. SPEC's sort order
+    the finer categoricals, by ascending cardinality; then position. The paper's sort order
     (``QIData.sort_order``) puts every categorical before the numerics, so the rows near a
     row in that order share even its 30- or 200-valued categories but not its numeric
     values; blocks cut from it, and partners taken from it, then pay wide numeric ranges
