@@ -6,7 +6,8 @@ distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row
 Hilbert keys. The Python side calls the three entry kernels (``greedy.greedy_pass``,
 ``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
 :mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
-folder imports only numpy, numba and itself, never the rest of the package.
+folder imports only the standard library, numpy, numba and itself, never the rest of the
+package.
 
 Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
 takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for the paper's order:
@@ -28,3 +29,45 @@ of the wide set, O(wide * d * log k) for the pool refills and O(pool * k) for th
 (plus O(pool) per value entering the class). Refinement: O(rows * window * d) per pass, for
 the rows whose class is cheaper without them.
 """
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+#: the package's own name; the ahead-of-time build loads a private copy under another name,
+#: with numba's cache in a scratch folder
+_NAME = "sbc_sql.cluster.sbca_plus.kernels"
+
+
+def _drop_stale_cache() -> None:
+    """Drop numba's cache of this folder when any of its files changed since it was written.
+
+    numba keys a cached kernel on its own file only, but kernels here call and inline
+    kernels of sibling files: after an edit to costs.py the cached greedy_pass would still
+    hold the old costs. A stamp of the folder's source, kept beside the cache, catches that.
+    Best effort: a read-only folder (an installed copy, which runs the ahead-of-time module)
+    keeps its cache as it is.
+    """
+    here = Path(__file__).resolve().parent
+    cache = here / "__pycache__"
+    digest = hashlib.sha256()
+    for path in sorted(here.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    stamp = cache / "numba-source.sha256"
+    try:
+        if stamp.read_text(encoding="ascii") == digest.hexdigest():
+            return
+    except OSError:
+        pass
+    try:
+        for path in cache.glob("*.nb[ic]"):
+            path.unlink()
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest(), encoding="ascii")
+    except OSError:
+        pass
+
+
+if __name__ == _NAME:
+    _drop_stale_cache()
