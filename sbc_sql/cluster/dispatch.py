@@ -23,8 +23,8 @@ from .sbca_plus.algorithm import PAPER, sbca_plus
 if TYPE_CHECKING:
     from .baselines.fulldomain import Hierarchy
 
-# the other algorithms' modules are imported when chosen: the paper's kernels and
-# k-member's bring in numba, which the default does not need (see compiled.py)
+# the other algorithms' modules are imported when chosen: k-member's brings in numba,
+# which the default does not need (see compiled.py)
 
 Progress = Callable[[int, int], None]
 
