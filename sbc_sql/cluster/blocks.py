@@ -105,18 +105,15 @@ def curve_keys(
     keep = 64 // bits
     num_q, cat_q = num_q[:keep], cat_q[: keep - len(num_q[:keep])]
     d = len(num_q) + len(cat_q)
-    values = {
-        **_curve_arrays(data, num_q, cat_q, categorical_by),
-        "bits": bits,
-        "spread": _spread_table(d),
-        "keys": np.empty(n, dtype=np.uint64),
-    }
+    keys = np.empty(n, dtype=np.uint64)
+    values = {**_curve_arrays(data, num_q, cat_q, categorical_by), "bits": bits, "spread": _spread_table(d)}
+    values["keys"] = keys
 
     def chunk(bounds: tuple[int, int]) -> None:
         compiled.hilbert_keys({**values, "start": bounds[0], "end": bounds[1]})
 
     _parallel(chunk, _chunks(n, 1 << 16), workers)
-    return values["keys"]
+    return keys
 
 
 def _curve_bits(d: int) -> int:

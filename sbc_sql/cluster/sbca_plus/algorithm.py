@@ -136,6 +136,7 @@ def sbca_plus(
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
     state = np.array([n, n, 0, 0], dtype=np.int64)
+    pool_rows = max(int(pool) * k, POOL_MIN, k)
     values = {
         **arr,
         "raw": arr["raw"].copy(),
@@ -149,10 +150,10 @@ def sbca_plus(
         "k": k,
         "growth": growth,
         "seed_rule": _SEED_RULES[seeds],
-        "pool": max(int(pool) * k, POOL_MIN, k),
+        "pool": pool_rows,
+        "wide": max(int(wide) * k, pool_rows) if growth else 0,
         "budget": max(n // 32, k) if progress is not None else n,
     }
-    values["wide"] = max(int(wide) * k, values["pool"]) if growth else 0
     while state[1] >= k:
         kern.greedy_pass(values)
         if progress is not None:
