@@ -9,8 +9,8 @@ timed too. Writes benchmarks/results/paper_kernel.md (or ``--output``).
 
     python benchmarks/bench_paper_kernel.py
     python benchmarks/bench_paper_kernel.py --runs 5 --k 10
-    # an older checkout's code (its venv's sbc_sql comes first on the path):
-    OLD/.venv/bin/python benchmarks/bench_paper_kernel.py --output paper_kernel_old.md
+    # an older checkout's code, its sbc_sql first on the path:
+    PYTHONPATH=OLD_CHECKOUT python benchmarks/bench_paper_kernel.py --output paper_kernel_before.md
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import importlib.util
 import statistics
 import sys
 import time
@@ -32,7 +33,6 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import datasets  # noqa: E402
 
-import sbc_sql  # noqa: E402
 from sbc_sql import db  # noqa: E402
 from sbc_sql import plan as spec  # noqa: E402
 from sbc_sql.cluster.blocks import DEFAULT_BLOCK_SIZE, blocked  # noqa: E402
@@ -74,6 +74,10 @@ def timed(fn: Callable[[], np.ndarray], runs: int) -> tuple[float, float, np.nda
     return statistics.median(times), min(times), labels
 
 
+def has_kernel() -> bool:
+    return importlib.util.find_spec("sbc_sql.cluster.sbca_paper_kernels") is not None
+
+
 def contenders(data: QIData, k: int, mode: str, workers: int) -> dict[str, Callable[[], np.ndarray]]:
     off = functools.partial(sbca_plus, **ALL_OFF)
     out: dict[str, Callable[[], np.ndarray]] = {}
@@ -110,7 +114,7 @@ def main() -> None:
         "",
         f"Synthetic population (`datasets.make_synthetic`, seed {args.seed}), k = {args.k}, "
         f"{args.workers} worker(s); median and least of {args.runs} runs after one untimed run; "
-        f"sbc_sql from {Path(sbc_sql.__file__).parent}.",
+        f"the paper's own kernel module {'present' if has_kernel() else 'absent'}.",
         "",
         "| mode | rows | contender | median s | least s | total NCP (%) | labels as the first row |",
         "|---|---:|---|---:|---:|---:|---|",
