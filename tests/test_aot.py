@@ -4,6 +4,8 @@ the same classes, and the module is used only when it matches the source."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
+import shutil
 import zipfile
 from pathlib import Path
 from unittest import mock
@@ -19,8 +21,8 @@ from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import block_algorithm
 from sbc_sql.cluster.sbca_plus import algorithm as sbcx
 from sbc_sql.cluster.sbca_plus import aot, compiled
-from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
+from sbc_sql.cluster.sbca_plus.args import KERNELS, call_args
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -46,7 +48,27 @@ def kernels(module):
 
 def test_built_from_this_source(built) -> None:
     assert built.fingerprint() == aot.fingerprint()
-    assert sorted(n for n in dir(built) if not n.startswith("__")) == sorted([*aot.EXPORTS, "fingerprint"])
+    assert sorted(n for n in dir(built) if not n.startswith("__")) == sorted([*aot.exports(), "fingerprint"])
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_the_table_names_the_kernels_parameters(kernel: str) -> None:
+    """The argument table is the kernels' signature: same names, same order."""
+    params = inspect.signature(compiled.jit_kernel(kernel).py_func).parameters
+    assert tuple(params) == KERNELS[kernel].names()
+
+
+def test_the_fingerprint_covers_the_kernel_folder_and_the_table(tmp_path: Path) -> None:
+    """An edit to any kernel module, or to the argument table, changes the fingerprint."""
+    shutil.copytree(Path(aot.__file__).parent / aot.KERNELS, tmp_path / aot.KERNELS)
+    shutil.copy(Path(aot.__file__).parent / aot.ARGS, tmp_path / aot.ARGS)
+    assert aot.fingerprint(tmp_path) == aot.fingerprint()
+    for name in ["args.py", *(f"kernels/{p.name}" for p in (tmp_path / aot.KERNELS).glob("*.py"))]:
+        path = tmp_path / name
+        before = path.read_bytes()
+        path.write_bytes(before + b"\n")
+        assert aot.fingerprint(tmp_path) != aot.fingerprint(), name
+        path.write_bytes(before)
 
 
 @SETTINGS
@@ -88,39 +110,29 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
     data = synthetic(800, seed=3)
     arr = sbcx._kernel_arrays(data, sbcx.Contingency(data), np.arange(data.n_rows))
     outs = []
-    for kernel in (sbcx_kernels.greedy_pass, built.greedy_pass_i4):
+    for kernel in (compiled.jit_kernel("greedy_pass"), built.greedy_pass_i4):
         n = data.n_rows
-        lab = np.full(n, -2, dtype=np.int64)
-        state = np.array([n, n, 0, 0], dtype=np.int64)
-        cnt, pair = arr["cnt"].copy(), arr["pair"].copy()
-        done = kernel(
-            arr["raw"].copy(),
-            arr["sc"].copy(),
-            arr["span"],
-            arr["wn"],
-            arr["num_act"],
-            arr["cat"].astype(np.int32),
-            arr["card"],
-            arr["wc"],
-            arr["cat_act"],
-            arr["pred"],
-            cnt,
-            arr["cnt_off"],
-            pair,
-            arr["pair_off"],
-            np.arange(n, dtype=np.int64),
-            np.ones(n, dtype=np.bool_),
-            np.zeros(n),
-            state,
-            lab,
-            5,
-            True,
-            2,
-            64,
-            256,
-            n,
-        )
-        outs.append((done, lab, state, cnt, pair))
+        values = {
+            **arr,
+            "raw": arr["raw"].copy(),
+            "sc": arr["sc"].copy(),
+            "cat": arr["cat"].astype(np.int32),
+            "cnt": arr["cnt"].copy(),
+            "pair": arr["pair"].copy(),
+            "rid": np.arange(n, dtype=np.int64),
+            "alive": np.ones(n, dtype=np.bool_),
+            "dist": np.zeros(n),
+            "state": np.array([n, n, 0, 0], dtype=np.int64),
+            "labels": np.full(n, -2, dtype=np.int64),
+            "k": 5,
+            "growth": True,
+            "seed_rule": 2,
+            "pool": 64,
+            "wide": 256,
+            "budget": n,
+        }
+        done = kernel(*call_args("greedy_pass", values))
+        outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))
     for got, expected in zip(outs[1], outs[0]):
         np.testing.assert_array_equal(got, expected)
 

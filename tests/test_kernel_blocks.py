@@ -1,4 +1,5 @@
-"""The compiled SBCA gives the reference's labels; block mode is complete and k-anonymous."""
+"""SBCA+ with every switch off gives the paper's labels (the numpy reference, sbca_paper.sbca);
+block mode is complete and k-anonymous."""
 
 from __future__ import annotations
 
@@ -10,15 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sbc_sql.cluster import blocks
-from sbc_sql.cluster import sbca_paper_kernels as kernel
 from sbc_sql.cluster.leftover import LEFTOVER_MODES
 from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.sbca_paper import sbca
 from sbc_sql.cluster.sbca_plus import compiled
-from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels
+from sbc_sql.cluster.sbca_plus.algorithm import PAPER, sbca_plus
+from sbc_sql.cluster.sbca_plus.args import call_args
 from sbc_sql.cluster.similarity import Contingency
-
-pytestmark = pytest.mark.skipif(not kernel.HAVE_NUMBA, reason="numba is not installed")
 
 SETTINGS = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -89,6 +88,11 @@ def synthetic(n: int, seed: int = 0) -> QIData:
     return make_data([age, income], cats)
 
 
+def paper(data: QIData, k: int, leftover: str = "nearest", **options) -> np.ndarray:
+    """The paper's SBCA as sbc-sql runs it: SBCA+ with every switch off."""
+    return sbca_plus(data, k, leftover=leftover, **PAPER, **options)
+
+
 def assert_k_anonymous(labels: np.ndarray, n: int, k: int) -> None:
     assert labels.shape == (n,)
     assert (labels != SUPPRESSED).all()
@@ -97,7 +101,7 @@ def assert_k_anonymous(labels: np.ndarray, n: int, k: int) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# compiled == reference
+# SBCA+ with every switch off == the paper's reference
 # ---------------------------------------------------------------------------------------
 
 
@@ -106,7 +110,7 @@ def assert_k_anonymous(labels: np.ndarray, n: int, k: int) -> None:
 def test_compiled_equals_reference(data: QIData, k: int) -> None:
     for mode in LEFTOVER_MODES:
         expected = sbca(data, k, mode)
-        got = kernel.sbca_compiled(data, k, mode)
+        got = paper(data, k, mode)
         np.testing.assert_array_equal(got, expected, err_msg=f"leftover={mode}")
 
 
@@ -116,23 +120,15 @@ def test_progress_and_contingency_paths_match(data: QIData, k: int) -> None:
     calls: list[tuple[int, int]] = []
     mine, theirs = Contingency(data), Contingency(data)
     expected = sbca(data, k, contingency=theirs)
-    got = kernel.sbca_compiled(data, k, contingency=mine, progress=lambda d, t: calls.append((d, t)))
+    got = paper(data, k, contingency=mine, progress=lambda d, t: calls.append((d, t)))
     np.testing.assert_array_equal(got, expected)
     assert calls[-1] == (data.n_rows, data.n_rows)
     for q in mine.order:
         np.testing.assert_array_equal(mine.counts[q], theirs.counts[q])
 
 
-@SETTINGS
-@given(data=qi_tables())
-def test_compiled_sort_order_is_lexsort(data: QIData) -> None:
-    t = kernel.PreparedTable(data)
-    got = kernel._sort_order(t.codes, t.raw, t.position, t.card)
-    np.testing.assert_array_equal(got, data.sort_order())
-
-
 def test_large_domains_and_wide_predecessor_rows() -> None:
-    """Declared domains far larger than the rows present (the sparse path of the kernel)."""
+    """Declared domains far larger than the rows present."""
     rng = np.random.default_rng(7)
     n = 400
     cats = [
@@ -142,17 +138,17 @@ def test_large_domains_and_wide_predecessor_rows() -> None:
     ]
     data = make_data([rng.normal(size=n)], cats)
     for k in (2, 5, 30):
-        np.testing.assert_array_equal(kernel.sbca_compiled(data, k), sbca(data, k))
+        np.testing.assert_array_equal(paper(data, k), sbca(data, k))
 
 
 def test_edge_cases() -> None:
     data = make_data([np.array([1.0, 2.0, 3.0])], [])
-    np.testing.assert_array_equal(kernel.sbca_compiled(data, 5), sbca(data, 5))
-    assert len(kernel.sbca_compiled(data.take(np.arange(0)), 3)) == 0
+    np.testing.assert_array_equal(paper(data, 5), sbca(data, 5))
+    assert len(paper(data.take(np.arange(0)), 3)) == 0
     with pytest.raises(ValueError):
-        kernel.sbca_compiled(data, 0)
+        paper(data, 0)
     with pytest.raises(ValueError):
-        kernel.sbca_compiled(data, 2, "bogus")
+        paper(data, 2, "bogus")
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,7 +165,7 @@ def test_blocks_partition_the_rows(data: QIData, k: int, block_size: int) -> Non
     if data.n_rows >= k:
         assert all(len(p) >= k for p in parts)
         assert all(len(p) <= max(block_size, 2 * k - 1) for p in parts)
-    labels = blocks.blocked(data, k, kernel.sbca_compiled, block_size=block_size, workers=1)
+    labels = blocks.blocked(data, k, paper, block_size=block_size, workers=1)
     if data.n_rows >= k:
         assert_k_anonymous(labels, data.n_rows, k)
 
@@ -177,15 +173,15 @@ def test_blocks_partition_the_rows(data: QIData, k: int, block_size: int) -> Non
 @SETTINGS
 @given(data=qi_tables(), k=st.integers(2, 8))
 def test_one_block_is_the_exact_algorithm(data: QIData, k: int) -> None:
-    labels = blocks.blocked(data, k, kernel.sbca_compiled, block_size=data.n_rows)
+    labels = blocks.blocked(data, k, paper, block_size=data.n_rows)
     np.testing.assert_array_equal(labels, sbca(data, k))
 
 
-def test_compiled_blocks_equal_generic_blocks() -> None:
-    """One compiled call per block gives what sbca(data.take(rows), k) gives per block."""
+def test_compiled_blocks_equal_reference_blocks() -> None:
+    """SBCA+ with every switch off gives, block by block, what sbca(data.take(rows), k) gives."""
     data = synthetic(3000, seed=3)
     for mode in LEFTOVER_MODES:
-        fast = blocks.blocked(data, 7, functools.partial(kernel.sbca_compiled, leftover=mode), block_size=500)
+        fast = blocks.blocked(data, 7, functools.partial(paper, leftover=mode), block_size=500)
         slow = blocks.blocked(data, 7, functools.partial(sbca, leftover=mode), block_size=500)
         np.testing.assert_array_equal(fast, slow)
 
@@ -193,9 +189,9 @@ def test_compiled_blocks_equal_generic_blocks() -> None:
 def test_workers_do_not_change_labels() -> None:
     data = synthetic(20000, seed=5)
     seen: list[tuple[int, int]] = []
-    one = blocks.blocked(data, 10, kernel.sbca_compiled, block_size=1024, workers=1)
+    one = blocks.blocked(data, 10, paper, block_size=1024, workers=1)
     two = blocks.blocked(
-        data, 10, kernel.sbca_compiled, block_size=1024, workers=2, progress=lambda d, t: seen.append((d, t))
+        data, 10, paper, block_size=1024, workers=2, progress=lambda d, t: seen.append((d, t))
     )
     np.testing.assert_array_equal(one, two)
     assert_k_anonymous(one, data.n_rows, 10)
@@ -342,31 +338,69 @@ def test_choose_mode_and_memory() -> None:
         blocks.estimate_memory(10, 2, "bogus")
 
 
+def _axis_levels(nums, lo, span, cats, rank, roff, card, bits) -> list[np.ndarray]:
+    """Every row's cell on each curve axis, in numpy: numerics take levels 0..2**bits-2 by
+    value over the table's range and NULL the top level of its own; a categorical value
+    takes its rank spread over all levels."""
+    levels = 1 << bits
+    axes = []
+    for a in range(nums.shape[0]):
+        lv = np.floor((nums[a] - lo[a]) / span[a] * (levels - 2) + 0.5)
+        lv = np.clip(lv, 0.0, levels - 2.0)
+        axes.append(np.where(np.isnan(nums[a]), levels - 1, lv).astype(np.uint64))
+    for c in range(cats.shape[0]):
+        r = rank[roff[c] + cats[c].astype(np.int64)]
+        axes.append((r * (levels - 1) // (card[c] - 1)).astype(np.uint64))
+    return axes
+
+
+def _hilbert_keys_numpy(axes: list[np.ndarray], bits: int, spread: np.ndarray) -> np.ndarray:
+    """The kernel's Hilbert index (Skilling's transposition, bits interleaved) over all rows
+    at once, in numpy: the reference the kernel is held to."""
+    x = [a.copy() for a in axes]
+    d = len(x)
+    one, zero = np.uint64(1), np.uint64(0)
+    for level in range(bits - 1, 0, -1):
+        p = np.uint64((1 << level) - 1)
+        for j in range(d):
+            m = zero - ((x[j] >> np.uint64(level)) & one)
+            x[0] ^= p & m
+            t = (x[0] ^ x[j]) & p & ~m
+            x[0] ^= t
+            x[j] ^= t
+    for j in range(1, d):
+        x[j] ^= x[j - 1]
+    t = np.zeros_like(x[0])
+    for level in range(bits - 1, 0, -1):
+        m = zero - ((x[d - 1] >> np.uint64(level)) & one)
+        t ^= np.uint64((1 << level) - 1) & m
+    key = np.zeros_like(x[0])
+    for j in range(d):
+        v = x[j] ^ t
+        part = spread[(v & np.uint64(255)).astype(np.int64)]
+        if bits > 8:
+            part |= spread[((v >> np.uint64(8)) & np.uint64(255)).astype(np.int64)] << np.uint64(8 * d)
+        key |= part << np.uint64(d - 1 - j)
+    return key
+
+
 @settings(max_examples=20, deadline=None)
 @given(data=qi_tables(), by=st.sampled_from(["frequency", "code"]))
-def test_curve_keys_numpy_fallback_matches(data: QIData, by: str) -> None:
+def test_curve_keys_match_the_numpy_reference(data: QIData, by: str) -> None:
     num_q, cat_q = blocks._curve_dims(data)
     d = len(num_q) + len(cat_q)
     if d == 0:
         return
     bits = max(1, min(16, 64 // d))
-    args = blocks._curve_arrays(data, num_q, cat_q, by)
+    arrays = blocks._curve_arrays(data, num_q, cat_q, by)
     spread = blocks._spread_table(d)
-    expected = blocks._hilbert_keys_numpy(blocks._axis_levels(*args, bits), bits, spread)
+    expected = _hilbert_keys_numpy(_axis_levels(*arrays.values(), bits), bits, spread)
     # numba's JIT, and the module built at install where there is one
-    for hilbert_keys in (sbcx_kernels.hilbert_keys, compiled.hilbert_keys):
+    for hilbert_keys in (compiled.jit_kernel("hilbert_keys"), None):
         keys = np.empty(data.n_rows, dtype=np.uint64)
-        hilbert_keys(*args, bits, spread, 0, data.n_rows, keys)
+        values = {**arrays, "bits": bits, "spread": spread, "start": 0, "end": data.n_rows, "keys": keys}
+        if hilbert_keys is None:
+            compiled.hilbert_keys(values)
+        else:
+            hilbert_keys(*call_args("hilbert_keys", values))
         np.testing.assert_array_equal(keys, expected)
-
-
-def test_without_numba_same_labels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where numba is missing the same calls fall back to numpy and give the same labels."""
-    data = synthetic(2500, seed=11)
-    compiled = blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600)
-    monkeypatch.setattr(kernel, "HAVE_NUMBA", False)
-    monkeypatch.setattr(blocks, "HAVE_NUMBA", False)
-    np.testing.assert_array_equal(
-        kernel.sbca_compiled(data.take(np.arange(300)), 5), sbca(data.take(np.arange(300)), 5)
-    )
-    np.testing.assert_array_equal(blocks.blocked(data, 5, kernel.sbca_compiled, block_size=600), compiled)

@@ -11,14 +11,10 @@ from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.sbca_paper import sbca
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
-from sbc_sql.cluster.sbca_plus.kernels import (
-    INF,
-    _gather_pool,
-    _num_key,
-    _pool_num_keys,
-    _rank_values,
-    _select,
-)
+from sbc_sql.cluster.sbca_plus.kernels.costs import INF
+from sbc_sql.cluster.sbca_plus.kernels.grow import _gather_pool, _num_key, _pool_num_keys
+from sbc_sql.cluster.sbca_plus.kernels.select import _select
+from sbc_sql.cluster.sbca_plus.kernels.similarity import _rank_values
 from sbc_sql.cluster.similarity import Contingency
 
 SETTINGS = settings(

@@ -8,19 +8,15 @@ the block's own contingency counts. Work is O(n * block_size / k), the blocks ar
 independent (threads, or later Spark partitions), and one block holding the whole table is
 the exact algorithm.
 
-Categorical axes of the curve follow the values' frequency rank by default. Measured at
-k = 10, blocks of 4,096 (total NCP): Adult 30,162 x 8 QIs 0.0769 by frequency, 0.0735 by
-code, 0.0734 exact; a synthetic 1M-row table (3 numerics, 5 Zipf categoricals of 2..1,000
-values) 0.0618 by frequency, 0.0650 by code.
+Categorical axes of the curve follow the values' frequency rank by default (the two
+orders compared in benchmarks/results/tuning.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -29,21 +25,17 @@ import numpy as np
 from ..errors import ResourceError
 from .model import SUPPRESSED, QIData
 from .sbca_plus import compiled
-from .sbca_plus.compiled import HAVE_NUMBA
 
 Algorithm = Callable[[QIData, int], np.ndarray]
 Progress = Callable[[int, int], None]
 
 DEFAULT_BLOCK_SIZE = 4096
-# Rows the exact algorithm may take at k = 10 (choose_mode scales it with k). Measured on
-# Adult (30,162 rows x 8 QIs, k = 10): 0.19 s of CPU exact; 50,000 rows ~0.5 s.
+#: rows the exact algorithm may take at k = 10 (choose_mode scales it with k): about half a
+#: second of the paper's SBCA (benchmarks/results/tuning.md)
 EXACT_THRESHOLD = 50_000
-# coarse_order: a categorical QI of at most this many values comes before the numerics (one
-# more value in a class costs at least 1/20 of the QI). The default's total NCP at k = 10: on
-# the synthetic 50,000 rows (values 2, 7, 30, 200, 1,000) 4.86 % with any threshold from 7 to
-# 29, 5.12 % at 30, 5.13 % at 6, 5.26 % with every categorical first (the paper's sort order); on Adult
-# (2, 5, 7, 7, 14, 16, 41 values; one numeric) 4.16 % at 15, 4.17 % from 16 to 40, 4.19 % at
-# 41, 4.27 % at 10, 4.85 % at 5
+#: coarse_order: a categorical QI of at most this many values comes before the numerics (one
+#: more value in a class costs at least 1/20 of the QI); the thresholds compared are in
+#: benchmarks/results/tuning.md
 COARSE_CARDINALITY = 20
 
 
@@ -62,53 +54,6 @@ def _spread_table(d: int) -> np.ndarray:
                 acc |= 1 << (b * d)
         out[v] = acc if acc < (1 << 64) else 0
     return out
-
-
-def _axis_levels(nums, lo, span, cats, rank, roff, card, bits) -> list[np.ndarray]:
-    """Every row's cell on each curve axis, in numpy (the fallback without numba).
-
-    Numerics take levels 0..2**bits-2 by value over the table's range and NULL the top
-    level of its own; a categorical value takes its rank spread over all levels.
-    """
-    levels = 1 << bits
-    axes = []
-    for a in range(nums.shape[0]):
-        lv = np.floor((nums[a] - lo[a]) / span[a] * (levels - 2) + 0.5)
-        lv = np.clip(lv, 0.0, levels - 2.0)
-        axes.append(np.where(np.isnan(nums[a]), levels - 1, lv).astype(np.uint64))
-    for c in range(cats.shape[0]):
-        r = rank[roff[c] + cats[c].astype(np.int64)]
-        axes.append((r * (levels - 1) // (card[c] - 1)).astype(np.uint64))
-    return axes
-
-
-def _hilbert_keys_numpy(axes: list[np.ndarray], bits: int, spread: np.ndarray) -> np.ndarray:
-    """sbcx_kernels._hilbert_key over all rows at once, in numpy: the same keys, without numba."""
-    x = [a.copy() for a in axes]
-    d = len(x)
-    one, zero = np.uint64(1), np.uint64(0)
-    for level in range(bits - 1, 0, -1):
-        p = np.uint64((1 << level) - 1)
-        for j in range(d):
-            m = zero - ((x[j] >> np.uint64(level)) & one)
-            x[0] ^= p & m
-            t = (x[0] ^ x[j]) & p & ~m
-            x[0] ^= t
-            x[j] ^= t
-    for j in range(1, d):
-        x[j] ^= x[j - 1]
-    t = np.zeros_like(x[0])
-    for level in range(bits - 1, 0, -1):
-        m = zero - ((x[d - 1] >> np.uint64(level)) & one)
-        t ^= np.uint64((1 << level) - 1) & m
-    key = np.zeros_like(x[0])
-    for j in range(d):
-        v = x[j] ^ t
-        part = spread[(v & np.uint64(255)).astype(np.int64)]
-        if bits > 8:
-            part |= spread[((v >> np.uint64(8)) & np.uint64(255)).astype(np.int64)] << np.uint64(8 * d)
-        key |= part << np.uint64(d - 1 - j)
-    return key
 
 
 def _value_ranks(data: QIData, q: int, by: str) -> np.ndarray:
@@ -161,14 +106,12 @@ def curve_keys(
     keep = 64 // bits
     num_q, cat_q = num_q[:keep], cat_q[: keep - len(num_q[:keep])]
     d = len(num_q) + len(cat_q)
-    args = _curve_arrays(data, num_q, cat_q, categorical_by)
-    spread = _spread_table(d)
-    if not HAVE_NUMBA:  # pragma: no cover - exercised only where numba is absent
-        return _hilbert_keys_numpy(_axis_levels(*args, bits), bits, spread)
     keys = np.empty(n, dtype=np.uint64)
+    values = {**_curve_arrays(data, num_q, cat_q, categorical_by), "bits": bits, "spread": _spread_table(d)}
+    values["keys"] = keys
 
     def chunk(bounds: tuple[int, int]) -> None:
-        compiled.hilbert_keys(*args, bits, spread, bounds[0], bounds[1], keys)
+        compiled.hilbert_keys({**values, "start": bounds[0], "end": bounds[1]})
 
     _parallel(chunk, _chunks(n, 1 << 16), workers)
     return keys
@@ -273,8 +216,10 @@ def with_coarse_rank(data: QIData, order: np.ndarray) -> QIData:
     return dataclasses.replace(data, coarse_rank=rank)
 
 
-def _curve_arrays(data: QIData, num_q: list[int], cat_q: list[int], by: str) -> tuple:
-    """The curve's inputs as flat arrays: numerics with their ranges, codes with ranks."""
+def _curve_arrays(data: QIData, num_q: list[int], cat_q: list[int], by: str) -> dict[str, np.ndarray]:
+    """The curve's inputs as flat arrays, named as the kernel's arguments (:mod:`.sbca_plus.args`):
+    numerics with their ranges (levels 0..2**bits-2 by value, NULL the top level of its
+    own), codes with the ranks of their values (spread over all levels)."""
     n = data.n_rows
     nums = _stack([data.columns[q] for q in num_q], np.float64, n)
     lo = np.array([data.lo[q] for q in num_q], dtype=np.float64)
@@ -284,7 +229,7 @@ def _curve_arrays(data: QIData, num_q: list[int], cat_q: list[int], by: str) -> 
     roff = np.concatenate([[0], np.cumsum([len(r) for r in ranks])]).astype(np.int64)
     rank = np.concatenate(ranks + [np.zeros(0, np.int64)]).astype(np.int64)
     card = np.array([max(int(data.cardinality[q]), 1) for q in cat_q], dtype=np.int64)
-    return nums, lo, span, cats, rank, roff, card
+    return {"nums": nums, "lo": lo, "span": span, "cats": cats, "rank": rank, "roff": roff, "card": card}
 
 
 def _stack(cols: list[np.ndarray], dtype: type, n: int) -> np.ndarray:
@@ -373,19 +318,22 @@ def blocked(
     """Cluster every block with ``algorithm(block_data, k)``; class ids unique over blocks.
 
     Class ids of block b are shifted by the number of ids used by blocks before it, so the
-    labels depend only on the blocks, never on which thread finished first. An algorithm
-    with ``prepare_table``/``cluster_rows`` (kernel.CompiledSBCA; sbca_compiled itself is
-    taken as one) runs each block in a single compiled call that releases the GIL, so the
-    threads really run side by side; any other callable gets ``data.take(rows)``, which
+    labels depend only on the blocks, never on which thread finished first. The algorithm
+    gets ``data.take(rows)`` (the table's ranges and cardinalities, the block's rows), which
     with ``categorical_by="coarse"`` carries each row's place in the table's order
     (``QIData.coarse_rank``), so a block's own coarse order is read rather than recomputed.
+    Threads gain where the algorithm spends its time in code that releases the GIL (the
+    SBCA+ kernels are ``nogil``).
     """
     order = None
     if categorical_by == "coarse" and data.n_rows > 0:
         order = coarse_order(data, workers)
         data = with_coarse_rank(data, order)
     blocks = make_blocks(data, k, block_size, categorical_by, workers, order)
-    run = _block_runner(data, k, algorithm)
+
+    def run(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(algorithm(data.take(rows), k))
+
     n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     results: list[np.ndarray | None] = [None] * len(blocks)
     if n_workers == 1 or len(blocks) <= 1:
@@ -401,31 +349,6 @@ def blocked(
                 if progress is not None:
                     progress(done, len(blocks))
     return _merge(data.n_rows, blocks, results)
-
-
-def _block_runner(data: QIData, k: int, algorithm: Algorithm) -> Callable[[np.ndarray], np.ndarray]:
-    """rows -> block labels, through the prepared-table path when the algorithm has one.
-
-    The generic path makes many short numpy calls per block; with several threads each
-    one waits for the GIL, and two workers measured slower than one.
-    """
-    # the paper's kernel module (numba) is imported only by those who run it: a caller
-    # holding sbca_compiled has imported it
-    kernel = sys.modules.get(f"{__package__}.kernel")
-    if kernel is not None and algorithm is kernel.sbca_compiled:
-        algorithm = kernel.CompiledSBCA()
-    elif (
-        kernel is not None
-        and isinstance(algorithm, functools.partial)
-        and algorithm.func is kernel.sbca_compiled
-        and not algorithm.args
-        and set(algorithm.keywords) <= {"leftover"}
-    ):
-        algorithm = kernel.CompiledSBCA(**algorithm.keywords)
-    if HAVE_NUMBA and hasattr(algorithm, "prepare_table") and hasattr(algorithm, "cluster_rows"):
-        table = algorithm.prepare_table(data)
-        return lambda rows: np.asarray(algorithm.cluster_rows(table, rows, k))
-    return lambda rows: np.asarray(algorithm(data.take(rows), k))
 
 
 def _merge(n: int, blocks: list[np.ndarray], results: list) -> np.ndarray:

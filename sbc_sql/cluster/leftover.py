@@ -1,10 +1,13 @@
-"""Placing the rows left when fewer than k remain (SPEC section 3 step 3)."""
+"""Placing the rows left when fewer than k remain after the greedy pass: each joins the
+class whose information loss grows least (``nearest``), the last class formed (``last``),
+or is suppressed (``suppress``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .model import SUPPRESSED, QIData
+from .ncp import categorical_ncp, numeric_ncp
 
 LEFTOVER_MODES = ("nearest", "last", "suppress")
 
@@ -58,25 +61,13 @@ def class_cost_increase(data: QIData, labels: np.ndarray, r: int) -> np.ndarray:
             distinct = np.bincount(pairs // card, minlength=n_classes).astype(np.float64)
             has_v = np.zeros(n_classes, dtype=bool)
             has_v[(pairs[pairs % card == v] // card)] = True
-            old_q = np.where(distinct > 1, distinct / card, 0.0)
-            d_new = distinct + (~has_v)
-            new_q = np.where(d_new > 1, d_new / card, 0.0)
+            old_q = categorical_ncp(distinct, card)
+            new_q = categorical_ncp(distinct + (~has_v), card)
         old += w * old_q * size
         new += w * new_q * (size + 1)
     inc = new - old
     inc[~present] = np.inf
     return inc
-
-
-def numeric_ncp(
-    cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray, span: float
-) -> np.ndarray:
-    """NCP of classes on one numeric QI: range over span; 1 when NULL mixes with numbers."""
-    has_numbers = np.isfinite(cmin)
-    width = np.where(has_numbers, cmax - cmin, 0.0)
-    ncp = width / span if span > 0 else np.zeros_like(width)
-    mixed = (nulls > 0) & has_numbers
-    return np.where(mixed, 1.0, ncp)
 
 
 def cheapest_class(data: QIData, labels: np.ndarray, r: int) -> int:

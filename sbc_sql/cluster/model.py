@@ -91,12 +91,12 @@ class QIData:
         )
 
     def categorical_order(self) -> list[int]:
-        """Categorical QIs by ascending cardinality, ties by column order (SPEC section 2)."""
+        """Categorical QIs by ascending cardinality, ties by column order (SBC's order)."""
         cats = [q for q in range(self.n_qis) if not self.numeric[q]]
         return sorted(cats, key=lambda q: (self.cardinality[q], q))
 
     def sort_order(self) -> np.ndarray:
-        """Row order of SPEC section 3 step 1: categoricals by cardinality, numerics, position."""
+        """The paper's row order (its first step): categoricals by cardinality, numerics, position."""
         keys: list[np.ndarray] = [self.position]
         numerics = [q for q in range(self.n_qis) if self.numeric[q]]
         for q in reversed(numerics):

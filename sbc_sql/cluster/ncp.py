@@ -1,15 +1,35 @@
-"""Total NCP of a labelling in numpy (SPEC section 4).
+"""NCP in numpy: of a class on one QI, and the total of a labelling.
 
-The product computes NCP in SQL over the written release; this twin scores a labelling
-before anything is written (algorithm choices, refinement, benchmarks, tests).
+The normalized certainty penalty of a class on a numeric QI is its range over the QI's
+range (1 when NULL mixes with numbers, 0 when all NULL); on a categorical QI its distinct
+values over the QI's cardinality (0 for a single value); a suppressed row costs 1. The
+product computes NCP in SQL over the written release; this twin scores a labelling before
+anything is written (algorithm choices, leftovers, benchmarks, tests). The numba kernels'
+costs (:mod:`.sbca_plus.kernels.costs`, shared by every compiled algorithm) are the same
+arithmetic in the same order.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .leftover import numeric_ncp
 from .model import SUPPRESSED, QIData
+
+
+def numeric_ncp(
+    cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray, span: float
+) -> np.ndarray:
+    """NCP of classes on one numeric QI: range over span; 1 when NULL mixes with numbers."""
+    has_numbers = np.isfinite(cmin)
+    width = np.where(has_numbers, cmax - cmin, 0.0)
+    ncp = width / span if span > 0 else np.zeros_like(width)
+    mixed = (nulls > 0) & has_numbers
+    return np.where(mixed, 1.0, ncp)
+
+
+def categorical_ncp(distinct: np.ndarray, card: int) -> np.ndarray:
+    """NCP of classes on one categorical QI holding ``distinct`` of its ``card`` values."""
+    return np.where(distinct > 1, distinct / card, 0.0)
 
 
 def ncp_per_qi(data: QIData, labels: np.ndarray) -> np.ndarray:
@@ -40,7 +60,7 @@ def ncp_per_qi(data: QIData, labels: np.ndarray) -> np.ndarray:
             card = max(int(data.cardinality[q]), 1)
             pairs = np.unique(lab.astype(np.int64) * card + col)
             distinct = np.bincount(pairs // card, minlength=n_classes).astype(np.float64)
-            per_class = np.where(distinct > 1, distinct / card, 0.0)
+            per_class = categorical_ncp(distinct, card)
         out[q] = (float((per_class * size).sum()) + suppressed) / n
     return out
 

@@ -6,9 +6,9 @@ accepts (modes, hierarchies, a suppression budget, block sizes, how many categor
 and runs it; the CLI's help, the plan's validation, ``compare``'s default list and the
 README's list of algorithms (a test compares them) all come from :data:`CLUSTERERS`.
 
-Only the default's module is imported with this one: every other entry imports its
-module when it runs, as the paper's kernels and k-member's bring in numba, which the
-default does not need (see ``sbca_plus/compiled.py``).
+Only SBCA+'s module is imported with this one (the paper's SBCA is SBCA+ with every switch
+off): every other entry imports its module when it runs, as k-member's brings in numba,
+which the default does not need (see ``sbca_plus/compiled.py``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from .blocks import (
 )
 from .model import QIData
 from .sbca_plus import compiled
-from .sbca_plus.algorithm import MAX_CATEGORICAL, sbca_plus
-from .sbca_plus.compiled import HAVE_NUMBA
+from .sbca_plus.algorithm import MAX_CATEGORICAL, PAPER, sbca_plus
 
 if TYPE_CHECKING:
     from .baselines.fulldomain import Hierarchy
@@ -149,17 +148,16 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
 
 
 def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
-    """The paper's SBCA through its compiled kernels: exact up to ``choose_mode``'s size,
-    else in Hilbert-ordered blocks."""
-    from .sbca_paper_kernels import CompiledSBCA, sbca_compiled
-
+    """The paper's SBCA (SBCA+ with every switch off gives its labels): exact up to
+    ``choose_mode``'s size, else in Hilbert-ordered blocks."""
     mode = choose_mode(data.n_rows, k) if options.mode == "auto" else options.mode
     check_memory(data, mode, options.workers)
-    engine = "compiled" if HAVE_NUMBA else "numpy"
+    engine = f"{compiled.engine()} kernels"
+    paper = functools.partial(sbca_plus, leftover=options.leftover, **PAPER)
     if mode == "exact":
-        labels = sbca_compiled(data, k, leftover=options.leftover, progress=progress)
+        labels = paper(data, k, progress=progress)
         return ClusterRun(labels, "sbca-paper", "exact", f"the paper's SBCA, one block, {engine}")
-    labels = blocked(data, k, CompiledSBCA(options.leftover), workers=options.workers, progress=progress)
+    labels = blocked(data, k, paper, workers=options.workers, progress=progress)
     return ClusterRun(
         labels,
         "sbca-paper",

@@ -1,4 +1,7 @@
-"""SBCA, the paper's greedy bottom-up Similarity-Based Clustering Algorithm (SPEC section 3).
+"""SBCA, the paper's greedy bottom-up Similarity-Based Clustering Algorithm.
+
+The readable statement of the algorithm and the reference the compiled path is held to:
+``sbca_plus`` with every switch off (``sbca_plus.algorithm.PAPER``) gives its labels.
 
 Pure numpy over columnar arrays: no database, no per-row Python objects.
 """

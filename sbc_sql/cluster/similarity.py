@@ -1,4 +1,4 @@
-"""SBC's categorical distances from contingency counts (SPEC section 2).
+"""SBC's categorical distances from contingency counts (the paper's similarity tables).
 
 For each categorical QI the seed's value gets a similarity order over all values of that
 QI; the distance to the value at position i is i / (card - 1). The order comes from the

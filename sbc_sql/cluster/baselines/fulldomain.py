@@ -6,7 +6,7 @@ and the rows of classes smaller than k are suppressed, within a budget of
 ``max_suppression * n`` rows.
 
 What is released differs from the textbook: sbc-sql releases every class by local recoding
-(SPEC section 3 step 4), i.e. as the [min, max] range and the value set of the class's actual
+i.e. as the [min, max] range and the value set of the class's actual
 members, not as the hierarchy's interval or group label. So the hierarchy only decides who is
 grouped with whom, and every NCP here (``ncp.total_ncp`` on the labels) charges the members'
 own range, which is never wider than the hierarchy's label.

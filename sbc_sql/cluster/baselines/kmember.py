@@ -11,29 +11,28 @@ The algorithm, as in the paper's Figure "greedy k-member clustering":
    (the same rule as SBCA's ``nearest`` leftover mode).
 
 Distance (hierarchy-free version of the paper's): numeric |x - y| / span, NULL against a
-number 1 and NULL against NULL 0 (SPEC section 2); categorical 0 when equal, 1 otherwise;
-weighted sum over QIs. Information loss: IL(c) = |c| * sum over QIs of weight * NCP(c), with
-NCP exactly as :mod:`.ncp` scores a release (SPEC section 4), instead of the paper's taxonomy
+number 1 and NULL against NULL 0 (as SBC's numeric distance); categorical 0 when equal, 1
+otherwise; weighted sum over QIs. Information loss: IL(c) = |c| * sum over QIs of weight *
+NCP(c), with NCP exactly as :mod:`..ncp` scores a release, instead of the paper's taxonomy
 heights, so that the algorithm minimizes the figure it is compared on. Ties always go to the
 row that comes first in ``data.sort_order()``.
 
 The work is quadratic (every added row scans every remaining row), so the loop runs in a
-numba kernel when numba is importable and in vectorized numpy otherwise; both compute every
-score with the same floating-point operations in the same order, so they return the same
-labels.
+numba kernel, with the NCP costs every compiled algorithm shares
+(:mod:`..sbca_plus.kernels.costs`); :func:`greedy_numpy` is the same loop in vectorized
+numpy, the readable reference: both compute every score with the same floating-point
+operations in the same order, so they return the same labels.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
-
-try:
-    import numba
-except ImportError:  # numba is the optional "fast" extra
-    numba = None
+from ..ncp import categorical_ncp
+from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
 
 ENGINES = ("auto", "numba", "numpy")
 
@@ -41,8 +40,8 @@ ENGINES = ("auto", "numba", "numpy")
 def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
     """Class id per row (0..C-1 in the order clusters were formed); -1 only when n < k.
 
-    ``engine``: "numba" (the jitted kernel), "numpy" (the fallback), "auto" (numba when
-    installed).
+    ``engine``: "numba" or "auto" (the jitted kernel), "numpy" (the vectorized reference,
+    the same labels).
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -54,10 +53,7 @@ def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
         return labels
     order = data.sort_order()
     arrays = kernel_arrays(data, order)
-    use_numba = engine == "numba" or (engine == "auto" and numba is not None)
-    if use_numba:
-        if numba is None:
-            raise ValueError("engine='numba' needs numba installed (pip install sbc-sql[fast])")
+    if engine != "numpy":
         sorted_labels = _greedy_numba(*arrays, k)
     else:
         sorted_labels = greedy_numpy(*arrays, k)
@@ -71,8 +67,8 @@ def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
     """QIs in sort order as column blocks: scaled numerics, category codes, weights, cards.
 
     QIs with weight 0 (and categoricals of one category) cannot change a distance or a cost
-    and are left out. Columns stay separate rows of a 2-D block: one sweep per QI is the fast
-    layout for this kind of kernel (PERFORMANCE-NOTES, "Column arrays").
+    and are left out. Columns stay separate rows of a 2-D block: one sweep per QI, over
+    consecutive memory, is what the kernel's loops vectorize.
     """
     n = len(order)
     num = [q for q in range(data.n_qis) if data.numeric[q] and data.weights[q] != 0]
@@ -96,7 +92,7 @@ def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 # ---------------------------------------------------------------------------------------
-# numpy fallback: one vectorized sweep over the remaining rows per added row
+# numpy reference: one vectorized sweep over the remaining rows per added row
 
 
 def greedy_numpy(
@@ -188,11 +184,6 @@ class ClusterState:
             )
             score += np.where(self.present[i], 0.0, absent)[rc[i]]
         return score
-
-
-def categorical_ncp(distinct: int, card: int) -> float:
-    """NCP of a class on a categorical QI (SPEC section 4)."""
-    return distinct / card if distinct > 1 else 0.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -317,13 +308,4 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
     return labels
 
 
-def _cat_ncp_python(distinct, card):  # pragma: no cover - compiled by numba
-    return distinct / card if distinct > 1 else 0.0
-
-
-if numba is not None:
-    _cat_ncp = numba.njit(cache=True)(_cat_ncp_python)
-    _greedy_numba = numba.njit(cache=True)(_greedy_python)
-else:  # pragma: no cover - exercised only without numba
-    _cat_ncp = _cat_ncp_python
-    _greedy_numba = None
+_greedy_numba = numba.njit(cache=True)(_greedy_python)

@@ -4,7 +4,7 @@ Top-down: a partition is cut on the QI with the widest normalized range at its m
 row whose value is <= the median going left, as long as both halves keep at least k rows;
 when the widest QI allows no such cut the next widest is tried, and a partition that allows
 none becomes a class. Classes are released by local recoding like every other algorithm here
-(SPEC section 3 step 4), so the cuts only decide who is grouped with whom.
+(each class's actual range and value set), so the cuts only decide who is grouped with whom.
 
 The partitions are processed a whole level at a time (a breadth-first frontier instead of
 recursion or a per-partition Python loop): every round sorts the active rows once per QI by
@@ -119,7 +119,7 @@ def partition_cut(
 def numeric_width(
     sorted_rank: np.ndarray, starts: np.ndarray, size: np.ndarray, rank_value: np.ndarray
 ) -> np.ndarray:
-    """Normalized range per partition; 1 when NULL mixes with numbers (its NCP, SPEC 1)."""
+    """Normalized range per partition; 1 when NULL mixes with numbers (its NCP)."""
     null_rank = len(rank_value) - 1
     numbers = np.add.reduceat((sorted_rank < null_rank).astype(np.int64), starts)
     lo = rank_value[sorted_rank[starts]]

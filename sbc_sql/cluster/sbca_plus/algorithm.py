@@ -1,6 +1,6 @@
 """SBCA+, a cluster-aware SBCA that keeps SBC's contingency-based distances.
 
-The paper's SBCA (:mod:`.sbca`) takes the first remaining row in sort order as the seed and
+The paper's SBCA (:func:`..sbca_paper.sbca`) takes the first remaining row in sort order as the seed and
 the seed's k - 1 SBC-nearest rows as its class. SBCA+ changes three things, each behind a
 switch so that every one can be measured on its own:
 
@@ -20,10 +20,8 @@ switch so that every one can be measured on its own:
     joining would raise that class's NCP most (ties: sort position), so outliers are
     clustered while they still have company instead of being left for the end, and the next
     class starts away from the last one. ``"farthest"``: the remaining row SBC-farthest from
-    the last seed; ``"first"``: the paper's first remaining row in sort order. Against
-    ``"farthest"`` it lowers total NCP at k = 2 to 50 on Adult (4.27 -> 4.19 % at k = 10)
-    and on the synthetic set (5.39 -> 5.26 %), and raises it at k = 100 on Adult (17.38 ->
-    17.53 %). It costs one O(remaining rows * d) sweep per class.
+    the last seed; ``"first"``: the paper's first remaining row in sort order. It costs one
+    O(remaining rows * d) sweep per class.
 ``refine``
     After the greedy pass and the leftovers, single rows move to another class, or two rows
     of different classes swap, whenever the total NCP falls and every class keeps at least
@@ -35,13 +33,13 @@ switch so that every one can be measured on its own:
 ``order="coarse"``
     Rows are taken in :func:`.blocks.coarse_order`: categoricals of few values, then the
     numerics (along a Hilbert curve), then the finer categoricals; ties of every rule, the
-    refinement's partners and block mode's blocks follow it. ``"sort"`` is SPEC's order
-    (every categorical before the numerics). On the synthetic 50,000 rows (3 numerics) it
-    lowers total NCP at k = 10 from 5.26 to 4.86 %; on Adult (one numeric) from 4.19 to 4.17 %.
+    refinement's partners and block mode's blocks follow it. ``"sort"`` is the paper's order
+    (every categorical before the numerics).
 
-With ``growth=False, seeds="first", refine=False, order="sort"`` the labels are those of
-:func:`.sbca`.
-The hot loops are numba kernels in :mod:`.sbcx_kernels`.
+What each switch buys in total NCP is measured in benchmarks/results/utility.md (the
+ablation rows) and benchmarks/results/tuning.md. With every switch off (:data:`PAPER`) the
+labels are those of :func:`..sbca_paper.sbca`. The hot loops are numba kernels in
+:mod:`.kernels`, called through :mod:`.compiled` with the arguments :mod:`.args` declares.
 """
 
 from __future__ import annotations
@@ -72,6 +70,9 @@ WINDOW_MIN = 16
 #: refinement passes at most
 PASSES = 10
 
+#: every switch off: the labels of the paper's SBCA (:func:`..sbca_paper.sbca`)
+PAPER = {"growth": False, "seeds": "first", "refine": False, "order": "sort"}
+
 _UNPLACED = -2
 #: the growth keeps one bit per categorical QI for each candidate row (an int64)
 MAX_CATEGORICAL = 64
@@ -96,8 +97,8 @@ def sbca_plus(
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
     ``growth``, ``seeds``, ``refine`` and ``order`` are the switches described in the module
-    docstring; ``leftover`` places the fewer than k rows left at the end as in SPEC section
-    3 step 3 (``nearest``: least NCP increase, before refinement). Class ids are 0, 1, ...
+    docstring; ``leftover`` places the fewer than k rows left at the end as the paper's
+    last step does (``nearest``: least NCP increase, before refinement). Class ids are 0, 1, ...
     in the order the classes were formed; a row that ``suppress`` removes gets
     ``SUPPRESSED``; with fewer than k rows every row does. Deterministic: the same input
     and options give the same labels. ``progress(done, total)`` is called as rows are
@@ -134,51 +135,34 @@ def sbca_plus(
 
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
-    rid = np.arange(n, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
-    dist = np.zeros(n, dtype=np.float64)
     state = np.array([n, n, 0, 0], dtype=np.int64)
-    raw = arr["raw"].copy()
-    sc = arr["sc"].copy()
-    cat = arr["cat"].copy()
-    budget = max(n // 32, k) if progress is not None else n
     pool_rows = max(int(pool) * k, POOL_MIN, k)
-    wide_rows = max(int(wide) * k, pool_rows) if growth else 0
+    values = {
+        **arr,
+        "raw": arr["raw"].copy(),
+        "sc": arr["sc"].copy(),
+        "cat": arr["cat"].copy(),
+        "rid": np.arange(n, dtype=np.int64),
+        "alive": np.ones(n, dtype=np.bool_),
+        "dist": np.zeros(n, dtype=np.float64),
+        "state": state,
+        "labels": lab,
+        "k": k,
+        "growth": growth,
+        "seed_rule": _SEED_RULES[seeds],
+        "pool": pool_rows,
+        "wide": max(int(wide) * k, pool_rows) if growth else 0,
+        "budget": max(n // 32, k) if progress is not None else n,
+    }
     while state[1] >= k:
-        kern.greedy_pass(
-            raw,
-            sc,
-            arr["span"],
-            arr["wn"],
-            arr["num_act"],
-            cat,
-            arr["card"],
-            arr["wc"],
-            arr["cat_act"],
-            arr["pred"],
-            arr["cnt"],
-            arr["cnt_off"],
-            arr["pair"],
-            arr["pair_off"],
-            rid,
-            alive,
-            dist,
-            state,
-            lab,
-            k,
-            growth,
-            _SEED_RULES[seeds],
-            pool_rows,
-            wide_rows,
-            budget,
-        )
+        kern.greedy_pass(values)
         if progress is not None:
             progress(n - int(state[1]), n)
     if contingency is not None:
         _write_back(counts, arr)
     n_classes = int(state[2])
 
-    # leftovers (SPEC section 3 step 3), then refinement
+    # leftovers (the paper's last step), then refinement
     if n_classes == 0 or leftover == "suppress":
         lab[lab == _UNPLACED] = SUPPRESSED
     elif leftover == "last":
@@ -191,22 +175,16 @@ def sbca_plus(
         # one code type for this kernel whatever the greedy pass got: one compilation
         cat32 = arr["cat"].astype(np.int32)
         kern.finish(
-            arr["raw"],
-            arr["span"],
-            arr["wn"],
-            arr["num_act"],
-            cat32,
-            arr["card"],
-            arr["wc"],
-            arr["cat_act"],
-            arr["qkind"],
-            arr["qidx"],
-            lab,
-            k,
-            place,
-            win,
-            n_passes,
-            stats,
+            {
+                **arr,
+                "cat": cat32,
+                "lab": lab,
+                "k": k,
+                "place": place,
+                "window": win,
+                "max_passes": n_passes,
+                "stats": stats,
+            }
         )
     labels[rows] = lab
     if progress is not None:
@@ -273,7 +251,7 @@ def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict
 
 
 def _write_back(counts: Contingency, arr: dict[str, np.ndarray]) -> None:
-    """Copy the decremented kernel counts into the caller's Contingency (as sbca does)."""
+    """Copy the decremented kernel counts into the caller's Contingency (as sbca_paper.sbca does)."""
     cat_q = list(counts.order)
     for u, q in enumerate(cat_q):
         c = int(arr["card"][u])

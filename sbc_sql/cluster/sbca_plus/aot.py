@@ -1,18 +1,20 @@
 """Compile the default path's kernels ahead of time, into ``sbc_sql.cluster.sbca_plus._aot``.
 
 ``pip install`` runs :func:`build` (see setup.py). A run of the default SBCA then calls
-native code straight from that extension module: no numba import, no numba cache to load.
-On Adult (30,162 rows) that is about 0.45 s of a 1.3 s ``sbc-sql anonymize`` process.
+native code straight from that extension module: no numba import, no numba cache to load
+(benchmarks/results/scale.md compares the two).
 
 The module holds the three kernels the Python side calls (:mod:`.compiled`), each for the
-argument types :mod:`.sbcx` and :mod:`.blocks` pass, compiled by numba's ahead-of-time
+argument types :mod:`.args` declares, compiled by numba's ahead-of-time
 compiler from the same source the JIT compiles, for the building machine's CPU, with the
 GIL released as ``nogil`` does, so block mode's threads still run side by side. It also
-holds the fingerprint of that source; :mod:`.compiled` ignores the module when the source
-has changed since (an edited checkout), and falls back to the JIT.
+holds the fingerprint of that source (every file of the kernel folder, and the argument
+table :mod:`.args`); :mod:`.compiled` ignores the module when the source has changed since
+(an edited checkout), and falls back to the JIT.
 
 This file is loaded by path at build time, before the package's dependencies exist: it
-imports only the standard library, numpy and numba.
+imports only the standard library, numpy and numba, and loads the argument table and the
+kernel folder by path too.
 """
 
 from __future__ import annotations
@@ -29,55 +31,69 @@ from types import ModuleType
 
 HERE = Path(__file__).resolve().parent
 MODULE = "_aot"
-#: the file whose functions the module compiles; its bytes make the fingerprint
-SOURCE = "kernels.py"
+#: the folder whose kernels the module compiles, loaded as a private package for the build
+KERNELS = "kernels"
+#: the entry kernels' argument table (stdlib only)
+ARGS = "args.py"
+_PRIVATE = "_sbc_sql_aot_kernels"
 
-# numba type strings; arrays are C-contiguous, as sbcx and blocks make them
-_GREEDY = (
-    "i8(f8[:,::1], f8[:,::1], f8[::1], f8[::1], b1[::1], {cat}[:,::1], i8[::1], f8[::1], "
-    "b1[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], i8[::1], b1[::1], f8[::1], "
-    "i8[::1], i8[::1], i8, b1, i8, i8, i8, i8)"
-)
-#: exported name (kernel_codetype) -> (kernel, signature); greedy_pass once per code width
-#: sbcx chooses, finish and hilbert_keys for the int32 codes sbcx and blocks give them
-EXPORTS = {
-    **{f"greedy_pass_{cat}": ("greedy_pass", _GREEDY.format(cat=cat)) for cat in ("u1", "u2", "i4")},
-    "finish_i4": (
-        "finish",
-        "void(f8[:,::1], f8[::1], f8[::1], b1[::1], i4[:,::1], i8[::1], "
-        "f8[::1], b1[::1], i8[::1], i8[::1], i8[::1], i8, b1, i8, i8, i8[::1])",
-    ),
-    "hilbert_keys_i4": (
-        "hilbert_keys",
-        "void(f8[:,::1], f8[::1], f8[::1], i4[:,::1], i8[::1], "
-        "i8[::1], i8[::1], i8, u8[::1], i8, i8, u8[::1])",
-    ),
-}
+
+def _load(name: str, path: Path, folder: Path | None = None) -> ModuleType:
+    """The module (a package when ``folder`` is given) at ``path``, registered under ``name``."""
+    spec = importlib.util.spec_from_file_location(
+        name, path, submodule_search_locations=None if folder is None else [str(folder)]
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba resolves a kernel's globals through its module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _args(folder: Path = HERE) -> ModuleType:
+    """The argument table: the package's module at run time, loaded by path at build time."""
+    if __package__ and folder == HERE:
+        return importlib.import_module(f"{__package__}.args")
+    name = "_sbc_sql_aot_args"
+    try:
+        return _load(name, folder / ARGS)
+    finally:
+        sys.modules.pop(name, None)
+
+
+def exports(folder: Path = HERE) -> dict[str, tuple[str, str, str]]:
+    """Exported name (kernel_codetype) -> (kernel module, kernel, numba signature)."""
+    return _args(folder).exports()
+
+
+def _sources(folder: Path) -> list[Path]:
+    """The files whose bytes make the fingerprint: every kernel module and the argument table."""
+    return sorted((folder / KERNELS).glob("*.py")) + [folder / ARGS]
 
 
 def fingerprint(folder: Path = HERE) -> int:
-    """A 60-bit hash of the kernels' source (the module's, when it was built)."""
-    return int(hashlib.sha256((folder / SOURCE).read_bytes()).hexdigest()[:15], 16)
+    """A 60-bit hash of the kernels' source and argument table (the module's, when it was built)."""
+    h = hashlib.sha256()
+    for path in _sources(folder):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return int(h.hexdigest()[:15], 16)
 
 
 @contextlib.contextmanager
 def _kernels(folder: Path) -> Iterator[ModuleType]:
-    """A private copy of the kernel module, its numba cache in a scratch folder: what the
-    build compiles must not land in the JIT's cache (under this module's name)."""
+    """A private copy of the kernel folder as a package, its numba cache in a scratch folder:
+    what the build compiles must not land in the JIT's cache (under the package's names)."""
     from numba.core import config
 
-    spec = importlib.util.spec_from_file_location("_sbc_sql_aot_kernels", folder / SOURCE)
-    module = importlib.util.module_from_spec(spec)
     saved = config.CACHE_DIR
     with tempfile.TemporaryDirectory() as scratch:
         config.CACHE_DIR = scratch
-        sys.modules[spec.name] = module  # numba resolves a kernel's globals through its module
         try:
-            spec.loader.exec_module(module)
-            yield module
+            yield _load(_PRIVATE, folder / KERNELS / "__init__.py", folder / KERNELS)
         finally:
             config.CACHE_DIR = saved
-            del sys.modules[spec.name]
+            for name in [m for m in sys.modules if m == _PRIVATE or m.startswith(_PRIVATE + ".")]:
+                del sys.modules[name]
 
 
 @contextlib.contextmanager
@@ -111,8 +127,9 @@ def build(target: Path, folder: Path = HERE) -> Path:
         cc.target_cpu = "host"
         target.parent.mkdir(parents=True, exist_ok=True)
         with _kernels(folder) as kernels, _releasing_gil():
-            for name, (kernel, signature) in EXPORTS.items():
-                cc.export(name, signature)(getattr(kernels, kernel).py_func)
+            for name, (module, kernel, signature) in exports(folder).items():
+                source = importlib.import_module(f"{kernels.__name__}.{module}")
+                cc.export(name, signature)(getattr(source, kernel).py_func)
             cc.export("fingerprint", "i8()")(_constant(fingerprint(folder)))
             cc.compile()
     return target

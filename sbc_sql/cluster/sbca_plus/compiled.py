@@ -1,8 +1,9 @@
 """The default path's kernels: from the module built at install, else numba's JIT.
 
-:func:`greedy_pass`, :func:`finish` and :func:`hilbert_keys` run the kernels of
-:mod:`.sbcx_kernels`. They call ``sbc_sql.cluster.sbca_plus._aot`` (compiled by ``pip install``, see
-:mod:`.aot`) when it is there, was built from the kernels' current source and has the
+:func:`greedy_pass`, :func:`finish` and :func:`hilbert_keys` run the entry kernels of
+:mod:`.kernels`, each given a mapping of its arguments by name (:mod:`.args` declares them
+and their order). They call ``sbc_sql.cluster.sbca_plus._aot`` (compiled by ``pip install``,
+see :mod:`.aot`) when it is there, was built from the kernels' current source and has the
 arguments' types; otherwise numba's JIT, imported on first use. Both compile the same
 source, so they give the same classes. ``SBC_SQL_KERNELS=jit`` in the environment forces
 the JIT (to compare the two).
@@ -12,18 +13,18 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import os
+from collections.abc import Mapping
 from types import ModuleType
 
 import numpy as np
 
 from .aot import fingerprint
-
-#: numba is importable (it is a dependency; without it the kernels run as Python)
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+from .args import KERNELS, call_args
 
 _CODE_TYPES = {np.dtype(np.uint8): "u1", np.dtype(np.uint16): "u2", np.dtype(np.int32): "i4"}
+#: kernel -> position of the argument whose dtype picks the export
+_CODES_AT = {name: kernel.codes_index() for name, kernel in KERNELS.items()}
 
 
 @functools.cache
@@ -39,39 +40,38 @@ def ahead_of_time() -> ModuleType | None:
 
 
 def engine() -> str:
-    """Which compiled code the default path runs: 'ahead-of-time', 'jit' or 'python'."""
-    if ahead_of_time() is not None:
-        return "ahead-of-time"
-    return "jit" if HAVE_NUMBA else "python"
+    """Which compiled code the default path runs: 'ahead-of-time' or 'jit'."""
+    return "ahead-of-time" if ahead_of_time() is not None else "jit"
 
 
-def _jit() -> ModuleType:
-    from . import kernels as sbcx_kernels
-
-    return sbcx_kernels
+def jit_kernel(kernel: str):
+    """The numba dispatcher of an entry kernel (imports numba on first use)."""
+    module = importlib.import_module(f"{__package__}.kernels.{KERNELS[kernel].module}")
+    return getattr(module, kernel)
 
 
 def _contiguous(args: tuple) -> bool:
     return all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
 
 
-def _call(kernel: str, codes: int, args: tuple):
-    """``kernel(*args)``: the export for the code type of ``args[codes]`` when there is one."""
+def _call(kernel: str, values: Mapping[str, object]):
+    """``kernel`` on ``values``: the export for the arguments' code type when there is one."""
+    args = call_args(kernel, values)
     module = ahead_of_time()
-    width = _CODE_TYPES.get(args[codes].dtype)
+    width = _CODE_TYPES.get(args[_CODES_AT[kernel]].dtype)
     fn = getattr(module, f"{kernel}_{width}", None) if module is not None and width else None
     if fn is None or not _contiguous(args):
-        fn = getattr(_jit(), kernel)
+        fn = jit_kernel(kernel)
     return fn(*args)
 
 
-def greedy_pass(*args) -> int:
-    return _call("greedy_pass", 5, args)
+def greedy_pass(values: Mapping[str, object]) -> int:
+    return _call("greedy_pass", values)
 
 
-def finish(*args) -> None:
-    _call("finish", 4, args)
+def finish(values: Mapping[str, object]) -> None:
+    _call("finish", values)
 
 
-def hilbert_keys(*args) -> None:
-    _call("hilbert_keys", 3, args)
+def hilbert_keys(values: Mapping[str, object]) -> None:
+    _call("hilbert_keys", values)

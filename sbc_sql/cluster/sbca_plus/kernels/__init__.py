@@ -1,0 +1,73 @@
+"""numba kernels of SBCA+ (see :mod:`sbc_sql.cluster.sbca_plus.algorithm`), one module per concern.
+
+:mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
+distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
+:mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement, :mod:`.order`
+Hilbert keys. The Python side calls the three entry kernels (``greedy.greedy_pass``,
+``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
+:mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
+folder imports only the standard library, numpy, numba and itself, never the rest of the
+package.
+
+Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
+takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for the paper's order:
+every categorical by ascending cardinality, then the numerics), so a tie broken by the
+smaller index is a tie broken by position in that order, as the paper breaks ties.
+Arrays are columnar: ``raw[j, i]`` is numeric QI j of row i in its own units (NaN for NULL),
+``sc[j, i]`` the same divided by the QI's range (``QIData.scaled``, for SBC's distances),
+``span[j]`` that range (0 when constant), ``cat[q, i]`` the code of categorical QI q, the
+categorical QIs in SBC's order (ascending cardinality). ``wn``/``wc`` are the QI weights,
+``num_act``/``cat_act`` mark the QIs that can cost anything (weight not 0; for a
+categorical QI also more than one category).
+
+The information loss of a class G is ``|G| * sum_q w_q NCP_q(G)`` (:mod:`.costs`): the
+kernels keep, per class, the numeric bounds and NULL counts and the categorical distinct
+counts, from which the effect of one row is O(d).
+
+Cost per class of the greedy pass: O(remaining rows * d) for SBC's distances and the pick
+of the wide set, O(wide * d * log k) for the pool refills and O(pool * k) for the growth
+(plus O(pool) per value entering the class). Refinement: O(rows * window * d) per pass, for
+the rows whose class is cheaper without them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+#: the package's own name; the ahead-of-time build loads a private copy under another name,
+#: with numba's cache in a scratch folder
+_NAME = "sbc_sql.cluster.sbca_plus.kernels"
+
+
+def _drop_stale_cache() -> None:
+    """Drop numba's cache of this folder when any of its files changed since it was written.
+
+    numba keys a cached kernel on its own file only, but kernels here call and inline
+    kernels of sibling files: after an edit to costs.py the cached greedy_pass would still
+    hold the old costs. A stamp of the folder's source, kept beside the cache, catches that.
+    Best effort: a read-only folder (an installed copy, which runs the ahead-of-time module)
+    keeps its cache as it is.
+    """
+    here = Path(__file__).resolve().parent
+    cache = here / "__pycache__"
+    digest = hashlib.sha256()
+    for path in sorted(here.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    stamp = cache / "numba-source.sha256"
+    try:
+        if stamp.read_text(encoding="ascii") == digest.hexdigest():
+            return
+    except OSError:
+        pass
+    try:
+        for path in cache.glob("*.nb[ic]"):
+            path.unlink()
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest(), encoding="ascii")
+    except OSError:
+        pass
+
+
+if __name__ == _NAME:
+    _drop_stale_cache()

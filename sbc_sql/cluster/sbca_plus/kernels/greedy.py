@@ -1,0 +1,293 @@
+"""The greedy pass: seeds, classes of k rows, the contingency counts decremented as rows
+are clustered (an entry kernel, see :mod:`..args`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .costs import INF
+from .grow import _grow
+from .select import _select
+from .similarity import _distances, sbc_tables
+
+
+@njit(cache=True, nogil=True)
+def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n, out):
+    """out[i]: how much row i's joining would raise the NCP of the class with scaled ranges
+    clo/chi (clo > chi: all NULL), NULL flags cnn and values flagged in ``inset`` (numeric:
+    the range's growth, 1 for a NULL the class lacks or a number against an all-NULL range;
+    categorical: 1/card for a value the class lacks; weighted)."""
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(sc.shape[0]):
+        if not num_act[j]:
+            continue
+        w = wn[j]
+        col = sc[j]
+        lo = clo[j]
+        hi = chi[j]
+        if lo > hi:
+            for i in range(n):
+                out[i] += w * (0.0 if (np.isnan(col[i]) and cnn[j]) else 1.0)
+            continue
+        for i in range(n):
+            x = col[i]
+            if np.isnan(x):
+                e = 0.0 if cnn[j] else 1.0
+            else:
+                e = max(hi, x) - min(lo, x) - (hi - lo)
+            out[i] += w * e
+    for q in range(cat.shape[0]):
+        if not cat_act[q]:
+            continue
+        c = wc[q] / card[q]
+        col = cat[q]
+        base = cbase[q]
+        for i in range(n):
+            if not inset[base + col[i]]:
+                out[i] += c
+
+
+@njit(cache=True, nogil=True)
+def greedy_pass(
+    raw,
+    sc,
+    span,
+    wn,
+    num_act,
+    cat,
+    card,
+    wc,
+    cat_act,
+    pred,
+    cnt,
+    cnt_off,
+    pair,
+    pair_off,
+    rid,
+    alive,
+    dist,
+    state,
+    labels,
+    k,
+    growth,
+    seed_rule,
+    pool,
+    wide,
+    budget,
+):
+    """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
+
+    ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
+    row order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
+    class id, seed position]. ``labels`` is indexed by ``rid``. ``cnt``/``pair`` are the contingency
+    counts of the remaining rows (decremented in place, as :func:`sbc_sql.cluster.sbca_paper.sbca` does).
+
+    ``growth`` False: the seed and its k - 1 SBC-nearest rows (ties by sort position), the
+    paper's step. True: the class grows one row at a time, adding the row that raises its
+    information loss least (ties: SBC distance to the seed, then sort position), among a pool
+    of ``pool`` rows; the pool starts as the seed's SBC-nearest rows and, when ``wide`` is
+    larger, is refilled at class sizes 2, 4, 8, ... with the ``pool`` rows of least increase
+    among the seed's ``wide`` SBC-nearest rows. ``seed_rule``: the next seed is the first
+    remaining row (0, the paper), the remaining row SBC-farthest from this seed (1), or the
+    remaining row farthest from the class just formed (2): the one whose joining would raise
+    the class's NCP most, sum_q w_q * (numeric: its range's growth over the QI's range, 1 for
+    a NULL the class lacks or a number against an all-NULL range; categorical: 1/card_q for
+    a value the class lacks). Ties: sort position.
+    Returns the number of rows labelled by this call.
+    """
+    dn = raw.shape[0]
+    dc = cat.shape[0]
+    n_cur = state[0]
+    n_alive = state[1]
+    cls = state[2]
+    seed = state[3]
+    cbase = np.zeros(dc + 1, dtype=np.int64)
+    for q in range(dc):
+        cbase[q + 1] = cbase[q] + card[q]
+    tab = np.zeros(cbase[dc], dtype=np.float64)
+    ccount = np.zeros(cbase[dc], dtype=np.int64)
+    nmax = rid.shape[0]
+    ident = np.arange(nmax)
+    tpos = np.empty(nmax, dtype=np.int64)
+    wset = np.empty(nmax, dtype=np.int64)  # the wide set: positions
+    wkey = np.empty(nmax, dtype=np.float64)  # its keys (least increase)
+    wtie = np.empty(nmax, dtype=np.float64)  # its SBC distances
+    wok = np.zeros(nmax, dtype=np.bool_)  # not yet in the class
+    cand = np.empty(nmax, dtype=np.int64)  # the pool: indices into wset
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            n_act += 1
+    aq = np.empty(n_act, dtype=np.int64)
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            aq[n_act] = q
+            n_act += 1
+    dlt = np.empty(n_act, dtype=np.float64)
+    rowraw = np.empty((0, dn), dtype=np.float64)
+    rowslot = np.empty((0, n_act), dtype=np.int64)
+    if growth:
+        rowraw = np.empty((nmax, dn), dtype=np.float64)
+        rowslot = np.empty((nmax, n_act), dtype=np.int64)
+        for i in range(n_cur):
+            r = rid[i]
+            for j in range(dn):
+                rowraw[r, j] = raw[j, i]
+            for a in range(n_act):
+                q = aq[a]
+                rowslot[r, a] = cbase[q] + cat[q, i]
+    wr = np.empty((nmax, dn), dtype=np.float64)  # the wide set's numerics, gathered
+    wcode = np.empty((nmax, n_act), dtype=np.int64)  # ... and its ccount slots
+    members = np.empty(k, dtype=np.int64)
+    px = np.empty((dn, nmax), dtype=np.float64)  # the pool's numerics, by QI
+    acc = np.empty(nmax, dtype=np.float64)  # their part of each pool row's key
+    n_tab = max(1, (n_act + 7) // 8)
+    cm = np.zeros(nmax, dtype=np.int64)  # per pool row: the QIs it would add, as bits
+    tabm = np.zeros((n_tab, 256), dtype=np.float64)  # their cost, by 8 bits of mask
+    pc = np.empty((n_act, nmax), dtype=np.int64)  # the pool's value slots, by QI
+    seed_codes = np.empty(dc, dtype=np.int64)
+    top = 1
+    for q in range(dc):
+        top = max(top, card[q])
+    rank_keys = np.empty(top, dtype=np.float64)  # sbc_tables' scratch
+    rank_vals = np.empty(top, dtype=np.int64)
+    glo = np.empty(dn)
+    ghi = np.empty(dn)
+    gnn = np.zeros(dn, dtype=np.int64)
+    clo = np.empty(sc.shape[0])
+    chi = np.empty(sc.shape[0])
+    cnn = np.zeros(sc.shape[0], dtype=np.int64)
+    inset = np.zeros(cbase[dc], dtype=np.bool_)
+    mslot = np.empty((k, dc), dtype=np.int64)
+    done = 0
+    while n_alive >= k and done < budget:
+        for q in range(dc):
+            seed_codes[q] = cat[q, seed]
+        sbc_tables(
+            seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase, rank_keys, rank_vals
+        )
+        _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
+        alive[seed] = False
+        members[0] = seed
+        if not growth:
+            _select(dist, dist, ident, n_cur, k - 1, alive, cand, tpos)
+            for t in range(k - 1):
+                members[t + 1] = cand[t]
+        else:
+            m = min(pool, n_alive - 1)
+            # the pool is refilled at class sizes 2, 4, ... below k: no need of more rows else
+            nw = _select(dist, dist, ident, n_cur, max(wide, m) if k > 2 else m, alive, wset, tpos)
+            for t in range(nw):
+                wtie[t] = dist[wset[t]]
+            _grow(
+                seed,
+                k,
+                m,
+                nw,
+                wset,
+                wtie,
+                rid,
+                rowraw,
+                rowslot,
+                span,
+                wn,
+                num_act,
+                card,
+                wc,
+                aq,
+                wr,
+                wcode,
+                wok,
+                wkey,
+                ccount,
+                dlt,
+                glo,
+                ghi,
+                gnn,
+                cand,
+                tpos,
+                members,
+                px,
+                acc,
+                cm,
+                tabm,
+                pc,
+            )
+        # the class: label it, take it out of the contingency counts
+        for t in range(k):
+            i = members[t]
+            alive[i] = False
+            labels[rid[i]] = cls
+            for q in range(dc):
+                cnt[cnt_off[q] + cat[q, i]] -= 1
+                mq = pred[q]
+                if mq >= 0:
+                    pair[pair_off[q] + cat[mq, i] * card[q] + cat[q, i]] -= 1
+        if seed_rule == 2:
+            # the class's ranges (scaled) and values, for the next seed
+            for j in range(sc.shape[0]):
+                clo[j] = INF
+                chi[j] = -INF
+                cnn[j] = 0
+            for t in range(k):
+                i = members[t]
+                for j in range(sc.shape[0]):
+                    x = sc[j, i]
+                    if np.isnan(x):
+                        cnn[j] = 1
+                    else:
+                        clo[j] = min(clo[j], x)
+                        chi[j] = max(chi[j], x)
+                for q in range(dc):
+                    mslot[t, q] = cbase[q] + cat[q, i]
+                    inset[mslot[t, q]] = True
+        cls += 1
+        done += k
+        n_alive -= k
+        # drop the dead rows once they are an eighth of those held
+        if (n_cur - n_alive) * 8 > n_cur:
+            w = 0
+            for i in range(n_cur):
+                if alive[i]:
+                    if w != i:
+                        rid[w] = rid[i]
+                        dist[w] = dist[i]
+                        alive[w] = True
+                        for j in range(dn):
+                            raw[j, w] = raw[j, i]
+                            sc[j, w] = sc[j, i]
+                        for q in range(dc):
+                            cat[q, w] = cat[q, i]
+                    w += 1
+            for i in range(w, n_cur):
+                alive[i] = False
+            n_cur = w
+        seed = -1
+        if seed_rule == 2:
+            # dist becomes each row's distance from the class (it is free until the next
+            # seed's distances), then the farthest row is taken as for rule 1
+            _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n_cur, dist)
+            for t in range(k):
+                for q in range(dc):
+                    inset[mslot[t, q]] = False
+        if seed_rule != 0:
+            best = -INF
+            for i in range(n_cur):
+                if alive[i] and dist[i] > best:
+                    best = dist[i]
+                    seed = i
+        else:
+            for i in range(n_cur):
+                if alive[i]:
+                    seed = i
+                    break
+        if seed < 0:
+            seed = 0
+    state[0] = n_cur
+    state[1] = n_alive
+    state[2] = cls
+    state[3] = seed
+    return done

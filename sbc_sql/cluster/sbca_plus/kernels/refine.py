@@ -1,0 +1,614 @@
+"""Leftovers placed by least NCP increase, then refinement by moves and swaps (the entry
+kernel :func:`finish`).
+
+Per class c: size[c], the member list (head[c], nxt/prv per row), numeric bounds and NULL
+counts lo/hi/nn[c, j], categorical distinct counts dist_[c, q], and S[c] = sum_q w_q NCP_q,
+so the class costs size[c] * S[c]. How many rows of class c hold value v of QI q lives in
+an open-addressing hash keyed (c * dc + q) * vmax + v: O(n d) memory whatever the
+cardinalities.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .costs import INF, cat_ncp, num_ncp, num_ncp_with
+
+_HMUL = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hslot(hk, key, shift):
+    h = np.int64((np.uint64(key) * _HMUL) >> shift)
+    mask = hk.shape[0] - 1
+    while True:
+        kk = hk[h]
+        if kk == key or kk == -1:
+            return h
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True)
+def _hash_shift(cap):
+    bits = 0
+    while (1 << bits) < cap:
+        bits += 1
+    return np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True)
+def _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_):
+    """Fill the value-count hash and the distinct counts from the labels; returns slots used."""
+    dc = cat.shape[0]
+    hk[:] = -1
+    hv[:] = 0
+    dist_[:, :] = 0
+    used = 0
+    for i in range(lab.shape[0]):
+        c = lab[i]
+        if c < 0:
+            continue
+        for q in range(dc):
+            if not cat_act[q]:
+                continue
+            key = (c * dc + q) * vmax + cat[q, i]
+            h = _hslot(hk, key, shift)
+            if hk[h] == -1:
+                hk[h] = key
+                used += 1
+            if hv[h] == 0:
+                dist_[c, q] += 1
+            hv[h] += 1
+    return used
+
+
+@njit(cache=True, nogil=True)
+def _class_bounds(c, head, nxt, raw, j):
+    """Numeric QI j over class c: lo, second lowest, hi, second highest, NULL count.
+
+    The second values count ties (two rows at the minimum: both are the minimum), so the
+    class without one row at its minimum has the second lowest as minimum; INF / -INF when
+    there is none.
+    """
+    lo = INF
+    lo2 = INF
+    hi = -INF
+    hi2 = -INF
+    nn = 0
+    i = head[c]
+    while i >= 0:
+        x = raw[j, i]
+        if np.isnan(x):
+            nn += 1
+        else:
+            if x < lo:
+                lo2 = lo
+                lo = x
+            elif x < lo2:
+                lo2 = x
+            if x > hi:
+                hi2 = hi
+                hi = x
+            elif x > hi2:
+                hi2 = x
+        i = nxt[i]
+    return lo, lo2, hi, hi2, nn
+
+
+@njit(cache=True, nogil=True)
+def _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card):
+    s = 0.0
+    for j in range(wn.shape[0]):
+        if num_act[j]:
+            s += wn[j] * num_ncp(lo[c, j], hi[c, j], nn[c, j], size[c], span[j])
+    for q in range(wc.shape[0]):
+        if cat_act[q]:
+            s += wc[q] * cat_ncp(dist_[c, q], card[q])
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _add_row(
+    c,
+    r,
+    lab,
+    size,
+    head,
+    nxt,
+    prv,
+    lo,
+    lo2,
+    hi,
+    hi2,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    used,
+    raw,
+    num_act,
+    cat,
+    cat_act,
+    vmax,
+):
+    dc = cat.shape[0]
+    lab[r] = c
+    size[c] += 1
+    prv[r] = -1
+    nxt[r] = head[c]
+    if head[c] >= 0:
+        prv[head[c]] = r
+    head[c] = r
+    for j in range(raw.shape[0]):
+        x = raw[j, r]
+        if np.isnan(x):
+            nn[c, j] += 1
+        else:
+            if x < lo[c, j]:
+                lo2[c, j] = lo[c, j]
+                lo[c, j] = x
+            elif x < lo2[c, j]:
+                lo2[c, j] = x
+            if x > hi[c, j]:
+                hi2[c, j] = hi[c, j]
+                hi[c, j] = x
+            elif x > hi2[c, j]:
+                hi2[c, j] = x
+    for q in range(dc):
+        if not cat_act[q]:
+            continue
+        key = (c * dc + q) * vmax + cat[q, r]
+        h = _hslot(hk, key, shift)
+        if hk[h] == -1:
+            hk[h] = key
+            used[0] += 1
+        if hv[h] == 0:
+            dist_[c, q] += 1
+        hv[h] += 1
+
+
+@njit(cache=True, nogil=True)
+def _remove_row(
+    c,
+    r,
+    lab,
+    size,
+    head,
+    nxt,
+    prv,
+    lo,
+    lo2,
+    hi,
+    hi2,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    raw,
+    num_act,
+    cat,
+    cat_act,
+    vmax,
+):
+    dc = cat.shape[0]
+    size[c] -= 1
+    if prv[r] >= 0:
+        nxt[prv[r]] = nxt[r]
+    else:
+        head[c] = nxt[r]
+    if nxt[r] >= 0:
+        prv[nxt[r]] = prv[r]
+    nxt[r] = -1
+    prv[r] = -1
+    lab[r] = -1
+    for j in range(raw.shape[0]):
+        x = raw[j, r]
+        if np.isnan(x):
+            nn[c, j] -= 1
+        elif x <= lo2[c, j] or x >= hi2[c, j]:
+            # one of the two lowest or highest left: walk the class
+            lo[c, j], lo2[c, j], hi[c, j], hi2[c, j], nn[c, j] = _class_bounds(c, head, nxt, raw, j)
+    for q in range(dc):
+        if not cat_act[q]:
+            continue
+        key = (c * dc + q) * vmax + cat[q, r]
+        h = _hslot(hk, key, shift)
+        hv[h] -= 1
+        if hv[h] == 0:
+            dist_[c, q] -= 1
+
+
+@njit(cache=True, nogil=True)
+def finish(
+    raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, place, window, max_passes, stats
+):
+    """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
+    increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
+    two rows of different classes whenever the total NCP falls and every class keeps at
+    least k rows.
+
+    Candidate partners of row r are the rows within ``window`` positions of r in the row
+    order (rows that agree on its leading QIs). Rows labelled -1 (suppressed) are left
+    alone. ``qkind``/``qidx`` give the QIs in the data's column order (0 numeric, 1
+    categorical; index into raw/cat) so sums run in the same order as leftover.py.
+    ``stats`` receives [passes, moves, swaps].
+    """
+    n = lab.shape[0]
+    dn = raw.shape[0]
+    dc = cat.shape[0]
+    n_cls = 0
+    for i in range(n):
+        if lab[i] + 1 > n_cls:
+            n_cls = lab[i] + 1
+    if n_cls == 0:
+        return
+    vmax = 1
+    for q in range(dc):
+        if card[q] > vmax:
+            vmax = card[q]
+    size = np.zeros(n_cls, dtype=np.int64)
+    head = np.full(n_cls, -1, dtype=np.int64)
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    lo = np.full((n_cls, dn), INF)
+    lo2 = np.full((n_cls, dn), INF)
+    hi = np.full((n_cls, dn), -INF)
+    hi2 = np.full((n_cls, dn), -INF)
+    nn = np.zeros((n_cls, dn), dtype=np.int64)
+    dist_ = np.zeros((n_cls, dc), dtype=np.int64)
+    n_act = 0
+    for q in range(dc):
+        if cat_act[q]:
+            n_act += 1
+    cap = 16
+    while cap < 4 * (n * n_act + 8):
+        cap *= 2
+    shift = _hash_shift(cap)
+    hk = np.full(cap, -1, dtype=np.int64)
+    hv = np.zeros(cap, dtype=np.int32)
+    used = np.zeros(1, dtype=np.int64)
+    for i in range(n):
+        c = lab[i]
+        if c >= 0:
+            lab[i] = -1
+            _add_row(
+                c,
+                i,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
+    S = np.empty(n_cls)
+    for c in range(n_cls):
+        S[c] = _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+
+    # leftovers: the class whose NCP grows least, ties by the lower class id
+    if place:
+        for r in range(n):
+            if lab[r] != -2:
+                continue
+            best_c = -1
+            best = INF
+            for c in range(n_cls):
+                if size[c] == 0:
+                    continue
+                old = 0.0
+                new = 0.0
+                for t in range(qkind.shape[0]):
+                    u = qidx[t]
+                    if qkind[t] == 0:
+                        if not num_act[u]:
+                            continue
+                        o = num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
+                        m = num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u], raw[u, r])
+                        old += wn[u] * o * size[c]
+                        new += wn[u] * m * (size[c] + 1)
+                    else:
+                        if not cat_act[u]:
+                            continue
+                        dq = dist_[c, u]
+                        o = cat_ncp(dq, card[u])
+                        key = (c * dc + u) * vmax + cat[u, r]
+                        if hv[_hslot(hk, key, shift)] == 0:
+                            dq += 1
+                        m = cat_ncp(dq, card[u])
+                        old += wc[u] * o * size[c]
+                        new += wc[u] * m * (size[c] + 1)
+                inc = new - old
+                if inc < best:
+                    best = inc
+                    best_c = c
+            _add_row(
+                best_c,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
+            S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+
+    # refinement
+    a_lo = np.empty(dn)
+    a_hi = np.empty(dn)
+    a_nn = np.empty(dn, dtype=np.int64)
+    a_uniq = np.zeros(dc, dtype=np.bool_)
+    seen = np.full(n_cls, -1, dtype=np.int64)
+    moves = 0
+    swaps = 0
+    passes = 0
+    eps = 1e-9
+    for p in range(max_passes):
+        passes += 1
+        improved = 0
+        for r in range(n):
+            A = lab[r]
+            if A < 0:
+                continue
+            sa = size[A]
+            cost_a = sa * S[A]
+            # class A without r
+            for j in range(dn):
+                x = raw[j, r]
+                a_lo[j] = lo[A, j]
+                a_hi[j] = hi[A, j]
+                a_nn[j] = nn[A, j]
+                if np.isnan(x):
+                    a_nn[j] -= 1
+                else:
+                    if x <= a_lo[j]:
+                        a_lo[j] = lo2[A, j]
+                    if x >= a_hi[j]:
+                        a_hi[j] = hi2[A, j]
+            s_a_minus = 0.0
+            for j in range(dn):
+                if num_act[j]:
+                    s_a_minus += wn[j] * num_ncp(a_lo[j], a_hi[j], a_nn[j], sa - 1, span[j])
+            for q in range(dc):
+                if not cat_act[q]:
+                    continue
+                key = (A * dc + q) * vmax + cat[q, r]
+                a_uniq[q] = hv[_hslot(hk, key, shift)] == 1
+                dq = dist_[A, q]
+                if a_uniq[q]:
+                    dq -= 1
+                s_a_minus += wc[q] * cat_ncp(dq, card[q])
+            # A swap gains at most what its two rows save by leaving their classes, so only
+            # rows whose class is cheaper without them start one (the partner's turn covers
+            # the other case); a row of a class of exactly k cannot move.
+            swaps_ok = s_a_minus < S[A]
+            if not swaps_ok and sa <= k:
+                continue
+            best_gain = eps
+            best_kind = 0
+            best_s = -1
+            best_b = -1
+            for s in range(max(0, r - window), min(n, r + window + 1)):
+                B = lab[s]
+                if B < 0 or B == A:
+                    continue
+                sb = size[B]
+                cost_b = sb * S[B]
+                # move r into B
+                if sa > k and seen[B] != r:
+                    seen[B] = r
+                    s_new = 0.0
+                    for j in range(dn):
+                        if not num_act[j]:
+                            continue
+                        s_new += wn[j] * num_ncp_with(
+                            lo[B, j], hi[B, j], nn[B, j], sb + 1, span[j], raw[j, r]
+                        )
+                    for q in range(dc):
+                        if not cat_act[q]:
+                            continue
+                        dq = dist_[B, q]
+                        key = (B * dc + q) * vmax + cat[q, r]
+                        if hv[_hslot(hk, key, shift)] == 0:
+                            dq += 1
+                        s_new += wc[q] * cat_ncp(dq, card[q])
+                    gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    if gain > best_gain:
+                        best_gain = gain
+                        best_kind = 1
+                        best_b = B
+                if not swaps_ok:
+                    continue
+                # swap r and s
+                s_a2 = 0.0
+                s_b2 = 0.0
+                for j in range(dn):
+                    if not num_act[j]:
+                        continue
+                    x = raw[j, r]
+                    y = raw[j, s]
+                    # A without r, with s
+                    s_a2 += wn[j] * num_ncp_with(a_lo[j], a_hi[j], a_nn[j], sa, span[j], y)
+                    # B without s (one row of value y: its minimum gives way to the second
+                    # lowest, see _class_bounds), with r
+                    bl = lo[B, j]
+                    bh = hi[B, j]
+                    bn = nn[B, j]
+                    if np.isnan(y):
+                        bn -= 1
+                    else:
+                        if y <= bl:
+                            bl = lo2[B, j]
+                        if y >= bh:
+                            bh = hi2[B, j]
+                    s_b2 += wn[j] * num_ncp_with(bl, bh, bn, sb, span[j], x)
+                for q in range(dc):
+                    if not cat_act[q]:
+                        continue
+                    vr = cat[q, r]
+                    vs = cat[q, s]
+                    if vr == vs:
+                        s_a2 += wc[q] * cat_ncp(dist_[A, q], card[q])
+                        s_b2 += wc[q] * cat_ncp(dist_[B, q], card[q])
+                        continue
+                    da = dist_[A, q]
+                    if a_uniq[q]:
+                        da -= 1
+                    if hv[_hslot(hk, (A * dc + q) * vmax + vs, shift)] == 0:
+                        da += 1
+                    db = dist_[B, q]
+                    if hv[_hslot(hk, (B * dc + q) * vmax + vs, shift)] == 1:
+                        db -= 1
+                    if hv[_hslot(hk, (B * dc + q) * vmax + vr, shift)] == 0:
+                        db += 1
+                    s_a2 += wc[q] * cat_ncp(da, card[q])
+                    s_b2 += wc[q] * cat_ncp(db, card[q])
+                gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                if gain > best_gain:
+                    best_gain = gain
+                    best_kind = 2
+                    best_s = s
+                    best_b = B
+            if best_kind == 0:
+                continue
+            improved += 1
+            B = best_b
+            _remove_row(
+                A,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
+            if best_kind == 2:
+                swaps += 1
+                s = best_s
+                _remove_row(
+                    B,
+                    s,
+                    lab,
+                    size,
+                    head,
+                    nxt,
+                    prv,
+                    lo,
+                    lo2,
+                    hi,
+                    hi2,
+                    nn,
+                    dist_,
+                    hk,
+                    hv,
+                    shift,
+                    raw,
+                    num_act,
+                    cat,
+                    cat_act,
+                    vmax,
+                )
+                _add_row(
+                    A,
+                    s,
+                    lab,
+                    size,
+                    head,
+                    nxt,
+                    prv,
+                    lo,
+                    lo2,
+                    hi,
+                    hi2,
+                    nn,
+                    dist_,
+                    hk,
+                    hv,
+                    shift,
+                    used,
+                    raw,
+                    num_act,
+                    cat,
+                    cat_act,
+                    vmax,
+                )
+            else:
+                moves += 1
+            _add_row(
+                B,
+                r,
+                lab,
+                size,
+                head,
+                nxt,
+                prv,
+                lo,
+                lo2,
+                hi,
+                hi2,
+                nn,
+                dist_,
+                hk,
+                hv,
+                shift,
+                used,
+                raw,
+                num_act,
+                cat,
+                cat_act,
+                vmax,
+            )
+            S[A] = _class_sum(A, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+            S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+            if used[0] * 2 > cap:
+                used[0] = _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_)
+        if improved == 0:
+            break
+    stats[0] = passes
+    stats[1] = moves
+    stats[2] = swaps
