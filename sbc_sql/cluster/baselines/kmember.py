@@ -32,7 +32,7 @@ from ..model import SUPPRESSED, QIData
 
 try:
     import numba
-except ImportError:  # numba is the optional "fast" extra
+except ImportError:  # numba is a dependency; without it k-member runs in plain Python
     numba = None
 
 ENGINES = ("auto", "numba", "numpy")
@@ -57,7 +57,7 @@ def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
     use_numba = engine == "numba" or (engine == "auto" and numba is not None)
     if use_numba:
         if numba is None:
-            raise ValueError("engine='numba' needs numba installed (pip install sbc-sql[fast])")
+            raise ValueError("engine='numba' needs numba installed (pip install numba)")
         sorted_labels = _greedy_numba(*arrays, k)
     else:
         sorted_labels = greedy_numpy(*arrays, k)
