@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_kernel_blocks import make_data, qi_tables, synthetic
+from strategies import data_from_arrays as make_data
+from strategies import kernel_tables as qi_tables
+from test_kernel_blocks import synthetic
 
 from sbc_sql.cluster import blocks
 from sbc_sql.cluster.dispatch import block_algorithm
