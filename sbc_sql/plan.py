@@ -1,6 +1,6 @@
 """Plan a run: options, column roles (flags, comments, defaults) and validation.
 
-SPEC section 1: flags win over comments; with no QI named anywhere an undeclared column is
+The role rules: flags win over comments; with no QI named anywhere an undeclared column is
 a QI; with QIs named an undeclared column is an error naming the flags that declare it.
 """
 

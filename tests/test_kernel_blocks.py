@@ -193,7 +193,7 @@ def test_coarse_order_puts_numerics_before_fine_categoricals() -> None:
     data = make_data([age], [(sex, 2), (zip_, 300)])
     order = blocks.coarse_order(data)
     np.testing.assert_array_equal(order, np.lexsort((data.position, zip_, age, sex)))
-    # SPEC's sort order has every categorical first
+    # the paper's sort order has every categorical first (ascending cardinality), then the numerics
     np.testing.assert_array_equal(data.sort_order(), np.lexsort((data.position, age, zip_, sex)))
     # several numerics: along the curve, which keeps them together, not one after the other
     income = age * 1000 + rng.normal(0, 5000, n)

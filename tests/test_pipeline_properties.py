@@ -1,4 +1,4 @@
-"""Properties of anonymize() over generated tables (SPEC sections 1, 3 and 4).
+"""Properties of anonymize() over generated tables (roles, k-anonymity, NCP).
 
 Every class has at least k rows, every input row is released exactly once (or suppressed),
 each class's ranges and sets are exactly its rows' values, 0 <= NCP <= 1 and the SQL NCP
@@ -81,7 +81,7 @@ def expected_columns(case: TableCase) -> list[str]:
 
 
 def reference_ncp(case: TableCase, rel: pd.DataFrame) -> dict[str, float]:
-    """Per-QI NCP computed in pandas from the release rows and the input (SPEC section 4)."""
+    """Per-QI NCP computed in pandas from the release rows and the input, by NCP's definition."""
     orig = originals(case)
     n = len(orig)
     suppressed = n - len(rel)

@@ -1,4 +1,4 @@
-"""Evaluate stage: information loss, risk and query accuracy of a release (SPEC section 4).
+"""Evaluate stage: information loss, risk and query accuracy of a release.
 
 :func:`evaluate` takes any original + release pair and reports, each computed by an SQL
 aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/``c_max``/
@@ -6,7 +6,7 @@ aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/`
 verbatim; suppressed rows are simply absent):
 
 * NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
-  them. **GCP is the total NCP**: SPEC section 4's normalised GCP, which charges a
+  them. **GCP is the total NCP**: GCP normalised to [0, 1] as README defines it, which charges a
   suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
 * **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
   ``[sum over untouched classes |E| * NCP(E) + k_r * sum over virtual classes |g| * NCP(g)]
