@@ -24,6 +24,9 @@ from sbc_sql.cluster.sbca_plus import aot, compiled
 from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 
+# every test here loads the module the session's wheel carries: the wheel is built first
+pytestmark = pytest.mark.slow
+
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )

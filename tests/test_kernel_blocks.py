@@ -82,6 +82,7 @@ def test_compiled_sort_order_is_lexsort(data: QIData) -> None:
     np.testing.assert_array_equal(got, data.sort_order())
 
 
+@pytest.mark.slow
 def test_large_domains_and_wide_predecessor_rows() -> None:
     """Declared domains far larger than the rows present (the sparse path of the kernel)."""
     rng = np.random.default_rng(7)

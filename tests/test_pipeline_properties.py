@@ -161,6 +161,7 @@ def check_release(
     return rel
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(tables_and_k(), st.sampled_from(LEFTOVERS), st.sampled_from(ALGORITHMS))
 def test_release_properties(case_k, leftover, algorithm):
@@ -196,6 +197,7 @@ def test_release_properties(case_k, leftover, algorithm):
     con.close()
 
 
+@pytest.mark.slow
 @settings(PROPERTY, max_examples=15)
 @given(tables_and_k(max_rows=40), st.sampled_from(LEFTOVERS), st.sampled_from(ALGORITHMS))
 def test_same_input_same_release(case_k, leftover, algorithm):
