@@ -30,7 +30,7 @@ import numpy as np
 
 try:
     from numba import njit
-except ImportError:  # pragma: no cover - without numba plain Python still works
+except ImportError:  # pragma: no cover - numba is the "fast" extra; plain Python still works
 
     def njit(*args, **kwargs):  # type: ignore[no-redef]
         if len(args) == 1 and callable(args[0]) and not kwargs:
