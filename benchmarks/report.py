@@ -113,7 +113,7 @@ def _seconds(by: dict[str, dict[str, Any]]) -> str:
         return f"{min(values):.2f}-{max(values):.2f} s"
 
     return (
-        f"\n\nSeconds a run (the whole anonymize, release written and verified): the default "
+        f"\n\nSeconds a run (each release clustered, written, verified and measured): the default "
         f"{span('sbca')}, our greedy k-member {span('kmember')}."
     )
 

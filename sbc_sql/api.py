@@ -4,26 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from . import db
-from .db import Connection
+from . import engines
+from .engines.base import Engine
 from .errors import InputError
 from .stages import measure as metrics
 from .stages.verify import Verdict, verify_pair
 
 
-def _tables(con: Connection, original: str, release: str) -> None:
+def _tables(engine: Engine, original: str, release: str) -> None:
     for name, flag in ((original, "--original"), (release, "--release")):
-        if not db.table_exists(con, name):
+        if not engine.table_exists(name):
             raise InputError(
                 f"table or view '{name}' does not exist in the database; pass an existing one with {flag}"
             )
 
 
 def _layout(
-    con: Connection, original: str, release: str, weights: Mapping[str, float] | None
+    engine: Engine, original: str, release: str, weights: Mapping[str, float] | None
 ) -> metrics.Layout:
-    layout = metrics.infer_layout(con, original, release, weights)
+    layout = metrics.infer_layout(engine, original, release, weights)
     if not layout.qis:
         raise InputError(
             f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
@@ -33,7 +34,7 @@ def _layout(
 
 
 def measure(
-    database: str | Path | Connection,
+    database: str | Path | Engine | Any,
     original: str,
     release: str,
     *,
@@ -45,15 +46,17 @@ def measure(
     ``ranges`` overrides a numeric QI's domain (e.g. ``{"age": (10, 100)}``) when the
     denominator of its NCP should be a declared domain rather than the data's range.
     """
-    con = db.connect(database)
-    _tables(con, original, release)
-    return metrics.measure_tables(con, _layout(con, original, release, weights), original, release, ranges)
+    engine = engines.connect(database)
+    _tables(engine, original, release)
+    return metrics.measure_tables(
+        engine, _layout(engine, original, release, weights), original, release, ranges
+    )
 
 
-def verify(database: str | Path | Connection, original: str, release: str, k: int) -> Verdict:
+def verify(database: str | Path | Engine | Any, original: str, release: str, k: int) -> Verdict:
     """k-anonymity and completeness of ``release`` against ``original``."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
-    con = db.connect(database)
-    _tables(con, original, release)
-    return verify_pair(con, _layout(con, original, release, None), original, release, k)
+    engine = engines.connect(database)
+    _tables(engine, original, release)
+    return verify_pair(engine, _layout(engine, original, release, None), original, release, k)

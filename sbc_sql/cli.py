@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__, api
+from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
 from .plan import parse_weights
@@ -122,10 +123,8 @@ def anonymize_cmd(
     ] = None,
     algorithm: Annotated[
         str,
-        typer.Option(
-            help="sbca (default: cluster-aware SBCA), sbca-paper, mondrian, kmember, datafly or incognito."
-        ),
-    ] = "sbca",
+        typer.Option(help=registry.choices_help()),
+    ] = registry.DEFAULT,
     paper: Annotated[
         bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
     ] = False,
@@ -341,9 +340,7 @@ def compare_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     table: Annotated[str, typer.Option(help="Table to anonymize.")],
     k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
-    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = (
-        "sbca,sbca-paper,mondrian,datafly,incognito,kmember"
-    ),
+    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = ",".join(registry.names()),
     qi: Names = None,
     sensitive: Names = None,
     drop: Names = None,

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import db
-from .session import anonymize
+from . import engines
+from .cluster import registry
+from .engines.duckdb import looks_like_file
+from .hierarchies import HierarchySpec
+from .session import cluster, make_options, prepare, publish
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql
 from .stages.write import drop_release_sql
@@ -32,37 +35,47 @@ def compare(
     database: Any,
     table: str,
     ks: Sequence[int],
-    algorithms: Sequence[str],
+    algorithms: Sequence[str] | None = None,
     *,
     keep_releases: bool = False,
     on_row: Callable[[CompareRow], None] | None = None,
+    hierarchies: Mapping[str, HierarchySpec] | None = None,
     **options: Any,
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    Each release is verified before it is counted; time is the whole anonymize run.
+    ``algorithms``: names from the registry (default: every one, in its order); an unknown
+    name is refused before anything runs. The table is planned, profiled and pulled once;
+    each (algorithm, k) is then clustered, written, verified and measured. A release is
+    counted only once verified; its time is its clustering and publishing.
     """
-    con = db.connect(database)
-    stem = Path(table).stem if db.looks_like_file(table) else table
+    algorithms = registry.names() if algorithms is None else tuple(algorithms)
+    for name in algorithms:
+        registry.get(name)
+    engine = engines.connect(database)
+    stem = Path(table).stem if looks_like_file(table) else table
+    first = min(ks) if ks else 2
+    prepared = prepare(engine, table, make_options(first, replace=True, **options), hierarchies=hierarchies)
     rows: list[CompareRow] = []
     for algorithm in algorithms:
         for k in ks:
             output = f"{stem}_{algorithm}_k{k}"
             started = time.perf_counter()
-            result = anonymize(con, table, k, algorithm=algorithm, output=output, replace=True, **options)
+            plan = prepared.plan_for(k, algorithm, output)
+            result = publish(prepared, cluster(prepared, plan))
             seconds = time.perf_counter() - started
             m = result.measures
             assert m is not None
-            layout = Layout(result.plan.qis, result.plan.verbatim, result.plan.weights)
-            tuples = int(db.fetch_one(con, tuple_sizes_sql(layout, output))[0])
+            layout = Layout(plan.qis, plan.verbatim, plan.weights)
+            tuples = int(engine.fetch_one(tuple_sizes_sql(layout, output))[0])
             row = CompareRow(algorithm, k, m.total_ncp, m.utility, m.classes, tuples, m.suppressed, seconds)
             rows.append(row)
             if on_row is not None:
                 on_row(row)
             if not keep_releases:
-                names = result.plan.release_objects
-                for tree in drop_release_sql(db.object_kinds(con, names), names):
-                    db.execute(con, tree)
+                names = plan.release_objects
+                for tree in drop_release_sql(engine.object_kinds(names), names):
+                    engine.execute(tree)
     return rows
 
 

@@ -1,7 +1,8 @@
 """Plan a run: options, column roles (flags, comments, defaults) and validation.
 
-The role rules: flags win over comments; with no QI named anywhere an undeclared column is
-a QI; with QIs named an undeclared column is an error naming the flags that declare it.
+Roles (see the README's options): flags win over comments; with no QI named anywhere an
+undeclared column is a QI; with QIs named an undeclared column is an error naming the flags
+that declare it.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from .cluster.dispatch import ALGORITHMS
+from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
-from .cluster.sbca_plus.algorithm import MAX_CATEGORICAL
-from .db import TableInfo
+from .engines.base import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 
 ROLES = ("qi", "sensitive", "identifier", "insensitive")
@@ -208,8 +208,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
         )
     if options.leftover not in LEFTOVER_MODES:
         raise InputError(f"--leftover '{options.leftover}' is not one of {', '.join(LEFTOVER_MODES)}")
-    if options.algorithm not in ALGORITHMS:
-        raise InputError(f"--algorithm '{options.algorithm}' is not one of {', '.join(ALGORITHMS)}")
+    registry.get(options.algorithm)  # an unknown name is an InputError naming the choices
     if not 0.0 <= options.max_suppression < 1.0:
         raise InputError(
             f"--max-suppression {options.max_suppression} is outside [0, 1); give "
@@ -323,7 +322,7 @@ def _check_block_rows(options: Options) -> None:
     rows = options.block_rows
     if rows is None:
         return
-    if options.algorithm != "sbca" or options.mode == "exact":
+    if not registry.get(options.algorithm).block_rows or options.mode == "exact":
         raise InputError(
             f"--block-rows {rows} sizes the blocks of the default sbca in block "
             "mode; drop it, or drop --exact / --algorithm"
@@ -337,11 +336,15 @@ def _check_block_rows(options: Options) -> None:
 
 def _check_categorical_count(plan: Plan) -> None:
     n = len(plan.categorical_qis)
-    if plan.options.algorithm == "sbca" and n > MAX_CATEGORICAL:
+    chosen = registry.get(plan.options.algorithm)
+    limit = chosen.max_categorical
+    if limit is not None and n > limit:
+        who = f"the default {chosen.name}" if chosen.name == registry.DEFAULT else chosen.name
+        other = next(c.name for c in registry.CLUSTERERS if c.max_categorical is None)
         raise InputError(
-            f"{n} categorical quasi-identifiers; the default sbca takes at most "
-            f"{MAX_CATEGORICAL}: declare some with --keep or --drop, or use "
-            "--algorithm sbca-paper"
+            f"{n} categorical quasi-identifiers; {who} takes at most "
+            f"{limit}: declare some with --keep or --drop, or use "
+            f"--algorithm {other}"
         )
 
 
@@ -365,7 +368,7 @@ def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
     """The release must not overwrite anything unless --replace, and never the source.
 
     ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
-    'VIEW', as db.object_kinds gives them)."""
+    'VIEW', as an engine's object_kinds gives them)."""
     existing = [n for n in plan.release_objects if n in taken]
     if plan.source.from_file is None and plan.source.name in plan.release_objects:
         raise InputError(

@@ -17,8 +17,8 @@ from strategies import kernel_tables as qi_tables
 from test_kernel_blocks import synthetic
 
 from sbc_sql.cluster import blocks
-from sbc_sql.cluster.dispatch import block_algorithm
 from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.registry import block_algorithm
 from sbc_sql.cluster.sbca_plus import algorithm as sbcx
 from sbc_sql.cluster.sbca_plus import aot, compiled
 from sbc_sql.cluster.sbca_plus import kernels as sbcx_kernels

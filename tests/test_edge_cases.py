@@ -15,6 +15,7 @@ from sqlglot import exp
 
 import sbc_sql
 from sbc_sql import session as pipeline
+from sbc_sql.engines.duckdb import DuckDBEngine
 from sbc_sql.errors import InputError, OutputExistsError, VerificationError
 from sbc_sql.stages import verify as verification
 from sbc_sql.stages.verify import Verdict
@@ -544,7 +545,7 @@ def test_interrupted_run_writes_nothing(prepared, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline.metrics, "measure_tables", interrupt)
+    monkeypatch.setattr(pipeline.measure, "measure_tables", interrupt)
     with pytest.raises(KeyboardInterrupt):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     assert catalog(con) == [("table", "t")]
@@ -587,14 +588,7 @@ def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):
         raise VerificationError("planted")
 
     # fail after the COPY statement ran, just before COMMIT
-    real = pipeline.db.execute
-
-    def execute(connection, tree, params=None):
-        if tree == "COMMIT":
-            fail()
-        return real(connection, tree, params)
-
-    monkeypatch.setattr(pipeline.db, "execute", execute)
+    monkeypatch.setattr(DuckDBEngine, "commit", fail)
     with pytest.raises(VerificationError):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], out_file=out)
     monkeypatch.undo()

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sbc_sql import db
+from sbc_sql import engines
 from sbc_sql.errors import InputError
 from sbc_sql.quality.evaluate import (
     _Names,
@@ -204,10 +204,11 @@ def test_hand_ordered_emd_for_numeric_sensitive(con):
 def test_hand_query_error(con):
     make_original(con, ORIGINAL)
     make_release(con, "t", [0, 0, 0, 1, 1, 1])
-    layout = infer_layout(con, "t", "r")
+    engine = engines.connect(con)
+    layout = infer_layout(engine, "t", "r")
     names = _Names.fresh()
-    db.execute(con, source_stats_sql(layout, "t", names.src))
-    db.execute(con, classes_sql(layout, "r", names))
+    engine.execute(source_stats_sql(layout, "t", names.src))
+    engine.execute(classes_sql(layout, "r", names))
     queries = pa.table(
         {
             "sbc_qid": pa.array([0, 1, 2], pa.int64()),
@@ -218,7 +219,7 @@ def test_hand_query_error(con):
             "sex_null": pa.array([False, False, False]),
         }
     )
-    (res,) = query_error(con, layout, "t", names, queries)
+    (res,) = query_error(engines.connect(con), layout, "t", names, queries)
     # q0: true 2 (20 M, 22 M); estimate class 0: 3 * (2/4) * (1/2) = 0.75 -> error 0.625
     # q1: true 4 (the F rows); estimate 3 * 1 * 1/2 + 3 * 1 * 1 = 4.5 -> error 0.125
     # q2: true 0: not used
@@ -236,8 +237,8 @@ def test_queries_are_seeded_and_near_their_selectivity(con):
     con.register("df", df)
     con.execute("CREATE TABLE t AS SELECT age::INTEGER AS age, sex, disease FROM df")
     make_release(con, "t", [i // 4 for i in range(n)])
-    layout = infer_layout(con, "t", "r")
-    doms = domains(con, layout, "t")
+    layout = infer_layout(engines.connect(con), "t", "r")
+    doms = domains(engines.connect(con), layout, "t")
     a = make_queries(doms, (0.01, 0.1), 50, seed=3)
     assert a.equals(make_queries(doms, (0.01, 0.1), 50, seed=3))
     assert not a.equals(make_queries(doms, (0.01, 0.1), 50, seed=4))
@@ -574,8 +575,8 @@ def test_against_pandas(seed):
         assert e.enhanced_beta_likeness == pytest.approx(s["enhanced"])
         e2 = evaluate(con, "t", "r", sensitive="salary", queries=0)
         assert e2.t_closeness == pytest.approx(ref.sensitive("salary")["ordered"])
-        layout = infer_layout(con, "t", "r", weights)
-        table = make_queries(domains(con, layout, "t"), (0.01, 0.05, 0.1), 15, seed)
+        layout = infer_layout(engines.connect(con), "t", "r", weights)
+        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 15, seed)
         got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
         for sel, (used, err) in ref.query_error(table).items():
             assert got[sel][0] == used

@@ -217,6 +217,19 @@ def test_lexsort_is_numpys(n: int, levels: list[int], seed: int) -> None:
     np.testing.assert_array_equal(blocks.lexsort(keys), np.lexsort(keys))
 
 
+def test_lexsort_ties_nulls_of_a_float_primary_key() -> None:
+    # a numeric QI with NULLs is the primary key when it is the only numeric: its NaN rows
+    # tie (np.lexsort's order), so they are ordered by the other keys and by position
+    rng = np.random.default_rng(3)
+    primary = rng.random(3000)
+    primary[rng.random(3000) < 0.2] = np.nan
+    keys = [rng.permutation(3000), rng.integers(0, 30, 3000), primary]
+    np.testing.assert_array_equal(blocks.lexsort(keys), np.lexsort(keys))
+    np.testing.assert_array_equal(
+        blocks.lexsort([np.arange(5)[::-1], np.array([np.nan, 0, np.nan, 1, np.nan])]), [1, 3, 4, 2, 0]
+    )
+
+
 @pytest.mark.parametrize("n_num, n_coarse", [(2, 1), (2, 3), (4, 2), (3, 15), (1, 16)])
 def test_coarse_order_whatever_its_keys_pack_into(n_num: int, n_coarse: int) -> None:
     # the coarse codes join the curve key when its bits leave room (2 numerics: 32 bits

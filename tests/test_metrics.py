@@ -18,6 +18,7 @@ from helpers import frame, make_table
 from sqlglot import exp
 
 import sbc_sql
+from sbc_sql import engines
 from sbc_sql import session as pipeline
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.sql.nodes import ref
@@ -58,7 +59,7 @@ def test_thesis_total_ncp(thesis):
 
 
 def test_thesis_ncp_per_tuple(thesis):
-    layout = metrics.infer_layout(thesis, "patients", "release")
+    layout = metrics.infer_layout(engines.connect(thesis), "patients", "release")
     assert [c.name for c in layout.qis] == ["age", "gender", "zip"]
     assert [c.kind for c in layout.qis] == ["numeric", "categorical", "categorical"]
     assert [c.name for c in layout.verbatim] == ["disease"]

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 import sbc_sql
-from sbc_sql import db
+from sbc_sql import engines
 from sbc_sql import plan as spec
 from sbc_sql.stages import measure as metrics
 from sbc_sql.stages import verify as verification
@@ -24,20 +24,21 @@ def built():
     con = duckdb.connect()
     con.execute("CREATE TABLE t (id INTEGER, age INTEGER, sex VARCHAR, dis VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", ROWS)
-    info = db.open_source(con, "t")
+    engine = engines.connect(con)
+    info = engine.open_source("t")
     plan = spec.make_plan(info, spec.Options(k=4, qi=("age", "sex"), sensitive=("dis",), drop=("id",)))
     row_id = con.execute("SELECT rowid FROM t").fetchnumpy()["rowid"]
     labels = pa.table({"row_id": row_id, "eq_class": np.arange(12) // 4})
     con.register("labs", labels)
-    db.execute(con, generalize.create_classes_sql(plan, "cls", "labs"))
-    db.execute(con, generalize.create_rows_sql(plan, "rws", "labs"))
-    db.execute(con, generalize.create_release_view_sql(plan, "rel", "rws", "cls"))
+    engine.execute(generalize.create_classes_sql(plan, "cls", "labs", engine.row_id("s")))
+    engine.execute(generalize.create_rows_sql(plan, "rws", "labs", engine.row_id("s")))
+    engine.execute(generalize.create_release_view_sql(plan, "rel", "rws", "cls"))
     layout = metrics.Layout(plan.qis, plan.verbatim, plan.weights)
     return con, layout
 
 
 def check(con, layout, k=4):
-    return verification.verify_with_labels(con, layout, "t", "labs", "rws", "cls", k)
+    return verification.verify_with_labels(engines.connect(con), layout, "t", "labs", "rws", "cls", k)
 
 
 def test_a_good_release_passes(built):
@@ -99,8 +100,8 @@ def test_a_wrong_stored_class_size_fails(built):
 def test_measures_of_the_class_table_equal_those_of_the_view(built):
     # the pipeline measures the class table, each row weighted by its size
     con, layout = built
-    by_class = metrics.measure_tables(con, layout, "t", "cls", size_column="class_size")
-    by_row = metrics.measure_tables(con, layout, "t", "rel")
+    by_class = metrics.measure_tables(engines.connect(con), layout, "t", "cls", size_column="class_size")
+    by_row = metrics.measure_tables(engines.connect(con), layout, "t", "rel")
     assert by_class.ncp == pytest.approx(by_row.ncp, rel=1e-12)
     assert by_class.total_ncp == pytest.approx(by_row.total_ncp, rel=1e-12)
     assert (by_class.released, by_class.classes, by_class.smallest) == (12, 3, 4)

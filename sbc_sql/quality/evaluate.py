@@ -1,12 +1,12 @@
-"""Evaluate stage: information loss, risk and query accuracy of a release.
+"""Evaluate stage: information loss, risk and query accuracy of a release (the README's metrics).
 
 :func:`evaluate` takes any original + release pair and reports, each computed by an SQL
-aggregate in ``sql/eval_*.sql`` (the release's format: ``eq_class``, ``c_min``/``c_max``/
-``c_has_null`` for a numeric QI, a sorted LIST for a categorical one, the other columns
-verbatim; suppressed rows are simply absent):
+aggregate in ``sql/eval_*.sql`` or in a privacy model's template (the release's format:
+``eq_class``, ``c_min``/``c_max``/``c_has_null`` for a numeric QI, a sorted LIST for a
+categorical one, the other columns verbatim; suppressed rows are simply absent):
 
 * NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
-  them. **GCP is the total NCP**: GCP normalised to [0, 1] as README defines it, which charges a
+  them. **GCP is the total NCP**: the normalised GCP of the README's metrics, which charges a
   suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
 * **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
   ``[sum over untouched classes |E| * NCP(E) + k_r * sum over virtual classes |g| * NCP(g)]
@@ -26,13 +26,15 @@ verbatim; suppressed rows are simply absent):
 * Discernibility ``DM = sum |E|^2 + |S| * n``; ``C_AVG = (n - |S|) / |E| / k`` with k the
   smallest class unless given; classes, smallest, mean and largest class; distinct
   generalized tuples; suppressed rows S = n - release rows.
-* With ``sensitive`` given (never inferred): distinct l-diversity (fewest distinct values
-  in a class; NULL is a value), t-closeness by the Earth Mover's Distance against the
-  *input's* distribution (categorical or boolean: equal ground distance, 0.5 * sum |p - q|;
-  numeric or temporal: ordered distance over the input's sorted distinct values, divided by
-  m - 1), basic beta-likeness ``max (q - p) / p`` over classes and values with q > p, and
-  enhanced beta-likeness ``max min((q - p) / p, -ln p)`` over the same (seed 004 caps
-  beta at -ln p for frequent values).
+* With ``sensitive`` given (never inferred), the measures of the privacy models in
+  :mod:`sbc_sql.privacy` (their definitions, read alike by verification): distinct
+  l-diversity (fewest distinct values in a class; NULL is a value), t-closeness by the
+  Earth Mover's Distance against the *input's* distribution (categorical or boolean: equal
+  ground distance, 0.5 * sum |p - q|; numeric or temporal: ordered distance over the
+  input's sorted distinct values, divided by m - 1), basic beta-likeness
+  ``max (q - p) / p`` over classes and values with q > p, and enhanced beta-likeness
+  ``max min((q - p) / p, -ln p)`` over the same (beta capped at -ln p for frequent
+  values).
 * **Record linkage** RL (seed 004: P = 1/|E| when the record's nearest class is its own).
   Without row ids a record's own class is not visible, so the attacker, knowing a
   record's QI values, picks uniformly among the release rows of every class whose
@@ -75,12 +77,13 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from .. import db
+from .. import engines
 from ..api import _layout, _tables
-from ..db import Connection
+from ..engines.base import Engine
 from ..errors import InputError
-from ..plan import Column, type_kind
-from ..sql.nodes import alias, as_number, conj, ref
+from ..plan import Column
+from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
+from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref
 from ..sql.templates import ident, render
 from ..stages import measure as metrics
 from ..stages.measure import Layout, cost_expression
@@ -191,13 +194,6 @@ def weighted_cost(layout: Layout) -> exp.Expression:
     return out if out is not None else exp.Literal.number(0.0)
 
 
-def _has_null_list(values: exp.Expression) -> exp.Expression:
-    return exp.GT(
-        this=exp.Anonymous(this="len", expressions=[values]),
-        expression=exp.Anonymous(this="list_count", expressions=[values]),
-    )
-
-
 def _lesser(a: exp.Expression, b: exp.Expression, *, greater: bool = False) -> exp.Expression:
     """The smaller (or greater) of two values, either of which may be NULL."""
     cmp = exp.GT if greater else exp.LT
@@ -230,7 +226,7 @@ def extend_columns(layout: Layout, rec: str = "l", cls: str = "g") -> list[exp.E
                 ),
             ]
         else:
-            grown = exp.Anonymous(this="list_append", expressions=[ref(c.name, cls), ref(c.name, rec)])
+            grown = exp.ArrayAppend(this=ref(c.name, cls), expression=ref(c.name, rec))
             out.append(
                 alias(
                     exp.Case(
@@ -262,27 +258,15 @@ def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Ex
             ]
         else:
             values = ref(c.name, cls)
-            merged = exp.Anonymous(
-                this="list_distinct",
-                expressions=[
-                    exp.Anonymous(
-                        this="list_concat",
-                        expressions=[
-                            values,
-                            exp.Coalesce(
-                                this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])]
-                            ),
-                        ],
-                    )
-                ],
-            )
-            with_null = exp.Anonymous(this="list_append", expressions=[merged.copy(), exp.Null()])
+            added = exp.Coalesce(this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])])
+            merged = exp.ArrayDistinct(this=exp.ArrayConcat(this=values, expressions=[added]))
+            with_null = exp.ArrayAppend(this=merged.copy(), expression=exp.Null())
             out.append(
                 alias(
                     exp.Case(
                         ifs=[
                             exp.If(
-                                this=exp.or_(_has_null_list(values), _or_false(ref(c.name + "_null", add))),
+                                this=exp.or_(list_has_null(values), _or_false(ref(c.name + "_null", add))),
                                 true=with_null,
                             )
                         ],
@@ -306,9 +290,7 @@ def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Ex
                 )
             )
         else:
-            contains = exp.Anonymous(
-                this="list_contains", expressions=[ref(c.name + "_vals", query), exp.cast(value, "VARCHAR")]
-            )
+            contains = list_contains(ref(c.name + "_vals", query), exp.cast(value, "VARCHAR"))
             parts.append(
                 exp.Case(
                     ifs=[
@@ -361,22 +343,18 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             )
         else:
             values = ref(c.name, cls)
-            common = exp.Anonymous(
-                this="len",
-                expressions=[
-                    exp.Anonymous(
-                        this="list_intersect",
-                        expressions=[
-                            exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
-                            ref(c.name + "_vals", query),
-                        ],
-                    )
-                ],
+            common = list_size(
+                exp.ArrayIntersect(
+                    expressions=[
+                        exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
+                        ref(c.name + "_vals", query),
+                    ]
+                )
             )
             null_hit = exp.Case(
                 ifs=[
                     exp.If(
-                        this=exp.and_(_or_false(ref(c.name + "_null", query)), _has_null_list(values.copy())),
+                        this=exp.and_(_or_false(ref(c.name + "_null", query)), list_has_null(values.copy())),
                         true=exp.Literal.number(1),
                     )
                 ],
@@ -385,7 +363,7 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             part = exp.Div(
                 this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)), "DOUBLE"),
                 expression=exp.Nullif(
-                    this=exp.Anonymous(this="len", expressions=[values.copy()]),
+                    this=list_size(values.copy()),
                     expression=exp.Literal.number(0),
                 ),
             )
@@ -486,12 +464,16 @@ def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
     return render("eval_class_stats", release=release, qicol=layout.qi_columns())
 
 
+def sensitive_models(sensitive: Column) -> tuple[PrivacyModel, ...]:
+    """The privacy models whose measures ``evaluate`` reports for a sensitive column: distinct
+    l-diversity, t-closeness (the EMD for the column's kind) and beta-likeness, basic and
+    enhanced; the same definitions a check or an enforcement of them reads."""
+    return (LDiversity(sensitive), TCloseness(sensitive), BetaLikeness(sensitive))
+
+
 def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:
-    """l, categorical EMD and beta; plus the ordered EMD for a numeric sensitive column."""
-    out = [render("eval_sensitive", original=original, release=release, sens=sensitive.name)]
-    if type_kind(sensitive.type)[0] == "numeric":
-        out.append(render("eval_emd_ordered", original=original, release=release, sens=sensitive.name))
-    return out
+    """The measure query of each of :func:`sensitive_models`."""
+    return [m.measure_sql(release, original) for m in sensitive_models(sensitive)]
 
 
 def value_counts_sql(c: Column, original: str) -> exp.Expression:
@@ -589,24 +571,21 @@ def make_queries(
     return pa.table({name: pa.array(values, type=types[name]) for name, values in cols.items()})
 
 
-def domains(con: Connection, layout: Layout, original: str) -> list[Domain]:
+def domains(engine: Engine, layout: Layout, original: str) -> list[Domain]:
     out = []
     for c in layout.qis:
-        rows = db.fetch_all(con, value_counts_sql(c, original))
+        rows = engine.fetch_all(value_counts_sql(c, original))
         out.append(Domain(c, [r[0] for r in rows], np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
     return out
 
 
 def query_error(
-    con: Connection, layout: Layout, original: str, names: _Names, table: pa.Table
+    engine: Engine, layout: Layout, original: str, names: _Names, table: pa.Table
 ) -> tuple[QueryError, ...]:
     """Run the queries in ``table`` (see :func:`make_queries`) against input and release;
     needs the classes table of the run."""
-    con.register(names.queries, table)
-    try:
-        rows = db.fetch_all(con, queries_sql(layout, original, names))
-    finally:
-        con.unregister(names.queries)
+    with engine.upload(names.queries, table):
+        rows = engine.fetch_all(queries_sql(layout, original, names))
     return tuple(
         QueryError(float(s), int(n), int(u), None if e is None else float(e), None if t is None else float(t))
         for s, n, u, e, t in rows
@@ -615,6 +594,10 @@ def query_error(
 
 # ---------------------------------------------------------------------------------------
 # the run
+
+
+def _as(kind: type, value: Any) -> Any:
+    return None if value is None else kind(value)
 
 
 def _check(k_r: float, n_r: float, queries: int, selectivities: Sequence[float], k: int | None) -> None:
@@ -647,16 +630,16 @@ def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column |
 
 
 @contextmanager
-def _scratch(con: Connection, names: _Names) -> Iterator[None]:
+def _scratch(engine: Engine, names: _Names) -> Iterator[None]:
     try:
         yield
     finally:
         for name in (names.cov, names.tuples, names.classes, names.src):
-            db.execute(con, _drop(name))
+            engine.execute(_drop(name))
 
 
 def evaluation_sql(
-    database_or_con: str | Path | Connection,
+    database_or_con: str | Path | Engine | Any,
     original: str,
     release: str,
     *,
@@ -666,9 +649,9 @@ def evaluation_sql(
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
-    con = db.connect(database_or_con)
-    _tables(con, original, release)
-    layout = _layout(con, original, release, weights)
+    engine = engines.connect(database_or_con)
+    _tables(engine, original, release)
+    layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
     names = _Names.fresh()
     trees = [
@@ -688,11 +671,11 @@ def evaluation_sql(
     trees += [value_counts_sql(c, original) for c in layout.qis]
     trees.append(queries_sql(layout, original, names))
     trees += [_drop(n) for n in (names.cov, names.tuples, names.classes, names.src)]
-    return [db.to_sql(t) + ";" for t in trees]
+    return [engine.sql(t) + ";" for t in trees]
 
 
 def evaluate(
-    database_or_con: str | Path | Connection,
+    database_or_con: str | Path | Engine | Any,
     original: str,
     release: str,
     *,
@@ -713,45 +696,41 @@ def evaluate(
     error.
     """
     _check(k_r, n_r, queries, selectivities, k)
-    con = db.connect(database_or_con)
-    _tables(con, original, release)
-    layout = _layout(con, original, release, weights)
+    engine = engines.connect(database_or_con)
+    _tables(engine, original, release)
+    layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
-    m = metrics.measure_tables(con, layout, original, release)
+    m = metrics.measure_tables(engine, layout, original, release)
     n = m.n_rows
-    squares, tuples = db.fetch_one(con, class_stats_sql(layout, release))
+    squares, tuples = engine.fetch_one(class_stats_sql(layout, release))
     wsum = sum(layout.weights)
     names = _Names.fresh()
-    with _scratch(con, names):
-        db.execute(con, source_stats_sql(layout, original, names.src))
-        db.execute(con, classes_sql(layout, release, names))
-        db.execute(con, tuples_sql(layout, original, names))
-        db.execute(con, coverage_sql(layout, release, names))
-        _, uncovered, linkage = db.fetch_one(con, linkage_sql(names))
+    with _scratch(engine, names):
+        engine.execute(source_stats_sql(layout, original, names.src))
+        engine.execute(classes_sql(layout, release, names))
+        engine.execute(tuples_sql(layout, original, names))
+        engine.execute(coverage_sql(layout, release, names))
+        _, uncovered, linkage = engine.fetch_one(linkage_sql(names))
         uncovered = int(uncovered)
         hidden = max(m.suppressed - uncovered, 0)
         if m.classes:
-            untouched, virtual, virtual_classes, _ = db.fetch_one(
-                con, rgcp_sql(layout, names), {"hidden": hidden}
+            untouched, virtual, virtual_classes, _ = engine.fetch_one(
+                rgcp_sql(layout, names), {"hidden": hidden}
             )
             cost = float(untouched) + k_r * float(virtual)
         else:
-            (whole,) = db.fetch_one(con, whole_sql(layout, original, names))
+            (whole,) = engine.fetch_one(whole_sql(layout, original, names))
             virtual_classes = 0
             cost = n_r * n * float(whole or 0.0)
         rgcp = cost / (n * wsum) if n and wsum else 0.0
-        l_div: int | None = None
-        t_close = beta = enhanced = None
+        privacy: dict[str, Any] = {}
         if sens is not None and m.classes:
-            stmts = sensitive_sql(original, release, sens)
-            row = db.fetch_one(con, stmts[0])
-            if len(stmts) > 1:
-                row = row[:1] + db.fetch_one(con, stmts[1]) + row[2:]
-            l_div, t_close, beta, enhanced = int(row[0]), *(float(v) for v in row[1:4])
+            for model in sensitive_models(sens):
+                privacy.update(model.measure(engine, release, original))
         errors: tuple[QueryError, ...] = ()
         if queries and selectivities:
-            table = make_queries(domains(con, layout, original), selectivities, queries, seed)
-            errors = query_error(con, layout, original, names, table)
+            table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
+            errors = query_error(engine, layout, original, names, table)
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     return Evaluation(
@@ -779,10 +758,10 @@ def evaluate(
         record_linkage=float(linkage),
         record_linkage_share=float(linkage) / n if n else 0.0,
         sensitive=sensitive,
-        l_diversity=l_div,
-        t_closeness=t_close,
-        beta_likeness=beta,
-        enhanced_beta_likeness=enhanced,
+        l_diversity=_as(int, privacy.get("l_diversity")),
+        t_closeness=_as(float, privacy.get("t_closeness")),
+        beta_likeness=_as(float, privacy.get("beta_likeness")),
+        enhanced_beta_likeness=_as(float, privacy.get("enhanced_beta_likeness")),
         query_error=errors,
         seed=seed,
     )

@@ -8,9 +8,10 @@
 -- lists unnested into (class, value) pairs: at 10,000,000 rows half the time of testing
 -- list_contains on every row (6 s against 11 s for five QIs).
 -- A valid release has classes = distinct_classes and every other count 0.
--- Slots: __classes (class table), __rows (row table), __source (table), __labels (row_id,
--- eq_class), __inside (one expression over s and g: numeric values inside), __cat (list of
--- categorical QIs). Parameters: none.
+-- Slots: __classes (class table), __rows (row table), __source (table), __row_id (the
+-- engine's row id of the source aliased s), __labels (row_id, eq_class), __inside (one
+-- expression over s and g: numeric values inside), __cat (list of categorical QIs).
+-- Parameters: none.
 WITH sizes AS MATERIALIZED (
   SELECT eq_class, COUNT(*) AS sbc_size FROM __rows GROUP BY eq_class
 )
@@ -28,14 +29,14 @@ SELECT
   (
     SELECT COUNT(*)
     FROM __source AS s
-    JOIN __labels AS l ON s.rowid = l.row_id
+    JOIN __labels AS l ON __row_id = l.row_id
     LEFT JOIN __classes AS g ON g.eq_class = l.eq_class
     WHERE l.eq_class >= 0 AND NOT COALESCE(__inside, FALSE)
   ) AS outside,
   (
     SELECT COUNT(*)
     FROM __source AS s
-    JOIN __labels AS l ON s.rowid = l.row_id
+    JOIN __labels AS l ON __row_id = l.row_id
     ANTI JOIN (SELECT eq_class, UNNEST(__cat) AS sbc_value FROM __classes) AS u
       ON l.eq_class = u.eq_class AND s.__cat IS NOT DISTINCT FROM u.sbc_value
     WHERE l.eq_class >= 0

@@ -5,8 +5,8 @@
 -- Keeping each class's ranges and value sets once, rather than on each of its rows, is what
 -- makes the release cheap to write (1,000,000 rows: 1.3 s against 3.3 s for every row
 -- carrying its lists); the release view joins them back.
--- DuckDB path (LIST); other engines need their own twin.
--- Slots: __classes (new table), __source (table), __labels (row_id, eq_class), __num and
+-- Slots: __classes (new table), __source (table), __row_id (the engine's row id of the
+-- source aliased s), __labels (row_id, eq_class), __num and
 -- __cat (lists of QIs), __projection (list of expressions over g, QIs in source order).
 -- Parameters: none.
 CREATE TABLE __classes AS
@@ -19,7 +19,7 @@ WITH g AS (
     BOOL_OR(s.__num IS NULL) AS __num_has_null,
     LIST(DISTINCT s.__cat ORDER BY s.__cat NULLS LAST) AS __cat
   FROM __source AS s
-  JOIN __labels AS l ON s.rowid = l.row_id
+  JOIN __labels AS l ON __row_id = l.row_id
   WHERE l.eq_class >= 0
   GROUP BY l.eq_class
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..plan import Column
+from .dialects import ListHasNull
 from .templates import col, ident
 
 
@@ -19,13 +20,10 @@ def ref(name: str, table: str | None = None) -> exp.Column:
 def as_number(expr: exp.Expression, column: Column) -> exp.Expression:
     """The numeric QI's value as DOUBLE."""
     if column.temporal == "date":
-        days = exp.Anonymous(
-            this="date_diff",
-            expressions=[exp.Literal.string("day"), exp.cast(exp.Literal.string("1970-01-01"), "DATE"), expr],
-        )
-        return exp.cast(days, "DOUBLE")
+        epoch = exp.cast(exp.Literal.string("1970-01-01"), "DATE")
+        return exp.cast(exp.DateDiff(this=expr, expression=epoch, unit=exp.var("DAY")), "DOUBLE")
     if column.temporal == "timestamp":
-        return exp.cast(exp.Anonymous(this="epoch_us", expressions=[expr]), "DOUBLE")
+        return exp.cast(exp.UnixMicros(this=expr), "DOUBLE")
     return exp.cast(expr, "DOUBLE")
 
 
@@ -54,3 +52,18 @@ def conj(parts: list[exp.Expression]) -> exp.Expression:
     for p in parts[1:]:
         out = exp.and_(out, p)
     return out
+
+
+def list_size(values: exp.Expression) -> exp.Expression:
+    """Elements of a list (a value set), NULL elements included."""
+    return exp.ArraySize(this=values)
+
+
+def list_has_null(values: exp.Expression) -> exp.Expression:
+    """The list holds a NULL element."""
+    return ListHasNull(this=values)
+
+
+def list_contains(values: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """The list holds ``value`` (a non-NULL value: NULL is asked with :func:`list_has_null`)."""
+    return exp.ArrayContains(this=values, expression=value)

@@ -27,6 +27,9 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
+from .dialects import SbcDuckDB
+
+#: the dialect the templates are written in (and parsed as)
 DIALECT = "duckdb"
 SlotValue = str | exp.Expression | Sequence[str] | Sequence[exp.Expression]
 
@@ -85,7 +88,8 @@ def render(name: str, **slots: SlotValue) -> exp.Expression:
 
 
 def render_sql(name: str, **slots: SlotValue) -> str:
-    return render(name, **slots).sql(dialect=DIALECT)
+    """The template with its slots filled, as DuckDB SQL text."""
+    return render(name, **slots).sql(dialect=SbcDuckDB)
 
 
 def fill(tree: exp.Expression, slots: Mapping[str, SlotValue]) -> exp.Expression:

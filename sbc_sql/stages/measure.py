@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from .. import db
-from ..db import Connection
+from ..engines.base import Engine
 from ..plan import Column, type_kind
-from ..sql.nodes import as_number, ref
+from ..sql.nodes import as_number, list_size, ref
 from ..sql.templates import render
 
 
@@ -64,11 +63,11 @@ class Measures:
 
 
 def infer_layout(
-    con: Connection, original: str, release: str, weights: Mapping[str, float] | None = None
+    engine: Engine, original: str, release: str, weights: Mapping[str, float] | None = None
 ) -> Layout:
     """Read the QIs and verbatim columns off the two tables' schemas."""
-    src = db.describe(con, original)
-    rel = {c.name: c.type for c in db.describe(con, release).columns}
+    src = engine.describe(original)
+    rel = {c.name: c.type for c in engine.describe(release).columns}
     if not src.columns or not rel:
         raise ValueError("original and release must both be tables with columns")
     qis: list[Column] = []
@@ -118,7 +117,7 @@ def cost_expression(
             ],
             default=ratio,
         )
-    size = exp.Anonymous(this="len", expressions=[ref(c.name, "r")])
+    size = list_size(ref(c.name, "r"))
     card = (cards or {}).get(c.name)
     denominator = exp.Literal.number(card) if card is not None else ref(c.name + "_card", "src")
     return exp.Case(
@@ -161,8 +160,23 @@ def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Express
     return render("class_sizes", release=release, weight=row_weight(size_column))
 
 
+def measure_sql(
+    layout: Layout,
+    original: str,
+    release: str,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    size_column: str | None = None,
+    cards: Mapping[str, int] | None = None,
+) -> list[exp.Expression]:
+    """The queries :func:`measure_tables` runs, in its order (a dry run shows them)."""
+    return [
+        ncp_sql(layout, original, release, ranges, size_column, cards),
+        class_sizes_sql(release, size_column),
+    ]
+
+
 def measure_tables(
-    con: Connection,
+    engine: Engine,
     layout: Layout,
     original: str,
     release: str,
@@ -175,7 +189,8 @@ def measure_tables(
     ``release`` is a table with a row per released row, or, with ``size_column``, a class
     table whose rows each stand for that many released rows. ``ranges`` and ``cards``: the
     input's numeric ranges and categorical cardinalities, when already known."""
-    row = db.fetch_one(con, ncp_sql(layout, original, release, ranges, size_column, cards))
+    costs_query, sizes_query = measure_sql(layout, original, release, ranges, size_column, cards)
+    row = engine.fetch_one(costs_query)
     n_rows, released = int(row[0]), int(row[1])
     suppressed = n_rows - released
     costs: Sequence[float | None] = row[2:]
@@ -184,7 +199,7 @@ def measure_tables(
         ncp[c.name] = ((cost or 0.0) + suppressed) / n_rows if n_rows else 0.0
     wsum = sum(layout.weights)
     total = sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights)) / wsum if wsum else 0.0
-    classes, smallest, mean, largest, _ = db.fetch_one(con, class_sizes_sql(release, size_column))
+    classes, smallest, mean, largest, _ = engine.fetch_one(sizes_query)
     return Measures(
         n_rows,
         released,

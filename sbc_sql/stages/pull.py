@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from sqlglot import exp
 
-from .. import db
 from ..arrays import to_numpy
 from ..cluster.model import QIData
-from ..db import Connection
+from ..engines.base import Engine
 from ..plan import Plan
 from ..sql.nodes import as_category, as_number, ref
 from ..sql.templates import render
@@ -22,15 +22,15 @@ from .stats import Stats, encode_column
 BATCH_ROWS = 1 << 17
 
 
-def pull_sql(plan: Plan):
+def pull_sql(plan: Plan, row_id: exp.Expression) -> exp.Expression:
     exprs = [
         as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c) for c in plan.qis
     ]
-    return render("pull_rows", source=plan.source.name, qi=exprs)
+    return render("pull_rows", source=plan.source.name, row_id=row_id, qi=exprs)
 
 
 def pull(
-    con: Connection, plan: Plan, stats: Stats, progress: Callable[[int, int], None] | None = None
+    engine: Engine, plan: Plan, stats: Stats, progress: Callable[[int, int], None] | None = None
 ) -> tuple[QIData, np.ndarray]:
     """The QIs of every row as a QIData, and each row's row_id in the source."""
     n = stats.n_rows
@@ -38,7 +38,7 @@ def pull(
     row_id = np.empty(n, dtype=np.int64)
     columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
     at = 0
-    for batch in db.stream(con, pull_sql(plan), BATCH_ROWS):
+    for batch in engine.stream(pull_sql(plan, engine.row_id("s")), BATCH_ROWS):
         m = batch.num_rows
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")

@@ -12,9 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import db
 from ..arrays import mask, to_numpy
-from ..db import Connection
+from ..engines.base import Engine
 from ..errors import InputError
 from ..plan import Column, Plan
 from ..sql.nodes import as_category, as_number, ref
@@ -69,10 +68,10 @@ def categorical_counts_sql(plan: Plan, order: list[Column]):
     )
 
 
-def collect_stats(con: Connection, plan: Plan, n_rows: int) -> Stats:
+def collect_stats(engine: Engine, plan: Plan, n_rows: int) -> Stats:
     """Every statistic the clustering and the metrics need."""
     profiled = [c for c in plan.columns if c.role == "qi" or c.origin == "default"]
-    row = db.fetch_one(con, distinct_counts_sql(plan, profiled))
+    row = engine.fetch_one(distinct_counts_sql(plan, profiled))
     total = int(row[0])
     m = len(profiled)
     distinct = {c.name: int(row[1 + i]) for i, c in enumerate(profiled)}
@@ -80,13 +79,13 @@ def collect_stats(con: Connection, plan: Plan, n_rows: int) -> Stats:
     lo: dict[str, float] = {}
     hi: dict[str, float] = {}
     if plan.numeric_qis:
-        r = db.fetch_one(con, numeric_ranges_sql(plan))
+        r = engine.fetch_one(numeric_ranges_sql(plan))
         k = len(plan.numeric_qis)
         for i, c in enumerate(plan.numeric_qis):
             lo[c.name] = float("nan") if r[i] is None else float(r[i])
             hi[c.name] = float("nan") if r[k + i] is None else float(r[k + i])
     order = categorical_order(plan, distinct, nulls)
-    domains, value_counts, pair_counts = _categorical_counts(con, plan, order, nulls)
+    domains, value_counts, pair_counts = _categorical_counts(engine, plan, order, nulls)
     return Stats(n_rows, distinct, nulls, lo, hi, domains, value_counts, pair_counts)
 
 
@@ -97,13 +96,13 @@ def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int
     return sorted(cats, key=lambda c: (card[c.name], cats.index(c)))
 
 
-def _categorical_counts(con: Connection, plan: Plan, order: list[Column], nulls: dict[str, int]):
+def _categorical_counts(engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int]):
     domains: dict[str, pa.Array] = {}
     value_counts: dict[str, np.ndarray] = {}
     pair_counts: dict[tuple[str, str], np.ndarray] = {}
     if not order:
         return domains, value_counts, pair_counts
-    table = db.fetch_arrow(con, categorical_counts_sql(plan, order))
+    table = engine.fetch_arrow(categorical_counts_sql(plan, order))
     c = len(order)
     flags = np.stack([to_numpy(table.column(i), np.int64) for i in range(c)])
     counts = to_numpy(table.column(2 * c), np.int64)

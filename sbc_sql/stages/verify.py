@@ -2,21 +2,25 @@
 
 With the run's class labels (during ``anonymize``) the check is row-exact over the row and
 class tables just written: every source row is labelled once, released once with its own
-values, and lies inside its class's ranges and sets; every class has one tuple and >= k
-rows. For any other original + release pair, :func:`verify_pair` checks k-anonymity, row
-counts, released values and that every input row is covered by some class.
+values, and lies inside its class's ranges and sets; every class has one tuple; and every
+privacy model holds (k-anonymity by default: every class has >= k rows; each model's
+violation check is its own query, see :mod:`sbc_sql.privacy`). For any other original +
+release pair, :func:`verify_pair` checks the privacy models, one tuple per class, row
+counts, released values and that every input row is covered by some class. A release
+passes only if no check reports a problem.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from .. import db
-from ..db import Connection
+from ..engines.base import Engine
 from ..plan import Column
-from ..sql.nodes import conj, ref
+from ..privacy import KAnonymity, PrivacyModel, check_all
+from ..sql.nodes import conj, list_contains, list_has_null, ref
 from ..sql.templates import render
 from .measure import Layout, class_sizes_sql
 
@@ -40,11 +44,8 @@ def inside(c: Column, row: str, cls: str) -> exp.Expression:
         in_range = exp.Between(this=value, low=ref(c.name + "_min", cls), high=ref(c.name + "_max", cls))
         return exp.Case(ifs=[exp.If(this=is_null, true=ref(c.name + "_has_null", cls))], default=in_range)
     values = ref(c.name, cls)
-    has_null = exp.GT(
-        this=exp.Anonymous(this="len", expressions=[values]),
-        expression=exp.Anonymous(this="list_count", expressions=[values]),
-    )
-    contains = exp.Anonymous(this="list_contains", expressions=[values, value])
+    has_null = list_has_null(values)
+    contains = list_contains(values, value)
     return exp.Case(ifs=[exp.If(this=is_null, true=has_null)], default=contains)
 
 
@@ -80,56 +81,115 @@ def one_tuple_condition(layout: Layout) -> exp.Expression:
     return conj(parts)
 
 
-def check_release(con: Connection, layout: Layout, release: str, k: int) -> tuple[list[str], dict[str, int]]:
-    """k-anonymity of the release alone: every class has >= k rows and one generalized tuple,
-    so every generalized tuple is shared by >= k rows."""
-    classes, smallest, _, _, released = db.fetch_one(con, class_sizes_sql(release))
-    (mixed,) = db.fetch_one(con, render("class_tuples", release=release, same=one_tuple_condition(layout)))
+Models = Sequence[PrivacyModel]
+
+
+def default_models(k: int) -> tuple[PrivacyModel, ...]:
+    """The privacy models a release is verified against when none are named: k-anonymity."""
+    return (KAnonymity(k),)
+
+
+def check_release(
+    engine: Engine,
+    layout: Layout,
+    release: str,
+    k: int,
+    models: Models | None = None,
+    original: str | None = None,
+) -> tuple[list[str], dict[str, int]]:
+    """The privacy models (k-anonymity unless named) over the release alone, and one
+    generalized tuple per class: with k-anonymity, every generalized tuple is shared by >= k
+    rows. ``original`` is read by models that compare with the input's distribution."""
+    problems = check_all(engine, models or default_models(k), release, original)
+    classes, smallest, _, _, released = engine.fetch_one(class_sizes_sql(release))
+    (mixed,) = engine.fetch_one(render("class_tuples", release=release, same=one_tuple_condition(layout)))
     facts = {
         "classes": int(classes or 0),
         "smallest_class": int(smallest or 0),
         "released": int(released or 0),
         "mixed_classes": int(mixed or 0),
     }
-    return class_problems(facts, k), facts
+    return problems + class_problems(facts), facts
 
 
-def class_problems(facts: dict[str, int], k: int) -> list[str]:
-    """What the class-level facts say is wrong: a class below k, a class with two tuples."""
+def class_problems(facts: dict[str, int]) -> list[str]:
+    """What the class-level facts say is wrong: a class with two tuples (a class below k is
+    the k-anonymity model's)."""
     problems: list[str] = []
-    if facts["released"] and facts["smallest_class"] < k:
-        problems.append(f"the smallest class has {facts['smallest_class']} rows, below k={k}")
     if facts["mixed_classes"]:
         problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
     return problems
 
 
-def rows_missing_sql(layout: Layout, source: str, labels: str, release: str) -> exp.Expression:
+def rows_missing_sql(
+    layout: Layout, source: str, labels: str, release: str, row_id: exp.Expression
+) -> exp.Expression:
     return render(
-        "rows_missing", source=source, labels=labels, release=release, verb=[c.name for c in layout.verbatim]
+        "rows_missing",
+        source=source,
+        row_id=row_id,
+        labels=labels,
+        release=release,
+        verb=[c.name for c in layout.verbatim],
     )
 
 
-def class_checks_sql(layout: Layout, source: str, labels: str, rows: str, classes: str) -> exp.Expression:
+def class_checks_sql(
+    layout: Layout, source: str, labels: str, rows: str, classes: str, row_id: exp.Expression
+) -> exp.Expression:
     return render(
         "class_checks",
         classes=classes,
         rows=rows,
         source=source,
+        row_id=row_id,
         labels=labels,
         inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
         cat=[c.name for c in layout.qis if c.kind != "numeric"],
     )
 
 
+def label_coverage_sql(source: str, labels: str, row_id: exp.Expression) -> exp.Expression:
+    return render("label_coverage", source=source, row_id=row_id, labels=labels)
+
+
+def label_checks_sql(
+    layout: Layout,
+    source: str,
+    labels: str,
+    rows: str,
+    classes: str,
+    row_id: exp.Expression,
+    models: Models,
+) -> list[exp.Expression]:
+    """The queries :func:`verify_with_labels` runs, in its order (a dry run shows them): each
+    privacy model's violation check over the row table, then the row-exact checks."""
+    return [m.violations_sql(rows, source) for m in models] + [
+        class_checks_sql(layout, source, labels, rows, classes, row_id),
+        label_coverage_sql(source, labels, row_id),
+        rows_missing_sql(layout, source, labels, rows, row_id),
+    ]
+
+
 def verify_with_labels(
-    con: Connection, layout: Layout, source: str, labels: str, rows: str, classes: str, k: int
+    engine: Engine,
+    layout: Layout,
+    source: str,
+    labels: str,
+    rows: str,
+    classes: str,
+    k: int,
+    models: Models | None = None,
 ) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
-    class table (the release view joins them: it shows each row its class's one tuple)."""
-    n_classes, distinct, smallest, released, unmatched, *outside = db.fetch_one(
-        con, class_checks_sql(layout, source, labels, rows, classes)
+    class table (the release view joins them: it shows each row its class's one tuple).
+    The privacy models (k-anonymity unless named) are checked over the row table."""
+    models = models or default_models(k)
+    problems = check_all(engine, models, rows, source)
+    *_, checks, coverage, missing_rows = label_checks_sql(
+        layout, source, labels, rows, classes, engine.row_id("s"), models
     )
+    n_classes, distinct, smallest, released, unmatched, *outside = engine.fetch_one(checks)
     facts = {
         "classes": int(n_classes or 0),
         "smallest_class": int(smallest or 0),
@@ -138,7 +198,7 @@ def verify_with_labels(
         "unmatched_classes": int(unmatched or 0),
         "outside": sum(int(x or 0) for x in outside),
     }
-    problems = class_problems(facts, k)
+    problems += class_problems(facts)
     if facts["unmatched_classes"]:
         problems.append(
             f"{facts['unmatched_classes']} class(es) differ between the class table "
@@ -149,9 +209,7 @@ def verify_with_labels(
             f"{facts['outside']} QI value(s) lie outside their class's range or set "
             "(numeric QIs counted once per row)"
         )
-    source_rows, n_labels, labelled, suppressed, unlabelled = db.fetch_one(
-        con, render("label_coverage", source=source, labels=labels)
-    )
+    source_rows, n_labels, labelled, suppressed, unlabelled = engine.fetch_one(coverage)
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
     if n_labels != source_rows or labelled != source_rows or unlabelled:
         problems.append(
@@ -163,17 +221,20 @@ def verify_with_labels(
             f"the release has {facts['released']} rows; expected "
             f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)"
         )
-    missing, extra = db.fetch_one(con, rows_missing_sql(layout, source, labels, rows))
+    missing, extra = engine.fetch_one(missing_rows)
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
         problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")
     return Verdict(k, tuple(problems), facts)
 
 
-def verify_pair(con: Connection, layout: Layout, original: str, release: str, k: int) -> Verdict:
-    """Verification of any original + release pair (no class labels at hand)."""
-    problems, facts = check_release(con, layout, release, k)
-    (n_rows,) = db.fetch_one(con, render("row_count", source=original))
+def verify_pair(
+    engine: Engine, layout: Layout, original: str, release: str, k: int, models: Models | None = None
+) -> Verdict:
+    """Verification of any original + release pair (no class labels at hand) against the
+    privacy models (k-anonymity unless named)."""
+    problems, facts = check_release(engine, layout, release, k, models, original)
+    (n_rows,) = engine.fetch_one(render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:
         problems.append(f"the release has {facts['released']} rows, more than the {n_rows} input rows")
@@ -181,8 +242,7 @@ def verify_pair(con: Connection, layout: Layout, original: str, release: str, k:
     cover = conj(
         [inside(c, "sbc_s", "g") for c in layout.qis] + [_same(c, "sbc_s", "g") for c in layout.verbatim]
     )
-    uncovered, extra = db.fetch_one(
-        con,
+    uncovered, extra = engine.fetch_one(
         render(
             "rows_uncovered",
             original=original,

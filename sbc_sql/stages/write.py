@@ -35,11 +35,12 @@ def release_projection(plan: Plan) -> list[exp.Expression]:
     ]
 
 
-def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
+def create_classes_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression) -> exp.Expression:
     return render(
         "create_classes",
         classes=table,
         source=plan.source.name,
+        row_id=row_id,
         labels=labels,
         num=[c.name for c in plan.numeric_qis],
         cat=[c.name for c in plan.categorical_qis],
@@ -47,11 +48,12 @@ def create_classes_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
     )
 
 
-def create_rows_sql(plan: Plan, table: str, labels: str) -> exp.Expression:
+def create_rows_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression) -> exp.Expression:
     return render(
         "create_rows",
         rows=table,
         source=plan.source.name,
+        row_id=row_id,
         labels=labels,
         projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
         order=[ref(c.name, "s") for c in plan.verbatim],

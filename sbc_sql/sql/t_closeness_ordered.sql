@@ -1,8 +1,10 @@
--- eval_emd_ordered: one row: the largest Earth Mover's Distance between a class's and the
--- input's distribution of a numeric sensitive column under ordered distance: the input's
--- distinct values v_1 < ... < v_m (NULL last, as a value of its own), r_i = q_i - p_i, and
--- EMD = sum over i of |r_1 + ... + r_i| / (m - 1); 0 when m = 1. Sums run over DECIMAL
--- terms, exact whatever the order.
+-- t_closeness_ordered: one row per class of a release: eq_class and sbc_emd, the Earth
+-- Mover's Distance between the class's and the input's distribution of a numeric sensitive
+-- column under ordered distance: the input's distinct values v_1 < ... < v_m (NULL last, as
+-- a value of its own), r_i = q_i - p_i, and EMD = sum over i of |r_1 + ... + r_i| / (m - 1);
+-- NULL when m = 1 (a release's figure is then 0). t-closeness asks sbc_emd <= t. Sums run
+-- over DECIMAL terms, exact whatever the order.
+-- privacy/t_closeness.py folds these rows as those of t_closeness.
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
 -- column). Parameters: none.
 WITH vals AS (
@@ -38,6 +40,5 @@ WITH vals AS (
 ), per_class AS (
   SELECT eq_class, SUM(ABS(sbc_run)) AS sbc_moved FROM running GROUP BY eq_class
 )
-SELECT
-  COALESCE(MAX(sbc_moved) / NULLIF((SELECT COUNT(*) FROM ranked) - 1, 0), 0) AS t_closeness
+SELECT eq_class, sbc_moved / NULLIF((SELECT COUNT(*) FROM ranked) - 1, 0) AS sbc_emd
 FROM per_class

@@ -1,0 +1,263 @@
+"""The clustering algorithms by name: one table, read by the CLI, the plan, compare and run.
+
+Every algorithm returns a class id per row (-1 suppressed), so the release writer, the
+verification and every metric apply to all of them. An entry says what the algorithm
+accepts (modes, hierarchies, a suppression budget, block sizes, how many categorical QIs)
+and runs it; the CLI's help, the plan's validation, ``compare``'s default list and the
+README's list of algorithms (a test compares them) all come from :data:`CLUSTERERS`.
+
+Only the default's module is imported with this one: every other entry imports its
+module when it runs, as the paper's kernels and k-member's bring in numba, which the
+default does not need (see ``sbca_plus/compiled.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InputError
+from .blocks import (
+    BLOCK_PASSES,
+    BLOCK_POOL_ROWS,
+    block_bounds,
+    blocked,
+    check_memory,
+    choose_mode,
+    default_block_rows,
+)
+from .model import QIData
+from .sbca_plus import compiled
+from .sbca_plus.algorithm import MAX_CATEGORICAL, sbca_plus
+from .sbca_plus.compiled import HAVE_NUMBA
+
+if TYPE_CHECKING:
+    from .baselines.fulldomain import Hierarchy
+
+Progress = Callable[[int, int], None]
+
+#: the algorithm a run uses unless told otherwise
+DEFAULT = "sbca"
+
+
+@dataclass(frozen=True)
+class ClusterRun:
+    """What a clustering produced: a class id per row (-1 suppressed), the algorithm, the
+    mode it ran in and one line saying how (the run summary prints it)."""
+
+    labels: np.ndarray
+    algorithm: str
+    mode: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """The run's options an algorithm may read; each entry says which it accepts.
+
+    ``mode`` is auto, exact or blocks; ``hierarchies`` maps a QI to its generalization
+    hierarchy; ``max_suppression`` is the share of rows an algorithm may suppress;
+    ``block_rows`` sizes the blocks of block mode (None: the algorithm's own size)."""
+
+    mode: str = "auto"
+    leftover: str = "nearest"
+    workers: int | None = None
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
+    max_suppression: float = 0.01
+    block_rows: int | None = None
+
+
+Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
+
+
+@dataclass(frozen=True)
+class Clusterer:
+    """One algorithm: its name, a one-line description, what it accepts, and how it runs.
+
+    ``modes``: the modes it runs in (an algorithm with only ``exact`` ignores ``--mode``);
+    ``hierarchies`` / ``suppression``: it reads ``--hierarchy`` / ``--max-suppression``;
+    ``block_rows``: it takes ``--block-rows``; ``max_categorical``: the most categorical QIs
+    it takes (None: any number)."""
+
+    name: str
+    description: str
+    runner: Runner
+    modes: tuple[str, ...] = ("exact",)
+    hierarchies: bool = False
+    suppression: bool = False
+    block_rows: bool = False
+    max_categorical: int | None = None
+
+    def run(
+        self,
+        data: QIData,
+        k: int,
+        options: ClusterOptions | None = None,
+        progress: Progress | None = None,
+    ) -> ClusterRun:
+        """Class id per row (-1 suppressed), every class of at least k rows."""
+        return self.runner(data, k, options or ClusterOptions(), progress)
+
+
+def block_algorithm(k: int, leftover: str = "nearest", rows: int | None = None) -> Callable[..., np.ndarray]:
+    """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
+    that many rows, chosen by the user) every row of a block is a candidate for each class."""
+    pool = max(BLOCK_POOL_ROWS, rows or 0)
+    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k))
+
+
+def _threads(workers: int | None) -> str:
+    return f"{workers or os.cpu_count() or 1} worker(s)"
+
+
+def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    # the default runs in blocks at every size (a small table is one block): on Adult its
+    # blocks beat one exact block on NCP at every k and take a fifth of the time
+    mode = "blocks" if options.mode == "auto" else options.mode
+    check_memory(data, mode, options.workers)
+    if mode == "exact":
+        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress)
+        return ClusterRun(
+            labels,
+            "sbca",
+            "exact",
+            "cluster-aware SBCA (growth, seeds far from the last class, refinement, coarse order), one block",
+        )
+    size = options.block_rows or default_block_rows(k)
+    labels = blocked(
+        data,
+        k,
+        block_algorithm(k, options.leftover, options.block_rows),
+        block_size=size,
+        workers=options.workers,
+        progress=progress,
+        categorical_by="coarse",
+    )
+    n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
+    return ClusterRun(
+        labels,
+        "sbca",
+        "blocks",
+        f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
+        f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels",
+    )
+
+
+def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    """The paper's SBCA through its compiled kernels: exact up to ``choose_mode``'s size,
+    else in Hilbert-ordered blocks."""
+    from .sbca_paper_kernels import CompiledSBCA, sbca_compiled
+
+    mode = choose_mode(data.n_rows, k) if options.mode == "auto" else options.mode
+    check_memory(data, mode, options.workers)
+    engine = "compiled" if HAVE_NUMBA else "numpy"
+    if mode == "exact":
+        labels = sbca_compiled(data, k, leftover=options.leftover, progress=progress)
+        return ClusterRun(labels, "sbca-paper", "exact", f"the paper's SBCA, one block, {engine}")
+    labels = blocked(data, k, CompiledSBCA(options.leftover), workers=options.workers, progress=progress)
+    return ClusterRun(
+        labels,
+        "sbca-paper",
+        "blocks",
+        "the paper's SBCA in Hilbert-ordered blocks of about 4,096 rows, "
+        f"{engine}, {_threads(options.workers)}",
+    )
+
+
+def _run_mondrian(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    from .baselines.mondrian import mondrian
+
+    return ClusterRun(mondrian(data, k), "mondrian", "exact", "strict median partitioning")
+
+
+def _run_kmember(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    from .baselines.kmember import kmember
+
+    return ClusterRun(kmember(data, k), "kmember", "exact", "greedy k-member clustering")
+
+
+def _full_domain(name: str) -> Runner:
+    def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+        from .baselines import fulldomain
+
+        recode = getattr(fulldomain, name)
+        labels = recode(data, k, dict(options.hierarchies), max_suppression=options.max_suppression)
+        detail = f"full-domain recoding, suppression budget {options.max_suppression:g}"
+        return ClusterRun(labels, name, "exact", detail)
+
+    return run
+
+
+#: every algorithm, in the order the CLI, compare and the README list them
+CLUSTERERS: tuple[Clusterer, ...] = (
+    Clusterer(
+        DEFAULT,
+        "cluster-aware SBCA",
+        _run_sbca,
+        modes=("exact", "blocks"),
+        block_rows=True,
+        max_categorical=MAX_CATEGORICAL,
+    ),
+    Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
+    Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian),
+    Clusterer("kmember", "greedy k-member clustering", _run_kmember),
+    Clusterer(
+        "datafly",
+        "full-domain recoding, Datafly",
+        _full_domain("datafly"),
+        hierarchies=True,
+        suppression=True,
+    ),
+    Clusterer(
+        "incognito",
+        "full-domain recoding, Incognito",
+        _full_domain("incognito"),
+        hierarchies=True,
+        suppression=True,
+    ),
+)
+
+REGISTRY: dict[str, Clusterer] = {c.name: c for c in CLUSTERERS}
+
+
+def names() -> tuple[str, ...]:
+    """Every algorithm's name, in the table's order."""
+    return tuple(REGISTRY)
+
+
+def get(name: str) -> Clusterer:
+    """The algorithm called ``name``; an unknown name is an InputError naming the choices."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise InputError(f"--algorithm '{name}' is not one of {', '.join(names())}") from None
+
+
+def choices_help() -> str:
+    """The ``--algorithm`` help: every name, the default with its description."""
+    others = [n for n in names() if n != DEFAULT]
+    listed = ", ".join(others[:-1]) + f" or {others[-1]}" if len(others) > 1 else "".join(others)
+    return f"{DEFAULT} (default: {REGISTRY[DEFAULT].description}), {listed}."
+
+
+def run_clustering(
+    data: QIData,
+    k: int,
+    *,
+    algorithm: str = DEFAULT,
+    mode: str = "auto",
+    leftover: str = "nearest",
+    workers: int | None = None,
+    hierarchies: Mapping[str, Hierarchy] | None = None,
+    max_suppression: float = 0.01,
+    block_rows: int | None = None,
+    progress: Progress | None = None,
+) -> ClusterRun:
+    """Class id per row (-1 suppressed) from the named algorithm and mode."""
+    options = ClusterOptions(mode, leftover, workers, dict(hierarchies or {}), max_suppression, block_rows)
+    return get(algorithm).run(data, k, options, progress)

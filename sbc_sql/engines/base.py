@@ -1,0 +1,199 @@
+"""The engine seam: what the stages ask of the database that holds the data.
+
+A stage never touches a driver. It builds a sqlglot tree (from a template in ``sql/``) and
+hands it to its :class:`Engine`, which renders it in the engine's dialect, runs it, logs it,
+and returns Python rows or Arrow. Each engine is a small module in this package implementing
+the abstract methods below; the pipeline never branches on an engine's name.
+
+The log: every statement a stage issues goes through :meth:`Engine.execute`,
+:meth:`Engine.fetch_one`, :meth:`Engine.fetch_all`, :meth:`Engine.fetch_arrow`,
+:meth:`Engine.stream` or :meth:`Engine.show`, and is kept in :attr:`Engine.log` in order, so
+that a real run and its ``--sql`` print list the same statements. Catalog look-ups made by
+the engine itself (does a name exist, what are its columns) are not part of a run and are
+not logged. A dry run (``dry=True``) still runs the reads that planning needs, and only logs
+what would write or read the release (:meth:`Engine.show`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from ..sql.templates import ident
+
+Statement = exp.Expression | str
+Params = Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What an engine can do, for the stages that have a choice."""
+
+    #: DDL inside a transaction that a failure rolls back whole
+    transactional_ddl: bool
+    #: list-typed columns (a categorical QI's value set is one array value)
+    arrays: bool
+    #: a memory cap the engine enforces by spilling (``--memory-limit``)
+    memory_limit: bool
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    type: str
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    name: str
+    columns: tuple[ColumnInfo, ...]
+    #: the user's input when it was copied into a temporary table for this run (a CSV or
+    #: Parquet path, or a view, which has no stable row positions)
+    from_file: str | None = None
+
+
+class Engine(ABC):
+    """One database connection, seen by the stages."""
+
+    #: the engine's name as users give it
+    name: ClassVar[str]
+    #: the sqlglot dialect every tree is rendered in
+    dialect: ClassVar[type[Dialect]]
+    capabilities: ClassVar[Capabilities]
+
+    def __init__(self) -> None:
+        self.log: list[Statement] = []
+        self.dry = False
+
+    # ---- rendering and running; every statement of a run is logged ----
+
+    def sql(self, statement: Statement) -> str:
+        """The statement as this engine's SQL text."""
+        return statement if isinstance(statement, str) else statement.sql(dialect=self.dialect)
+
+    def statements(self) -> list[str]:
+        """The log as SQL text, one statement each, in order."""
+        return [self.sql(s) + ";" for s in self.log]
+
+    def show(self, statement: Statement) -> None:
+        """Log a statement without running it (a dry run's writes, and what reads them)."""
+        self.log.append(statement)
+
+    def execute(self, statement: Statement, params: Params = None) -> None:
+        """Run a statement for its effect; in a dry run it is only logged."""
+        self.log.append(statement)
+        if not self.dry:
+            self._fetch(self.sql(statement), params)
+
+    def fetch_all(self, statement: Statement, params: Params = None) -> list[tuple[Any, ...]]:
+        self.log.append(statement)
+        return self._fetch(self.sql(statement), params)
+
+    def fetch_one(self, statement: Statement, params: Params = None) -> tuple[Any, ...]:
+        rows = self.fetch_all(statement, params)
+        if len(rows) != 1:
+            raise RuntimeError(f"expected one row, got {len(rows)}")
+        return rows[0]
+
+    def fetch_arrow(self, statement: Statement) -> pa.Table:
+        self.log.append(statement)
+        return self._arrow(self.sql(statement))
+
+    def stream(self, statement: Statement, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """Arrow record batches of a query; the result is drained or closed on return."""
+        self.log.append(statement)
+        return self._stream(self.sql(statement), batch_rows)
+
+    # ---- what every engine implements ----
+
+    @abstractmethod
+    def _fetch(self, sql: str, params: Params) -> list[tuple[Any, ...]]:
+        """Run SQL text with bound parameters and return every row."""
+
+    @abstractmethod
+    def _arrow(self, sql: str) -> pa.Table:
+        """Run a query and return its result as one Arrow table."""
+
+    @abstractmethod
+    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
+
+    @abstractmethod
+    def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
+        """Which of these names are taken in the working schema, and by what: 'TABLE' or
+        'VIEW' (one catalog query for all of them)."""
+
+    @abstractmethod
+    def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
+        """Columns, types and comments of a table or view, in column order."""
+
+    @abstractmethod
+    def open_source(self, table: str) -> TableInfo:
+        """The input as a table with stable row ids: a base table as it is; a view or a
+        CSV/Parquet path copied into a temporary table for this run first."""
+
+    @abstractmethod
+    def row_id(self, table_alias: str) -> exp.Expression:
+        """A source row's stable id inside a statement, for the table aliased so: the key
+        the class labels are joined back on. Stable for the run, unique per row."""
+
+    @abstractmethod
+    def upload(self, name: str, table: pa.Table) -> contextlib.AbstractContextManager[None]:
+        """Make an Arrow table queryable under ``name`` for the block (the class labels)."""
+
+    @abstractmethod
+    def export_sql(self, table: str, path: str, final_name: str) -> Statement:
+        """The statement that writes ``table`` to the file ``path``, in the format that
+        ``final_name`` (where the file is moved once the run commits) names by its ending."""
+
+    @abstractmethod
+    def begin(self) -> None:
+        """Start the transaction the release is written in."""
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def rollback(self) -> None: ...
+
+    @abstractmethod
+    def limit_memory(self, size: str) -> None:
+        """Cap the engine's memory at ``size`` (already validated, e.g. '2GB')."""
+
+    # ---- shared, in terms of the above ----
+
+    def table_exists(self, name: str) -> bool:
+        """A table or view of that name exists in the working schema."""
+        return bool(self.object_kinds([name]))
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside is committed together, or rolled back on any failure or
+        interruption. In a dry run nothing is begun."""
+        if self.dry:
+            yield
+            return
+        self.begin()
+        try:
+            yield
+            self.commit()
+        except BaseException:
+            self.rollback()
+            raise
+
+    @staticmethod
+    def rename_table(old: str, new: str) -> exp.Expression:
+        """ALTER TABLE old RENAME TO new, as a tree."""
+        return exp.Alter(
+            this=exp.Table(this=ident(old)),
+            kind="TABLE",
+            actions=[exp.AlterRename(this=exp.Table(this=ident(new)))],
+        )

@@ -1,0 +1,200 @@
+"""The engine seam: every statement goes through the engine and its log; the SQL a run
+builds is free of functions sqlglot cannot translate, and renders for PostgreSQL and Spark.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import sys
+
+import duckdb
+import pandas as pd
+import pytest
+import sqlglot
+from helpers import make_table
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel
+
+import sbc_sql
+from sbc_sql import engines
+from sbc_sql.compare import compare
+from sbc_sql.engines.base import Engine
+from sbc_sql.engines.duckdb import DuckDBEngine
+from sbc_sql.sql import templates
+from sbc_sql.sql.dialects import SbcPostgres, SbcSpark
+
+TYPES = {
+    "pay": "INTEGER",
+    "age": "INTEGER",
+    "born": "DATE",
+    "seen": "TIMESTAMP",
+    "sex": "VARCHAR",
+    "zip": "VARCHAR",
+}
+# a name only DuckDB knows, in the SQL text of another engine, is a silent mistranslation
+DUCKDB_ONLY = re.compile(
+    r"\b(ROWID|LIST_COUNT|LIST_CONTAINS|LIST_APPEND|LIST_CONCAT|LIST_DISTINCT|LIST_TRANSFORM|LIST_SORT|"
+    r"LIST_INTERSECT|EPOCH_US|DATE_DIFF|LEN|LIST)\s*\(|ORDER BY ALL|\* (REPLACE|EXCLUDE)",
+    re.IGNORECASE,
+)
+# functions PostgreSQL and Spark have that sqlglot's parser does not know by name
+NATIVE = {"postgres": {"CARDINALITY"}, "spark": set()}
+
+
+def people(n: int = 60) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "id": range(n),
+            "age": [20 + (i * 7) % 50 if i % 11 else None for i in range(n)],
+            "born": [f"19{50 + i % 40}-0{1 + i % 9}-1{i % 9}" if i % 13 else None for i in range(n)],
+            "seen": [f"2024-0{1 + i % 9}-1{i % 5} 0{i % 3}:30:00" for i in range(n)],
+            "sex": ["F" if i % 3 else "M" for i in range(n)],
+            "zip": [f"9{i % 6}" if i % 17 else None for i in range(n)],
+            "dis": [f"d{i % 4}" for i in range(n)],
+            "pay": [1000 + (i * 37) % 900 for i in range(n)],
+        }
+    )
+
+
+@pytest.fixture
+def table() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    make_table(con, "t", people(), TYPES)
+    return con
+
+
+def normalized(statements: list[str]) -> list[str]:
+    """The statements with the run's random working names made equal."""
+    return [re.sub(r"(sbc_(labels|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
+
+
+ROLES = {"qi": ["age", "born", "seen", "sex", "zip"], "sensitive": ["dis", "pay"], "drop": ["id"]}
+
+
+def test_the_sql_print_lists_what_a_real_run_executes(table, tmp_path) -> None:
+    out = tmp_path / "r.parquet"
+    shown = sbc_sql.anonymize(table, "t", 3, output="r", sql_only=True, out_file=out, **ROLES)
+    assert not shown.written
+    real = sbc_sql.anonymize(table, "t", 3, output="r", out_file=out, **ROLES)
+    assert real.written and out.is_file()
+    assert normalized(real.statements) == normalized(shown.statements)
+    # one list: statistics, the pull, the writes, the privacy model and the row checks,
+    # measures, names, the export
+    text = "\n".join(real.statements)
+    for part in ("GROUPING SETS", "CREATE TABLE", "class_size", "ALTER TABLE", "CREATE VIEW", "COPY"):
+        assert part in text
+    assert len(real.statements) == 18
+
+
+def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
+    """Every tree the stages build in a run, a comparison, a verification, a measurement and
+    evaluations (categorical and numeric sensitive column; a release that suppressed all)."""
+    engine = engines.connect(con)
+    sbc_sql.anonymize(engine, "t", 3, output="r", **ROLES)
+    compare(engine, "t", [4], ["sbca"], **ROLES)
+    sbc_sql.verify(engine, "t", "r", 3)
+    sbc_sql.measure(engine, "t", "r")
+    sbc_sql.evaluate(engine, "t", "r", sensitive="dis")
+    sbc_sql.evaluate(engine, "t", "r", sensitive="pay")
+    con.execute('CREATE TABLE "none" AS SELECT * FROM "r" WHERE FALSE')
+    sbc_sql.evaluate(engine, "t", "none")
+    assert all(isinstance(s, exp.Expression) for s in engine.log)
+    return [s for s in engine.log if isinstance(s, exp.Expression)]
+
+
+def portable(tree: exp.Expression) -> exp.Expression:
+    """The tree with the DuckDB engine's own row id (its one engine-specific column) renamed."""
+    return tree.transform(
+        lambda n: (
+            exp.column("sbc_row_id", table=n.table) if isinstance(n, exp.Column) and n.name == "rowid" else n
+        )
+    )
+
+
+def test_no_statement_of_a_run_holds_a_function_sqlglot_cannot_translate(table) -> None:
+    for tree in run_log(table):
+        assert not list(tree.find_all(exp.Anonymous)), tree.sql(dialect=SbcPostgres)
+
+
+@pytest.mark.parametrize(("dialect", "name"), [(SbcPostgres, "postgres"), (SbcSpark, "spark")])
+def test_every_statement_renders_for_other_engines(table, dialect, name) -> None:
+    trees = run_log(table)
+    copies = [t for t in trees if isinstance(t, exp.Copy)]
+    assert len(copies) == 0  # the export is the engine's own statement; this run has none
+    for tree in trees:
+        sql = portable(tree).sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+        assert not DUCKDB_ONLY.search(sql), sql
+        back = sqlglot.parse_one(sql, read=name)
+        unknown = {a.name.upper() for a in back.find_all(exp.Anonymous)} - NATIVE[name]
+        assert not unknown, (unknown, sql)
+
+
+def test_the_run_renders_every_template(table, monkeypatch) -> None:
+    seen: set[str] = set()
+    real = templates.render
+
+    def spy(name, **slots):
+        seen.add(name)
+        return real(name, **slots)
+
+    monkeypatch.setattr(templates, "render", spy)
+    for info in pkgutil.walk_packages(sbc_sql.__path__, "sbc_sql."):
+        if not info.name.endswith("__main__"):  # which would run the command line
+            importlib.import_module(info.name)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("sbc_sql.") and getattr(module, "render", None) is real:
+            monkeypatch.setattr(module, "render", spy)
+    run_log(table)
+    on_disk = {p.stem for p in templates.sql_dir().glob("*.sql")}
+    assert seen == on_disk
+
+
+def test_duckdb_renders_the_project_nodes_as_today() -> None:
+    values = exp.column("v", table="g")
+    from sbc_sql.sql.nodes import list_contains, list_has_null, list_size
+
+    assert list_has_null(values).sql(dialect=DuckDBEngine.dialect) == "LEN(g.v) > LIST_COUNT(g.v)"
+    assert list_size(values).sql(dialect=DuckDBEngine.dialect) == "ARRAY_LENGTH(g.v)"
+    assert (
+        list_contains(values, exp.column("x")).sql(dialect=DuckDBEngine.dialect) == "ARRAY_CONTAINS(g.v, x)"
+    )
+
+
+def test_the_list_nodes_keep_their_meaning_in_duckdb() -> None:
+    from sbc_sql.sql.nodes import list_contains, list_has_null, list_size
+
+    con = duckdb.connect()
+    lists = exp.column("l")
+    query = exp.select(
+        list_has_null(lists), list_size(lists), list_contains(lists, exp.Literal.string("b"))
+    ).from_("(SELECT ['a', NULL, 'b'] AS l UNION ALL SELECT ['a']) AS t")
+    got = con.execute(query.sql(dialect=DuckDBEngine.dialect)).fetchall()
+    assert sorted(got) == [(False, 1, False), (True, 3, True)]
+
+
+def test_an_engine_is_passed_through_and_a_connection_wrapped(table) -> None:
+    engine = engines.connect(table)
+    assert isinstance(engine, DuckDBEngine) and engine.connection is table
+    assert engines.connect(engine) is engine
+    assert isinstance(engines.connect(None), Engine)
+
+
+def test_catalog_lookups_are_not_part_of_the_log(table) -> None:
+    engine = engines.connect(table)
+    assert engine.object_kinds(["t", "nope"]) == {"t": "TABLE"}
+    assert [c.name for c in engine.describe("t").columns][:2] == ["id", "age"]
+    assert engine.log == []
+
+
+def test_a_failed_commit_rolls_back(table, monkeypatch) -> None:
+    engine = engines.connect(table)
+
+    def refuse() -> None:
+        raise RuntimeError("commit refused")
+
+    monkeypatch.setattr(engine, "commit", refuse)
+    with pytest.raises(RuntimeError, match="commit refused"), engine.transaction():
+        engine.execute("CREATE TABLE made_inside (x INTEGER)")
+    assert engine.object_kinds(["made_inside"]) == {}
