@@ -1,9 +1,20 @@
-.PHONY: demo test bench lint
+.PHONY: demo test test-fast lint bench report
+PY := .venv/bin/python
+LINTED := sbc_sql tests benchmarks examples setup.py
+
 demo:
-	python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/python examples/make_clinic_db.py --out clinic.duckdb --replace && .venv/bin/sbc-sql anonymize --db clinic.duckdb --table patients --k 5 --replace
+	python3 -m venv .venv && .venv/bin/pip install -q . && $(PY) examples/make_clinic_db.py --out clinic.duckdb --replace && .venv/bin/sbc-sql anonymize --db clinic.duckdb --table patients --k 5 --replace
+# the whole suite from a fresh install, as CI runs it
 test:
-	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && .venv/bin/python -m pytest -q
-bench:
-	.venv/bin/python benchmarks/paper_experiment.py && .venv/bin/python benchmarks/bench_scale.py && .venv/bin/python benchmarks/bench_utility.py
+	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && $(PY) -m pytest -q
+# the development loop: no wheel build, no subprocess, no test longer than a few seconds
+test-fast:
+	$(PY) -m pytest -q -m "not slow"
 lint:
-	.venv/bin/python -m ruff check sbc_sql tests benchmarks examples  # pip install ruff
+	.venv/bin/ruff check $(LINTED) && .venv/bin/ruff format --check $(LINTED) && .venv/bin/mypy sbc_sql
+# needs UCI Adult (benchmarks/datasets.py says where); writes benchmarks/results/*.json
+bench:
+	$(PY) benchmarks/paper_experiment.py && $(PY) benchmarks/bench_scale.py && $(PY) benchmarks/bench_scale.py --utility && $(PY) benchmarks/bench_utility.py && $(PY) benchmarks/report.py
+# README's benchmark tables from benchmarks/results/*.json
+report:
+	$(PY) benchmarks/report.py

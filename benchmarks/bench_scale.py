@@ -2,7 +2,10 @@
 
 For each input it prints, in one run: per-stage seconds, peak memory, total NCP, and the
 ratio of the end-to-end time to a plain DuckDB ``GROUP BY`` over all QIs of the same table
-(the floor set by the database itself). Results go to benchmarks/results/scale.md.
+(the floor set by the database itself). Results go to benchmarks/results/scale.md and
+scale.json (scale_utility.md and .json with --utility), from which report.py renders README's
+tables. A run of some sizes only (--rows, --no-adult) replaces those inputs in scale.json and
+keeps the others.
 
     python benchmarks/bench_scale.py                    # Adult + 1M + 10M
     python benchmarks/bench_scale.py --rows 1000000     # synthetic sizes only
@@ -13,6 +16,7 @@ ratio of the end-to-end time to a plain DuckDB ``GROUP BY`` over all QIs of the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -27,10 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the installed sbc_sql first (its kernels are compiled at install); else the checkout
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import datasets  # noqa: E402
+import datasets
+import record
 
-import sbc_sql  # noqa: E402
-from sbc_sql.cluster.sbca_plus import compiled  # noqa: E402
+import sbc_sql
+from sbc_sql.cluster.sbca_plus import compiled
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # DuckDB's memory cap for the synthetic runs (as `--memory-limit` does): its joins and sorts
@@ -77,12 +82,30 @@ def anonymize_once(
     }
 
 
-def line(label: str, rows: int, k: int, r: dict[str, object], floor: float) -> str:
-    stages = ", ".join(f"{s} {v:.2f}" for s, v in r["stages"].items())  # type: ignore[union-attr]
+def measured(label: str, rows: int, k: int, r: dict[str, object], floor: float) -> dict[str, object]:
+    """One input's figures as scale.json holds them."""
+    return {
+        "input": label,
+        "rows": rows,
+        "k": k,
+        "mode": r["mode"],
+        "seconds": r["seconds"],
+        "peak_rss_mb": peak_rss_mb(),
+        "ncp": r["ncp"],
+        "group_by_seconds": floor,
+        "stages": r["stages"],
+        "date": record.environment()["date"],
+        "load_average": record.environment()["load_average"],
+    }
+
+
+def line(m: dict[str, object]) -> str:
+    """One row of the scale table (report.py renders README's from the same figures)."""
+    stages = ", ".join(f"{s} {v:.2f}" for s, v in m["stages"].items())  # type: ignore[attr-defined]
     return (
-        f"| {label} | {rows:,} | {k} | {r['mode']} | {r['seconds']:.2f} | "
-        f"{peak_rss_mb():.0f} | {100 * r['ncp']:.2f} % | {r['seconds'] / floor:.0f}x "
-        f"({floor:.3f} s) | {stages} |"
+        f"| {m['input']} | {m['rows']:,} | {m['k']} | {m['mode']} | {m['seconds']:.2f} | "
+        f"{m['peak_rss_mb']:.0f} | {100 * m['ncp']:.2f} % | {m['seconds'] / m['group_by_seconds']:.0f}x "
+        f"({m['group_by_seconds']:.3f} s) | {stages} |"
     )
 
 
@@ -92,7 +115,7 @@ HEADER = (
 )
 
 
-def adult(k: int = 10) -> tuple[str, str]:
+def adult(k: int = 10) -> tuple[dict[str, object], str]:
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
     anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
@@ -102,7 +125,8 @@ def adult(k: int = 10) -> tuple[str, str]:
     )
     r = runs[len(runs) // 2]
     floor = group_by_floor(con, "adult", datasets.ADULT_QIS_8)
-    out = line("Adult (in Python)", 30162, k, r, floor)
+    out = measured("Adult (in Python)", 30162, k, r, floor)
+    out["runs_seconds"] = [run["seconds"] for run in runs]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "adult.duckdb"
         with duckdb.connect(str(path)) as fcon:
@@ -135,7 +159,10 @@ def adult(k: int = 10) -> tuple[str, str]:
         f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
         f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s)."
     )
-    print(out + "\n" + note, flush=True)
+    out["process_seconds"] = times
+    out["process_kernels"] = compiled.engine()
+    out["process_jit_seconds"] = jit
+    print(line(out) + "\n" + note, flush=True)
     return out, note
 
 
@@ -149,7 +176,7 @@ def _process_times(cmd: list[str], env: dict[str, str], cwd: str) -> list[float]
     return sorted(times)
 
 
-def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
+def synthetic(rows: int, k: int = 10, workers: int | None = None) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         con = duckdb.connect(str(Path(tmp) / "synth.duckdb"))
         con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
@@ -161,13 +188,14 @@ def synthetic(rows: int, k: int = 10, workers: int | None = None) -> str:
             con, "people", datasets.SYNTH_QIS, datasets.SYNTH_SENSITIVE, k, [datasets.SYNTH_IDENTIFIER]
         )
         con.close()
-    out = line("synthetic", rows, k, r, floor)
+    out = measured("synthetic", rows, k, r, floor)
     print(f"(table made in {made:.1f} s)", file=sys.stderr, flush=True)
     return out
 
 
-def utility() -> str:
+def utility() -> tuple[str, list[dict[str, object]]]:
     lines = ["| input | k | exact NCP | blocks NCP | blocks / exact |", "|---|---|---|---|---|"]
+    figures: list[dict[str, object]] = []
     inputs = []
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
@@ -195,7 +223,29 @@ def utility() -> str:
             )
             print(row, flush=True)
             lines.append(row)
-    return "\n".join(lines)
+            figures.append(
+                {
+                    "input": label,
+                    "k": k,
+                    "exact_ncp": e["ncp"],
+                    "exact_seconds": e["seconds"],
+                    "blocks_ncp": b["ncp"],
+                    "blocks_seconds": b["seconds"],
+                }
+            )
+    return "\n".join(lines), figures
+
+
+def merged(inputs: list[dict[str, object]]) -> list[dict[str, object]]:
+    """This run's inputs, and those of the previous scale.json that this run did not measure
+    (keyed by input and rows), in the order Adult first, then by rows."""
+    try:
+        previous = record.read("scale")["runs"]
+    except FileNotFoundError:
+        previous = []
+    done = {(m["input"], m["rows"]) for m in inputs}
+    runs = [m for m in previous if (m["input"], m["rows"]) not in done] + inputs
+    return sorted(runs, key=lambda m: (m["input"] != "Adult (in Python)", m["rows"]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,19 +260,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if args.utility:
-        text = utility()
+        text, figures = utility()
         (RESULTS / "scale_utility.md").write_text(text + "\n")
+        record.write("scale_utility", {"runs": figures})
         print(text)
         return 0
     if args.one:
-        print("ROW " + synthetic(args.one, args.k), flush=True)
+        print("ROW " + json.dumps(synthetic(args.one, args.k)), flush=True)
         return 0
     parts = [HEADER]
     notes = []
+    inputs = []
     if not args.no_adult:
         print(HEADER, flush=True)
         row, note = adult(args.k)
-        parts.append(row)
+        inputs.append(row)
+        parts.append(line(row))
         notes.append(note)
     for n in (int(x) for x in args.rows.split(",") if x):
         # each size in a process of its own, so its peak memory is its own
@@ -232,11 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             capture_output=True,
             text=True,
         )
-        parts += [line[4:] for line in done.stdout.splitlines() if line.startswith("ROW ")]
+        (row,) = [json.loads(out[4:]) for out in done.stdout.splitlines() if out.startswith("ROW ")]
+        inputs.append(row)
+        parts.append(line(row))
         print(parts[-1], flush=True)
     notes.append(f"Synthetic runs cap DuckDB at memory_limit = {MEMORY_LIMIT} (`--memory-limit`).")
     text = "\n".join(parts) + "\n\n" + "\n".join(notes) + "\n"
     (RESULTS / "scale.md").write_text(text)
+    record.write("scale", {"memory_limit": MEMORY_LIMIT, "runs": merged(inputs)})
     print(text)
     return 0
 

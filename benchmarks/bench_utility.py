@@ -6,7 +6,8 @@ the full anonymize pipeline (each release verified, NCP computed in SQL), then t
 of SBCA+ (one switch off at a time, clustered on the same QIData and scored with the numpy
 twin of the SQL NCP). Table 2 is a 50,000-row synthetic population whose QIs mix numbers, a
 date and categoricals of up to 1,000 values; it also checks block mode against exact mode.
-Writes benchmarks/results/utility.md.
+Writes benchmarks/results/utility.md and utility.json (from which report.py renders README's
+tables).
 
     python benchmarks/bench_utility.py
     python benchmarks/bench_utility.py --incognito-ks 2,5,10,25,50,100   # ~3 more minutes
@@ -30,16 +31,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the installed sbc_sql first (its kernels are compiled at install); else the checkout
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import datasets  # noqa: E402
+import datasets
+import record
 
-from sbc_sql import compare as cmp  # noqa: E402
-from sbc_sql import engines  # noqa: E402
-from sbc_sql.cluster.blocks import BLOCK_ROWS, BLOCK_ROWS_PER_K, blocked, default_block_rows  # noqa: E402
-from sbc_sql.cluster.model import QIData  # noqa: E402
-from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
-from sbc_sql.cluster.registry import block_algorithm  # noqa: E402
-from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus  # noqa: E402
-from sbc_sql.session import make_options, prepare  # noqa: E402
+from sbc_sql import compare as cmp
+from sbc_sql import engines
+from sbc_sql.cluster.blocks import BLOCK_ROWS, BLOCK_ROWS_PER_K, blocked, default_block_rows
+from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.ncp import total_ncp
+from sbc_sql.cluster.registry import block_algorithm
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
+from sbc_sql.session import make_options, prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KS = (2, 5, 10, 25, 50, 100)
@@ -48,16 +50,21 @@ BLOCK_TARGET = 0.05
 DEFAULT = "**sbc-sql default** (`sbca`, blocks)"
 BASELINES = ("sbca-paper", "kmember", "mondrian", "incognito", "datafly")
 PUBLISHED = (
-    ("published: ARX 3.9 local recoding (value sets)", (1.28, 3.73, 5.98, 10.07, 14.06, 18.12)),
-    ("published: greedy k-member", (None, None, 4.41, 8.59, 13.04, 18.84)),
-    ("published: the paper's SBCA", (1.08, 3.63, 6.63, 12.57, 19.01, 27.87)),
+    (
+        "published-arx",
+        "published: ARX 3.9 local recoding (value sets)",
+        (1.28, 3.73, 5.98, 10.07, 14.06, 18.12),
+    ),
+    ("published-kmember", "published: greedy k-member", (None, None, 4.41, 8.59, 13.04, 18.84)),
+    ("published-sbca-paper", "published: the paper's SBCA", (1.08, 3.63, 6.63, 12.57, 19.01, 27.87)),
 )
 ABLATIONS = (
-    ("ablation: growth off", {"growth": False}),
-    ("ablation: seeds = first", {"seeds": "first"}),
-    ("ablation: refine off", {"refine": False}),
-    ("ablation: order = the paper's sort (blocks too)", {"order": "sort"}),
+    ("growth-off", "ablation: growth off", {"growth": False}),
+    ("seeds-first", "ablation: seeds = first", {"seeds": "first"}),
+    ("refine-off", "ablation: refine off", {"refine": False}),
+    ("order-sort", "ablation: order = the paper's sort (blocks too)", {"order": "sort"}),
     (
+        "all-off",
         "ablation: all off (the paper's SBCA, blocks of the paper's order)",
         {"growth": False, "seeds": "first", "refine": False, "order": "sort"},
     ),
@@ -78,17 +85,23 @@ class Source:
 
 @dataclass
 class Row:
-    """One line of a results table: total NCP (%) and seconds per k; None where not run."""
+    """One line of a results table: total NCP (%) and seconds per k; None where not run.
 
+    ``key`` names the row in utility.json (an algorithm, an ablation, a published source).
+    """
+
+    key: str
     label: str
     ncp: dict[int, float | None] = field(default_factory=dict)
     seconds: dict[int, float | None] = field(default_factory=dict)
 
 
-def pipeline_row(src: Source, label: str, algorithm: str, ks: Sequence[int], mode: str = "exact") -> Row:
+def pipeline_row(
+    src: Source, key: str, label: str, algorithm: str, ks: Sequence[int], mode: str = "exact"
+) -> Row:
     """Anonymize at every k through the full pipeline (the table prepared once); seconds are each
     release's clustering, writing, verification and measurement."""
-    row = Row(label)
+    row = Row(key, label)
 
     def show(r: cmp.CompareRow) -> None:
         row.ncp[r.k] = 100 * r.ncp
@@ -117,9 +130,9 @@ def qi_data(src: Source) -> QIData:
     return data
 
 
-def ablation_row(data: QIData, label: str, switches: dict[str, object], ks: Sequence[int]) -> Row:
+def ablation_row(data: QIData, key: str, label: str, switches: dict[str, object], ks: Sequence[int]) -> Row:
     """The default with some switches off, in its blocks; seconds are the clustering alone."""
-    row = Row(label)
+    row = Row(key, label)
     for k in ks:
         started = time.perf_counter()
         per_block = functools.partial(block_algorithm(k), **switches)
@@ -138,7 +151,7 @@ def ablation_row(data: QIData, label: str, switches: dict[str, object], ks: Sequ
 
 def published_rows() -> list[Row]:
     """The literature's figures, given for KS."""
-    return [Row(label, dict(zip(KS, figures))) for label, figures in PUBLISHED]
+    return [Row(key, label, dict(zip(KS, figures, strict=True))) for key, label, figures in PUBLISHED]
 
 
 def table(rows: Sequence[Row], ks: Sequence[int], measure: str) -> str:
@@ -196,12 +209,11 @@ def warm_up(algorithms: Sequence[str]) -> float:
 
 def describe(src: Source) -> str:
     """One line per QI: its type, distinct values and, for numbers and dates, the range."""
-    info = {
-        name: kind
-        for name, kind in src.con.execute(
+    info = dict(
+        src.con.execute(
             f"SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{src.table}'"
         ).fetchall()
-    }
+    )
     lines = ["| QI | type | distinct values | range |", "|---|---|---:|---|"]
     for q in src.qis:
         distinct, lo, hi = src.con.execute(
@@ -212,18 +224,32 @@ def describe(src: Source) -> str:
     return "\n".join(lines) + "\n"
 
 
-def adult_section(ks: Sequence[int]) -> str:
+def figures(rows: Sequence[Row], ks: Sequence[int]) -> list[dict[str, object]]:
+    """Rows as utility.json holds them: NCP (%) and seconds as lists aligned with ``ks``."""
+    return [
+        {
+            "key": r.key,
+            "label": r.label,
+            "ncp": [r.ncp.get(k) for k in ks],
+            "seconds": [r.seconds.get(k) for k in ks],
+        }
+        for r in rows
+    ]
+
+
+def adult_section(ks: Sequence[int]) -> tuple[str, dict[str, object]]:
     con = connect()
     n = datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
     src = Source(con, "adult", tuple(datasets.ADULT_QIS_8), ("income",))
     print(f"Adult: {n:,} rows", flush=True)
-    default = pipeline_row(src, DEFAULT, "sbca", ks, mode="auto")
-    measured = [pipeline_row(src, f"{a} (measured)", a, ks) for a in BASELINES]
+    default = pipeline_row(src, "sbca", DEFAULT, "sbca", ks, mode="auto")
+    measured = [pipeline_row(src, a, f"{a} (measured)", a, ks) for a in BASELINES]
     data = qi_data(src)
-    ablations = [ablation_row(data, label, switches, ks) for label, switches in ABLATIONS]
+    ablations = [ablation_row(data, key, label, switches, ks) for key, label, switches in ABLATIONS]
     published = published_rows()
     rows = published + [default] + measured + ablations
-    return (
+    check, check_figures = blocks_check(src, default)
+    text = (
         f"## Table 1: Adult, {n:,} rows x {len(src.qis)} QIs ({', '.join(src.qis)}); "
         "income sensitive\n\n"
         "Total NCP (%), lower is better. Published rows are figures quoted from the literature "
@@ -236,20 +262,30 @@ def adult_section(ks: Sequence[int]) -> str:
         "Seconds per run (measured rows: the whole anonymize: stats, pull, cluster, write, "
         "verify, measure; ablation rows: the clustering alone):\n\n"
         + table([default] + measured + ablations, ks, "seconds")
-        + blocks_check(src, default)
+        + check
     )
+    return text, {
+        "rows": n,
+        "qis": list(src.qis),
+        "ks": list(ks),
+        "table": figures(rows, ks),
+        "blocks_check": check_figures,
+    }
 
 
-def synthetic_section(ks: Sequence[int], rows: int, seed: int, incognito_ks: Sequence[int]) -> str:
+def synthetic_section(
+    ks: Sequence[int], rows: int, seed: int, incognito_ks: Sequence[int]
+) -> tuple[str, dict[str, object]]:
     con = connect()
     datasets.make_synthetic(con, "people", rows, seed)
     src = Source(
         con, "people", tuple(datasets.SYNTH_QIS), (datasets.SYNTH_SENSITIVE,), (datasets.SYNTH_IDENTIFIER,)
     )
     print(f"synthetic: {rows:,} rows, seed {seed}", flush=True)
-    default = pipeline_row(src, DEFAULT, "sbca", ks, mode="auto")
+    default = pipeline_row(src, "sbca", DEFAULT, "sbca", ks, mode="auto")
     measured = [
-        pipeline_row(src, f"{a} (measured)", a, incognito_ks if a == "incognito" else ks) for a in BASELINES
+        pipeline_row(src, a, f"{a} (measured)", a, incognito_ks if a == "incognito" else ks)
+        for a in BASELINES
     ]
     text = (
         f"## Table 2: synthetic population, {rows:,} rows (seed {seed}); "
@@ -273,23 +309,31 @@ def synthetic_section(ks: Sequence[int], rows: int, seed: int, incognito_ks: Seq
             "budget; `--incognito-ks` sets the list.\n"
         )
     text += "\nSeconds per run (the whole anonymize):\n\n" + table([default] + measured, ks, "seconds")
-    return text + blocks_check(src, default)
+    check, check_figures = blocks_check(src, default)
+    return text + check, {
+        "rows": rows,
+        "seed": seed,
+        "qis": list(src.qis),
+        "ks": list(ks),
+        "table": figures([default] + measured, ks),
+        "blocks_check": check_figures,
+    }
 
 
-def blocks_check(src: Source, blocks: Row) -> str:
+def blocks_check(src: Source, blocks: Row) -> tuple[str, list[dict[str, float]]]:
     """Block mode's NCP (the default) against exact mode's (``--exact``, one block): at most
-    BLOCK_TARGET worse."""
+    BLOCK_TARGET worse. Returns the text and, per k, both NCPs (%) and seconds."""
     lines = [
         "| k | exact NCP % | blocks NCP % | relative difference | exact s | blocks s |",
         "|---:|---:|---:|---:|---:|---:|",
     ]
-    exact = pipeline_row(src, "sbca, --exact", "sbca", BLOCK_KS, mode="exact")
+    exact = pipeline_row(src, "sbca-exact", "sbca, --exact", "sbca", BLOCK_KS, mode="exact")
     rel = {k: (blocks.ncp[k] - exact.ncp[k]) / exact.ncp[k] for k in BLOCK_KS}
-    for k in BLOCK_KS:
-        lines.append(
-            f"| {k} | {exact.ncp[k]:.2f} | {blocks.ncp[k]:.2f} | {100 * rel[k]:+.1f} % "
-            f"| {exact.seconds[k]:.2f} | {blocks.seconds[k]:.2f} |"
-        )
+    lines += [
+        f"| {k} | {exact.ncp[k]:.2f} | {blocks.ncp[k]:.2f} | {100 * rel[k]:+.1f} % "
+        f"| {exact.seconds[k]:.2f} | {blocks.seconds[k]:.2f} |"
+        for k in BLOCK_KS
+    ]
     worst = max(rel.values())
     met = "met" if worst <= BLOCK_TARGET else "NOT met"
     text = (
@@ -303,11 +347,22 @@ def blocks_check(src: Source, blocks: Row) -> str:
             f"{100 * BLOCK_TARGET:.0f} % *below* exact mode."
         )
     sizes = ", ".join(f"{default_block_rows(k):,} at k = {k}" for k in BLOCK_KS)
+    check = [
+        {
+            "k": k,
+            "exact_ncp": exact.ncp[k],
+            "blocks_ncp": blocks.ncp[k],
+            "exact_seconds": exact.seconds[k],
+            "blocks_seconds": blocks.seconds[k],
+        }
+        for k in BLOCK_KS
+    ]
     return (
         "\nThe default (block mode) against `--exact` (one block, each class choosing "
         "among its seed's nearest rows), through the pipeline "
         f"(blocks of max({BLOCK_ROWS:,}, {BLOCK_ROWS_PER_K} k) rows of the coarse order: "
-        f"{sizes}):\n\n" + "\n".join(lines) + text + "\n"
+        f"{sizes}):\n\n" + "\n".join(lines) + text + "\n",
+        check,
     )
 
 
@@ -324,8 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python benchmarks/bench_utility.py", *(sys.argv[1:] if argv is None else argv)])
     started = time.perf_counter()
     warm = warm_up(("sbca",) + BASELINES)
-    adult = adult_section(KS)
-    synthetic = synthetic_section(KS, args.synthetic_rows, args.seed, cmp.parse_ks(args.incognito_ks))
+    adult, adult_figures = adult_section(KS)
+    synthetic, synthetic_figures = synthetic_section(
+        KS, args.synthetic_rows, args.seed, cmp.parse_ks(args.incognito_ks)
+    )
     wall = time.perf_counter() - started
     text = (
         "# Utility: total NCP of sbc-sql's default against published figures and "
@@ -336,6 +393,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "utility.md").write_text(text)
+    record.write(
+        "utility",
+        {
+            "seconds": wall,
+            "warm_up_seconds": warm,
+            "adult": adult_figures,
+            "synthetic": synthetic_figures,
+        },
+    )
     print(text)
     return 0
 

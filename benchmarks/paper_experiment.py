@@ -1,4 +1,4 @@
-"""The SBC paper's experiment (seed paper section 7), reproducible from a fresh checkout.
+"""The SBC paper's experiment (the paper's evaluation on Adult), reproducible from a fresh checkout.
 
 Setting A (the paper's): Adult, first 5,000 clean rows; QIs age, sex, native-country;
 income sensitive; k in {2, 5, 10, 20, ..., 100}; Datafly and Incognito with the paper's
@@ -6,7 +6,8 @@ age hierarchy and value -> * for sex and native-country.
 Setting B (the field's common one): all 30,162 clean rows; 8 QIs; k in {2, 5, 10, 25, 50, 100};
 Datafly and Incognito with the default hierarchies.
 
-Writes CSV, a markdown table and an NCP-vs-k plot per setting under benchmarks/results/.
+Writes CSV, JSON (``setting_<X>.json``, from which report.py renders README's tables), a
+markdown table and an NCP-vs-k plot per setting under benchmarks/results/.
 
     python benchmarks/paper_experiment.py [--settings A,B] [--algorithms sbca,mondrian,...]
 """
@@ -14,6 +15,7 @@ Writes CSV, a markdown table and an NCP-vs-k plot per setting under benchmarks/r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import resource
 import sys
 import time
@@ -25,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the installed sbc_sql first (its kernels are compiled at install); else the checkout
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import datasets  # noqa: E402
+import datasets
+import record
 
-from sbc_sql import compare as cmp  # noqa: E402
-from sbc_sql.cluster.baselines.fulldomain import Hierarchy, numeric_hierarchy, paper_age_levels  # noqa: E402
+from sbc_sql import compare as cmp
+from sbc_sql.cluster.baselines.fulldomain import Hierarchy, numeric_hierarchy, paper_age_levels
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALGORITHMS = ["sbca", "sbca-paper", "mondrian", "datafly", "incognito", "kmember"]
@@ -126,6 +129,20 @@ def run_setting(name: str, algorithms: list[str]) -> list[cmp.CompareRow]:
         f"k-anonymous. Whole setting: {total:.1f} s, peak RSS {peak:.0f} MB.\n\n" + markdown(rows, algorithms)
     )
     Path(f"{stem}.md").write_text(text)
+    record.write(
+        f"setting_{name}",
+        {
+            "setting": name,
+            "title": title,
+            "rows": cfg["rows"],
+            "qis": cfg["qis"],
+            "ks": cfg["ks"],
+            "algorithms": algorithms,
+            "seconds": total,
+            "peak_rss_mb": peak,
+            "runs": [dataclasses.asdict(r) for r in rows],
+        },
+    )
     print(text)
     return rows
 

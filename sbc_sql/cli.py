@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import api
+from . import __version__, api
 from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
@@ -22,6 +22,23 @@ app = typer.Typer(
     no_args_is_help=True,
     help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"sbc-sql {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    pass
+
 
 Names = Annotated[Optional[list[str]], typer.Option(show_default=False)]
 

@@ -1,6 +1,8 @@
-"""Fixtures: a fresh DuckDB, a table builder from pandas and a CLI runner.
+"""Fixtures: a fresh DuckDB, a table builder from pandas, a CLI runner and the wheel.
 
-The helpers themselves live in helpers.py so hypothesis tests can call them inside @given.
+The helpers themselves live in helpers.py so hypothesis tests can call them inside @given;
+the strategies in strategies.py. Tests that build the wheel, spawn processes or run for more
+than a few seconds are marked ``slow``: ``pytest -m "not slow"`` is the development loop.
 """
 
 from __future__ import annotations
@@ -51,6 +53,18 @@ def make_table():
 def cli():
     """cli(args) -> exit_code, stdout, stderr of the typer app run in-process."""
     return helpers.run_cli
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that needs the session's wheel is marked slow, so the fast tier never
+    builds it (a forgotten marker would cost the fast tier a minute)."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "wheel" in getattr(item, "fixturenames", ()) and item.get_closest_marker("slow") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError("tests that build the wheel must be marked slow: " + ", ".join(unmarked))
 
 
 def _backend_ready() -> bool:

@@ -1,8 +1,14 @@
-"""Hypothesis strategies: small tables of numeric (INTEGER, DOUBLE, DATE) and VARCHAR columns
-with NULLs, cardinalities 1..8, 1..60 rows, and k in 2..6.
+"""Hypothesis strategies of the test suite, all in one place.
 
-A generated table has its QI columns, ``sid`` (a unique row number, declared sensitive, so
-each released row can be traced to its input row) and ``dis`` (a sensitive text column).
+SQL tables (``tables``, ``tables_and_k``): small tables of numeric (INTEGER, DOUBLE, DATE)
+and VARCHAR columns with NULLs, cardinalities 1..8, 1..60 rows, and k in 2..6. A generated
+table has its QI columns, ``sid`` (a unique row number, declared sensitive, so each released
+row can be traced to its input row) and ``dis`` (a sensitive text column).
+
+Clustering inputs (``QIData``, the arrays the clustering stage sees): ``kernel_tables`` for
+the compiled kernels and blocks, ``sbcx_tables`` (with ``sbcx_ks`` and ``sbcx_flags``) for
+SBCA+'s properties, ``baseline_tables`` for the baselines; ``data_from_arrays`` and
+``data_from_lists`` build a QIData by hand the same way.
 """
 
 from __future__ import annotations
@@ -10,8 +16,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
+
+from sbc_sql.cluster.model import QIData
 
 QI_TYPES = ("INTEGER", "DOUBLE", "DATE", "VARCHAR")
 NUMERIC_TYPES = ("INTEGER", "DOUBLE", "DATE")
@@ -88,3 +97,145 @@ def tables_and_k(draw, max_rows: int = 60) -> tuple[TableCase, int]:
     """A table with at least k rows, and k."""
     k = draw(ks)
     return draw(tables(min_rows=k, max_rows=max_rows)), k
+
+
+# ---------------------------------------------------------------------------------------
+# clustering inputs (QIData)
+# ---------------------------------------------------------------------------------------
+
+
+def data_from_arrays(
+    numerics: list[np.ndarray],
+    cats: list[tuple[np.ndarray, int]],
+    weights: list[float] | None = None,
+    position: np.ndarray | None = None,
+) -> QIData:
+    """A QIData with table-wide ranges computed the way the stats step does."""
+    cols = [np.asarray(x, dtype=np.float64) for x in numerics]
+    lo = [float(np.nanmin(x)) if np.isfinite(x).any() else np.nan for x in cols]
+    hi = [float(np.nanmax(x)) if np.isfinite(x).any() else np.nan for x in cols]
+    cols += [np.asarray(c, dtype=np.int32) for c, _ in cats]
+    d = len(cols)
+    extra = {} if position is None else {"position": np.asarray(position, dtype=np.int64)}
+    return QIData(
+        tuple(f"q{i}" for i in range(d)),
+        (True,) * len(numerics) + (False,) * len(cats),
+        tuple(cols),
+        tuple(lo) + (np.nan,) * len(cats),
+        tuple(hi) + (np.nan,) * len(cats),
+        (0,) * len(numerics) + tuple(card for _, card in cats),
+        tuple(weights) if weights else (1.0,) * d,
+        **extra,
+    )
+
+
+@st.composite
+def kernel_tables(draw, max_rows: int = 300) -> QIData:
+    """Small tables full of ties and NULLs: where tie-breaking and widening matter (the
+    compiled kernels against their references, blocks, the row order)."""
+    n = draw(st.integers(1, max_rows))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n_num = draw(st.integers(0, 3))
+    n_cat = draw(st.integers(0 if n_num else 1, 4))
+    numerics = []
+    for _ in range(n_num):
+        levels = draw(st.sampled_from([1, 3, 10, 1000]))
+        x = rng.integers(0, levels, n).astype(np.float64) * draw(st.sampled_from([1.0, 0.37]))
+        x[rng.random(n) < draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))] = np.nan
+        numerics.append(x)
+    cats = []
+    for _ in range(n_cat):
+        card = draw(st.integers(1, 12))
+        p = 1.0 / np.arange(1, card + 1) ** draw(st.sampled_from([0.0, 1.0, 2.0]))
+        codes = rng.choice(card, n, p=p / p.sum())
+        cats.append((codes, card))
+    weights = None
+    if draw(st.booleans()):
+        weights = [draw(st.sampled_from([1.0, 0.5, 2.0, 0.0])) for _ in range(n_num + n_cat)]
+    position = rng.permutation(n) * 3 if draw(st.booleans()) else None
+    return data_from_arrays(numerics, cats, weights, position)
+
+
+@st.composite
+def sbcx_tables(draw, max_rows: int = 40) -> QIData:
+    """SBCA+'s properties: 0-2 numeric QIs (NULLs allowed), 1-3 categorical QIs of 1-6 codes, few distinct
+    values so that ties and duplicate rows are common."""
+    n = draw(st.integers(1, max_rows))
+    n_num = draw(st.integers(0, 2))
+    n_cat = draw(st.integers(1, 3))
+    names, numeric, columns, lo, hi, card, weights = [], [], [], [], [], [], []
+    for q in range(n_num + n_cat):
+        is_num = q < n_num
+        names.append(f"q{q}")
+        numeric.append(is_num)
+        weights.append(draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])))
+        if is_num:
+            vals = draw(
+                st.lists(st.one_of(st.integers(0, 6).map(float), st.just(np.nan)), min_size=n, max_size=n)
+            )
+            col = np.array(vals, dtype=np.float64)
+            finite = col[~np.isnan(col)]
+            columns.append(col)
+            lo.append(float(finite.min()) if len(finite) else np.nan)
+            hi.append(float(finite.max()) if len(finite) else np.nan)
+            card.append(0)
+        else:
+            c = draw(st.integers(1, 6))
+            codes = draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n))
+            columns.append(np.array(codes, dtype=np.int32))
+            lo.append(np.nan)
+            hi.append(np.nan)
+            card.append(c)
+    return QIData(
+        tuple(names), tuple(numeric), tuple(columns), tuple(lo), tuple(hi), tuple(card), tuple(weights)
+    )
+
+
+#: k for SBCA+'s properties, 1 included (every row its own class)
+sbcx_ks = st.integers(1, 7)
+#: SBCA+'s switches, any combination
+sbcx_flags = st.fixed_dictionaries(
+    {
+        "growth": st.booleans(),
+        "seeds": st.sampled_from(["class", "farthest", "first"]),
+        "refine": st.booleans(),
+    }
+)
+
+
+def data_from_lists(
+    numeric: list[list[float | None]], categorical: list[list[int]], cards: list[int] | None = None
+) -> QIData:
+    """QIData from plain lists: numerics first (None is NULL), then categorical codes."""
+    cols, num, lo, hi, card = [], [], [], [], []
+    for values in numeric:
+        col = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+        finite = col[~np.isnan(col)]
+        cols.append(col)
+        num.append(True)
+        lo.append(float(finite.min()) if len(finite) else np.nan)
+        hi.append(float(finite.max()) if len(finite) else np.nan)
+        card.append(0)
+    for i, codes in enumerate(categorical):
+        col = np.array(codes, dtype=np.int32)
+        cols.append(col)
+        num.append(False)
+        lo.append(np.nan)
+        hi.append(np.nan)
+        card.append(cards[i] if cards else int(col.max()) + 1)
+    names = tuple(f"q{i}" for i in range(len(cols)))
+    return QIData(names, tuple(num), tuple(cols), tuple(lo), tuple(hi), tuple(card), (1.0,) * len(cols))
+
+
+@st.composite
+def baseline_tables(draw: st.DrawFn) -> tuple[QIData, int]:
+    """The baselines' properties: small tables (numerics with NULLs, categoricals of small
+    cardinality) and a k."""
+    n = draw(st.integers(1, 60))
+    n_num = draw(st.integers(0, 2))
+    n_cat = draw(st.integers(0 if n_num else 1, 2))
+    value = st.one_of(st.none(), st.integers(0, 20).map(float))
+    numeric = [draw(st.lists(value, min_size=n, max_size=n)) for _ in range(n_num)]
+    cards = [draw(st.integers(1, 4)) for _ in range(n_cat)]
+    categorical = [draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)) for c in cards]
+    return data_from_lists(numeric, categorical, cards), draw(st.integers(2, 6))

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_kernel_blocks import make_data, qi_tables, synthetic
+from strategies import data_from_arrays as make_data
+from strategies import kernel_tables as qi_tables
+from test_kernel_blocks import synthetic
 
 from sbc_sql.cluster import blocks
 from sbc_sql.cluster.model import QIData
@@ -23,6 +25,9 @@ from sbc_sql.cluster.sbca_plus import algorithm as sbcx
 from sbc_sql.cluster.sbca_plus import aot, compiled
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.args import KERNELS, call_args
+
+# every test here loads the module the session's wheel carries: the wheel is built first
+pytestmark = pytest.mark.slow
 
 SETTINGS = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]

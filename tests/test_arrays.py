@@ -49,6 +49,7 @@ def test_masks_and_tables(bits):
     assert table.column("b").to_pylist() == [float(b) for b in bits]
 
 
+@pytest.mark.slow
 def test_a_run_does_not_import_pandas(tmp_path):
     # pyarrow's own conversions import pandas: 0.25 s of every command-line run
     path = load_example("examples/make_clinic_db.py").make_clinic_db(tmp_path / "c.duckdb", 200, 7)

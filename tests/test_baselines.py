@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import baseline_tables as tables
+from strategies import data_from_lists as make_data
 
 from sbc_sql.cluster.baselines.fulldomain import (
     Hierarchy,
@@ -30,43 +32,6 @@ try:
     HAS_NUMBA = True
 except ImportError:
     HAS_NUMBA = False
-
-
-def make_data(
-    numeric: list[list[float | None]], categorical: list[list[int]], cards: list[int] | None = None
-) -> QIData:
-    """QIData from plain lists: numerics first (None is NULL), then categorical codes."""
-    cols, num, lo, hi, card = [], [], [], [], []
-    for values in numeric:
-        col = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-        finite = col[~np.isnan(col)]
-        cols.append(col)
-        num.append(True)
-        lo.append(float(finite.min()) if len(finite) else np.nan)
-        hi.append(float(finite.max()) if len(finite) else np.nan)
-        card.append(0)
-    for i, codes in enumerate(categorical):
-        col = np.array(codes, dtype=np.int32)
-        cols.append(col)
-        num.append(False)
-        lo.append(np.nan)
-        hi.append(np.nan)
-        card.append(cards[i] if cards else int(col.max()) + 1)
-    names = tuple(f"q{i}" for i in range(len(cols)))
-    return QIData(names, tuple(num), tuple(cols), tuple(lo), tuple(hi), tuple(card), (1.0,) * len(cols))
-
-
-@st.composite
-def tables(draw: st.DrawFn) -> tuple[QIData, int]:
-    """Small tables: numerics with NULLs, categoricals of small cardinality, and a k."""
-    n = draw(st.integers(1, 60))
-    n_num = draw(st.integers(0, 2))
-    n_cat = draw(st.integers(0 if n_num else 1, 2))
-    value = st.one_of(st.none(), st.integers(0, 20).map(float))
-    numeric = [draw(st.lists(value, min_size=n, max_size=n)) for _ in range(n_num)]
-    cards = [draw(st.integers(1, 4)) for _ in range(n_cat)]
-    categorical = [draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)) for c in cards]
-    return make_data(numeric, categorical, cards), draw(st.integers(2, 6))
 
 
 def check_release(labels: np.ndarray, n: int, k: int, max_suppressed: float) -> None:

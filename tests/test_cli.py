@@ -152,6 +152,7 @@ def test_verify_catches_a_tampered_release(clinic, cli):
     assert "covered by no class" in res.stderr
 
 
+@pytest.mark.slow
 def test_help_in_a_fresh_interpreter():
     res = run_module(["--help"])
     assert res.returncode == 0, res.stderr
@@ -159,6 +160,7 @@ def test_help_in_a_fresh_interpreter():
         assert command in res.stdout
 
 
+@pytest.mark.slow
 def test_anonymize_in_a_fresh_interpreter(tmp_path):
     path = make_clinic(tmp_path / "fresh.duckdb")
     res = run_module(["anonymize", "--db", path, "--table", "patients", "--k", "4", "--json"])

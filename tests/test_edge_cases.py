@@ -1,4 +1,4 @@
-"""Edge cases of the anonymize run: hostile names, NULLs (SPEC section 1), temporal, constant,
+"""Edge cases of the anonymize run: hostile names, NULLs (a value of its own), temporal, constant,
 BOOLEAN and ENUM QIs, roles from comments, file input and export, --sql, and runs that fail.
 """
 

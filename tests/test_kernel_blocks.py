@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import data_from_arrays as make_data
+from strategies import kernel_tables as qi_tables
 
 from sbc_sql.cluster import blocks
 from sbc_sql.cluster.leftover import LEFTOVER_MODES
@@ -22,57 +24,6 @@ from sbc_sql.cluster.similarity import Contingency
 SETTINGS = settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
-
-
-def make_data(
-    numerics: list[np.ndarray],
-    cats: list[tuple[np.ndarray, int]],
-    weights: list[float] | None = None,
-    position: np.ndarray | None = None,
-) -> QIData:
-    """A QIData with table-wide ranges computed the way the stats step does."""
-    cols = [np.asarray(x, dtype=np.float64) for x in numerics]
-    lo = [float(np.nanmin(x)) if np.isfinite(x).any() else np.nan for x in cols]
-    hi = [float(np.nanmax(x)) if np.isfinite(x).any() else np.nan for x in cols]
-    cols += [np.asarray(c, dtype=np.int32) for c, _ in cats]
-    d = len(cols)
-    extra = {} if position is None else {"position": np.asarray(position, dtype=np.int64)}
-    return QIData(
-        tuple(f"q{i}" for i in range(d)),
-        (True,) * len(numerics) + (False,) * len(cats),
-        tuple(cols),
-        tuple(lo) + (np.nan,) * len(cats),
-        tuple(hi) + (np.nan,) * len(cats),
-        (0,) * len(numerics) + tuple(card for _, card in cats),
-        tuple(weights) if weights else (1.0,) * d,
-        **extra,
-    )
-
-
-@st.composite
-def qi_tables(draw, max_rows: int = 300) -> QIData:
-    """Small tables full of ties and NULLs: where tie-breaking and widening matter."""
-    n = draw(st.integers(1, max_rows))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    n_num = draw(st.integers(0, 3))
-    n_cat = draw(st.integers(0 if n_num else 1, 4))
-    numerics = []
-    for _ in range(n_num):
-        levels = draw(st.sampled_from([1, 3, 10, 1000]))
-        x = rng.integers(0, levels, n).astype(np.float64) * draw(st.sampled_from([1.0, 0.37]))
-        x[rng.random(n) < draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))] = np.nan
-        numerics.append(x)
-    cats = []
-    for _ in range(n_cat):
-        card = draw(st.integers(1, 12))
-        p = 1.0 / np.arange(1, card + 1) ** draw(st.sampled_from([0.0, 1.0, 2.0]))
-        codes = rng.choice(card, n, p=p / p.sum())
-        cats.append((codes, card))
-    weights = None
-    if draw(st.booleans()):
-        weights = [draw(st.sampled_from([1.0, 0.5, 2.0, 0.0])) for _ in range(n_num + n_cat)]
-    position = rng.permutation(n) * 3 if draw(st.booleans()) else None
-    return make_data(numerics, cats, weights, position)
 
 
 def synthetic(n: int, seed: int = 0) -> QIData:
@@ -127,6 +78,7 @@ def test_progress_and_contingency_paths_match(data: QIData, k: int) -> None:
         np.testing.assert_array_equal(mine.counts[q], theirs.counts[q])
 
 
+@pytest.mark.slow
 def test_large_domains_and_wide_predecessor_rows() -> None:
     """Declared domains far larger than the rows present."""
     rng = np.random.default_rng(7)
@@ -238,7 +190,7 @@ def test_coarse_order_puts_numerics_before_fine_categoricals() -> None:
     data = make_data([age], [(sex, 2), (zip_, 300)])
     order = blocks.coarse_order(data)
     np.testing.assert_array_equal(order, np.lexsort((data.position, zip_, age, sex)))
-    # SPEC's sort order has every categorical first
+    # the paper's sort order has every categorical first (ascending cardinality), then the numerics
     np.testing.assert_array_equal(data.sort_order(), np.lexsort((data.position, age, zip_, sex)))
     # several numerics: along the curve, which keeps them together, not one after the other
     income = age * 1000 + rng.normal(0, 5000, n)

@@ -1,4 +1,4 @@
-"""NCP in SQL (SPEC section 4): the thesis' Table 2-13 by hand, and the SQL measure against the
+"""NCP in SQL: the thesis' Table 2-13 by hand, and the SQL measure against the
 numpy twin and a pandas reference on pipeline releases.
 
 Table 2-13: four patients, QIs age (domain 10..100), gender and zip. T1..T3 form one class

@@ -12,11 +12,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from helpers import ROOT
 
 SQL_FILES = sorted(p.name for p in (ROOT / "sbc_sql" / "sql").glob("*.sql"))
 
 
+@pytest.mark.slow
 def test_the_wheel_contains_every_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert SQL_FILES, "the checkout has no sbc_sql/sql/*.sql"
@@ -46,12 +48,14 @@ def _run_installed(site: Path, tmp_path: Path, probe: str) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_kernels_compiled_ahead_of_time(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.startswith("sbc_sql/cluster/sbca_plus/_aot.") and n.endswith(".so")]
     assert "-py3-none-any" not in wheel.name  # a native module: a platform wheel
 
 
+@pytest.mark.slow
 def test_installed_copy_runs_the_default_without_numba(wheel, tmp_path):
     site = _installed(wheel, tmp_path)
     probe = (
@@ -68,6 +72,7 @@ def test_installed_copy_runs_the_default_without_numba(wheel, tmp_path):
     assert res.stdout.split() == ["ahead-of-time", "False", "True"]
 
 
+@pytest.mark.slow
 def test_installed_copy_finds_its_templates(wheel, tmp_path):
     site = _installed(wheel, tmp_path)
     probe = (

@@ -1,4 +1,4 @@
-"""Properties of anonymize() over generated tables (SPEC sections 1, 3 and 4).
+"""Properties of anonymize() over generated tables (roles, k-anonymity, NCP).
 
 Every class has at least k rows, every input row is released exactly once (or suppressed),
 each class's ranges and sets are exactly its rows' values, 0 <= NCP <= 1 and the SQL NCP
@@ -81,7 +81,7 @@ def expected_columns(case: TableCase) -> list[str]:
 
 
 def reference_ncp(case: TableCase, rel: pd.DataFrame) -> dict[str, float]:
-    """Per-QI NCP computed in pandas from the release rows and the input (SPEC section 4)."""
+    """Per-QI NCP computed in pandas from the release rows and the input, by NCP's definition."""
     orig = originals(case)
     n = len(orig)
     suppressed = n - len(rel)
@@ -161,6 +161,7 @@ def check_release(
     return rel
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(tables_and_k(), st.sampled_from(LEFTOVERS), st.sampled_from(ALGORITHMS))
 def test_release_properties(case_k, leftover, algorithm):
@@ -196,6 +197,7 @@ def test_release_properties(case_k, leftover, algorithm):
     con.close()
 
 
+@pytest.mark.slow
 @settings(PROPERTY, max_examples=15)
 @given(tables_and_k(max_rows=40), st.sampled_from(LEFTOVERS), st.sampled_from(ALGORITHMS))
 def test_same_input_same_release(case_k, leftover, algorithm):

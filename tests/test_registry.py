@@ -190,6 +190,7 @@ def test_readme_lists_exactly_the_registered_algorithms():
     assert listed == list(registry.names())
 
 
+@pytest.mark.slow
 def test_a_default_run_loads_no_other_algorithm():
     """The modules of the algorithms that bring numba (the paper's kernels, k-member) load
     only when chosen; with the kernels compiled at install the default needs no numba at

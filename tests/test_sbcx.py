@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import sbcx_flags as flags
+from strategies import sbcx_ks as ks
+from strategies import sbcx_tables as qi_tables
 
 from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
@@ -19,51 +22,6 @@ from sbc_sql.cluster.similarity import Contingency
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
-)
-
-
-@st.composite
-def qi_tables(draw, max_rows: int = 40) -> QIData:
-    """0-2 numeric QIs (NULLs allowed), 1-3 categorical QIs of 1-6 codes, few distinct
-    values so that ties and duplicate rows are common."""
-    n = draw(st.integers(1, max_rows))
-    n_num = draw(st.integers(0, 2))
-    n_cat = draw(st.integers(1, 3))
-    names, numeric, columns, lo, hi, card, weights = [], [], [], [], [], [], []
-    for q in range(n_num + n_cat):
-        is_num = q < n_num
-        names.append(f"q{q}")
-        numeric.append(is_num)
-        weights.append(draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])))
-        if is_num:
-            vals = draw(
-                st.lists(st.one_of(st.integers(0, 6).map(float), st.just(np.nan)), min_size=n, max_size=n)
-            )
-            col = np.array(vals, dtype=np.float64)
-            finite = col[~np.isnan(col)]
-            columns.append(col)
-            lo.append(float(finite.min()) if len(finite) else np.nan)
-            hi.append(float(finite.max()) if len(finite) else np.nan)
-            card.append(0)
-        else:
-            c = draw(st.integers(1, 6))
-            codes = draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n))
-            columns.append(np.array(codes, dtype=np.int32))
-            lo.append(np.nan)
-            hi.append(np.nan)
-            card.append(c)
-    return QIData(
-        tuple(names), tuple(numeric), tuple(columns), tuple(lo), tuple(hi), tuple(card), tuple(weights)
-    )
-
-
-ks = st.integers(1, 7)
-flags = st.fixed_dictionaries(
-    {
-        "growth": st.booleans(),
-        "seeds": st.sampled_from(["class", "farthest", "first"]),
-        "refine": st.booleans(),
-    }
 )
 
 

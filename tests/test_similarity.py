@@ -1,4 +1,4 @@
-"""SBC's categorical similarity, checked by hand on the paper's 20-row example (SPEC section 2).
+"""SBC's categorical similarity, checked by hand on the paper's 20-row example.
 
 Sex x Nationality contingency table (seed 000, Fig. 3 / Table 2):
 

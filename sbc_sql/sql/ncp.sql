@@ -1,5 +1,5 @@
 -- ncp: the summed NCP of the released rows per QI, the input's row count and the released
--- row count; per-QI NCP = (cost_i + suppressed) / n_rows (SPEC section 4). A release row
+-- row count; per-QI NCP = (cost_i + suppressed) / n_rows (a suppressed row costs 1). A release row
 -- counts __weight times: 1 for a release with a row per released row, the class size for a
 -- class table (one row per class, the same sums at a tenth of the rows for k = 10).
 -- Slots: __original (input table), __release (release or class table), __num and __cat

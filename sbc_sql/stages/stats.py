@@ -1,4 +1,4 @@
-"""Statistics stage: SQL aggregates pushed down to the database (SPEC sections 1-2).
+"""Statistics stage: SQL aggregates pushed down to the database (the roles' and the distances' inputs).
 
 Row count, per-QI cardinality and range, and the contingency counts of consecutive
 categorical QIs in ascending cardinality, all from sql/ templates; one scan each.

@@ -1,4 +1,4 @@
-"""Generalize stage: the SQL that turns class ids into the release (SPEC section 3 step 4).
+"""Generalize stage: the SQL that turns class ids into the release (each class generalized once).
 
 Each class is recoded locally by ``GROUP BY eq_class``: numeric QIs to [min, max] of
 their own type plus a has-NULL flag, categorical QIs to the sorted list of distinct values.
