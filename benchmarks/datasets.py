@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 
 ADULT_ENV = "SBC_ADULT_PATH"
-ADULT_DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared/datasets/adult/adult.data"
+#: UCI Adult's training file, shipped gzip-compressed (see benchmarks/data/README.md)
+ADULT_DEFAULT_PATH = Path(__file__).resolve().parent / "data" / "adult.data.gz"
 
 ADULT_COLUMNS = {
     "age": "INTEGER",
@@ -197,7 +198,7 @@ def quote_ident(name: str) -> str:
 
 
 def adult_path() -> Path:
-    """Where adult.data lives: $SBC_ADULT_PATH, else the shared datasets folder."""
+    """Where adult.data lives: $SBC_ADULT_PATH, else the copy shipped in benchmarks/data."""
     return Path(os.environ.get(ADULT_ENV, ADULT_DEFAULT_PATH))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import hashlib
 import importlib.util
 import re
@@ -107,7 +108,7 @@ def test_clinic_refuses_to_overwrite_unless_asked(clinic_db, tmp_path):
 
 
 def needs_adult(test):
-    """Adult ships beside the checkout (shared/datasets/adult); its absence is a failure."""
+    """Adult ships with the project (benchmarks/data); its absence is a failure."""
 
     def run(*args, **kwargs):
         assert datasets.adult_path().is_file(), (
@@ -122,13 +123,24 @@ def needs_adult(test):
 def clean_adult_lines(limit: int) -> list[list[str]]:
     """The reference reading of adult.data: split on ', ', drop rows with a '?'."""
     rows = []
-    for line in datasets.adult_path().read_text().splitlines():
+    path = datasets.adult_path()
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    for line in raw.decode().splitlines():
         fields = line.split(", ")
         if len(fields) == 15 and "?" not in fields:
             rows.append(fields)
             if len(rows) == limit:
                 break
     return rows
+
+
+ADULT_SHA256 = "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d"
+
+
+def test_the_shipped_adult_is_the_published_file():
+    path = datasets.ADULT_DEFAULT_PATH
+    assert path.is_file(), f"UCI Adult is not shipped at {path}"
+    assert hashlib.sha256(gzip.decompress(path.read_bytes())).hexdigest() == ADULT_SHA256
 
 
 @needs_adult
