@@ -24,7 +24,7 @@ class BuildKernels(build_ext):
             aot = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(aot)
             aot.build(target, AOT.parent)
-        except Exception as exc:  # noqa: BLE001 - any failure leaves the JIT in charge
+        except Exception as exc:  # any failure leaves the JIT in charge
             print(
                 f"sbc-sql: kernels not compiled ahead of time ({type(exc).__name__}: {exc}); "
                 "numba compiles them on first use",

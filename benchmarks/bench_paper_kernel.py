@@ -31,16 +31,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-import datasets  # noqa: E402
-from sbc_sql.cluster.dispatch import run_clustering  # noqa: E402
+import datasets
+from sbc_sql.cluster.dispatch import run_clustering
 
-from sbc_sql import db  # noqa: E402
-from sbc_sql import plan as spec  # noqa: E402
-from sbc_sql.cluster.blocks import DEFAULT_BLOCK_SIZE, blocked  # noqa: E402
-from sbc_sql.cluster.model import QIData  # noqa: E402
-from sbc_sql.cluster.ncp import total_ncp  # noqa: E402
-from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus  # noqa: E402
-from sbc_sql.stages import pull, stats  # noqa: E402
+from sbc_sql import db
+from sbc_sql import plan as spec
+from sbc_sql.cluster.blocks import DEFAULT_BLOCK_SIZE, blocked
+from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.ncp import total_ncp
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
+from sbc_sql.stages import pull, stats
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CASES = (("exact", 50_000), ("blocks", 200_000))

@@ -31,7 +31,7 @@ Maria Heather Diane Ruth Julie Olivia Joyce Virginia Victoria Kelly Lauren Chris
 Evelyn Judith Megan Andrea Cheryl Hannah Jacqueline Martha Gloria Teresa Ann Sara Madison
 Frances Kathryn Janice Jean Abigail Alice Judy Sophia Grace Denise Amber Doris Marilyn
 Danielle Beverly Isabella Theresa Diana Natalie Brittany Charlotte Marie Kayla Alexis Lori
-""".split()
+""".split()  # noqa: SIM905 - a block of words; as a literal it formats to a name a line
 
 MALE_FIRST = """
 James Robert John Michael David William Richard Joseph Thomas Christopher Charles Daniel
@@ -42,7 +42,7 @@ Tyler Aaron Jose Adam Nathan Henry Zachary Douglas Peter Kyle Noah Ethan Jeremy 
 Christian Keith Roger Terry Austin Sean Gerald Carl Harold Dylan Arthur Lawrence Jordan
 Jesse Bryan Billy Bruce Gabriel Joe Logan Alan Juan Albert Willie Elijah Wayne Randy Vincent
 Mason Roy Ralph Bobby Russell Bradley Philip Eugene Louis Harry Howard Fred Liam Lucas
-""".split()
+""".split()  # noqa: SIM905 - a block of words; as a literal it formats to a name a line
 
 SURNAMES = """
 Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez
@@ -66,7 +66,7 @@ Berry Perkins Hoffman Johnston Matthews Pena Richards Contreras Willis Carpenter
 O'Brien Sandoval Guerrero George Chapman Rios Estrada Ortega Watkins Greene Nunez Wheeler
 Valdez Harper Burke Larson Santiago Maldonado Morrison Franklin Carlson Austin Dominguez
 Carr Lawson Jacobs O'Connor Obrien Wong Kowalski Novak Schneider Ivanova Okafor Yamamoto
-""".split()
+""".split()  # noqa: SIM905 - a block of words; as a literal it formats to a name a line
 
 NATIONALITIES = [
     "United States",

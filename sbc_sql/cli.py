@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -40,7 +40,7 @@ def _options(
     pass
 
 
-Names = Annotated[Optional[list[str]], typer.Option(show_default=False)]
+Names = Annotated[list[str] | None, typer.Option(show_default=False)]
 
 
 class ProgressBar:
@@ -78,13 +78,13 @@ def _fail(err: SbcError) -> None:
 def anonymize_cmd(
     table: Annotated[str, typer.Option(help="Table (or view) to anonymize, or a CSV/Parquet path.")],
     k: Annotated[int, typer.Option(help="Minimum class size (k >= 2).")],
-    db: Annotated[Optional[str], typer.Option(help="DuckDB database file.")] = None,
+    db: Annotated[str | None, typer.Option(help="DuckDB database file.")] = None,
     qi: Names = None,
     sensitive: Names = None,
     drop: Names = None,
     keep: Names = None,
     output: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help=(
                 "Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
@@ -96,8 +96,8 @@ def anonymize_cmd(
     leftover: Annotated[
         str, typer.Option(help="Rows left when fewer than k remain: nearest, last or suppress.")
     ] = "nearest",
-    weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
-    out_file: Annotated[Optional[str], typer.Option(help="Also export the release (.parquet/.csv).")] = None,
+    weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
+    out_file: Annotated[str | None, typer.Option(help="Also export the release (.parquet/.csv).")] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
     mode: Annotated[
         str,
@@ -110,11 +110,9 @@ def anonymize_cmd(
     exact: Annotated[
         bool, typer.Option("--exact", help="Cluster the whole table as one block (same as --mode exact).")
     ] = False,
-    workers: Annotated[
-        Optional[int], typer.Option(help="Threads for block mode (default: all cores).")
-    ] = None,
+    workers: Annotated[int | None, typer.Option(help="Threads for block mode (default: all cores).")] = None,
     block_rows: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(
             help="Rows per block of the default sbca (default: max(1536, 160 k)). Every row of a "
             "block is a candidate for each class: larger blocks lower NCP, at a cost "
@@ -129,14 +127,14 @@ def anonymize_cmd(
         bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
     ] = False,
     hierarchy: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable)."),
     ] = None,
     max_suppression: Annotated[
         float, typer.Option(help="Share of rows datafly/incognito may suppress.")
     ] = 0.01,
     memory_limit: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
@@ -275,7 +273,7 @@ def evaluate_cmd(
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     sensitive: Annotated[
-        Optional[str], typer.Option(help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")
+        str | None, typer.Option(help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")
     ] = None,
     k_r: Annotated[float, typer.Option("--k-r", help="RGCP weight of virtual classes.")] = 2.0,
     n_r: Annotated[float, typer.Option("--n-r", help="RGCP weight when no class exists.")] = 4.0,
@@ -283,12 +281,12 @@ def evaluate_cmd(
         int, typer.Option(help="Random COUNT queries per selectivity (0: no query error).")
     ] = 200,
     selectivity: Annotated[
-        Optional[list[float]],
+        list[float] | None,
         typer.Option(help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random queries.")] = 0,
-    k: Annotated[Optional[int], typer.Option(help="k of C_AVG (default: smallest class).")] = None,
-    weights: Annotated[Optional[str], typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
+    k: Annotated[int | None, typer.Option(help="k of C_AVG (default: smallest class).")] = None,
+    weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     sql: Annotated[bool, typer.Option("--sql", help="Print the SQL; run nothing.")] = False,
 ) -> None:
@@ -346,13 +344,13 @@ def compare_cmd(
     drop: Names = None,
     keep: Names = None,
     hierarchy: Annotated[
-        Optional[list[str]], typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
+        list[str] | None, typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
     ] = None,
     max_suppression: Annotated[
         float, typer.Option(help="Share of rows datafly/incognito may suppress.")
     ] = 0.01,
-    plot: Annotated[Optional[str], typer.Option(help="Write NCP against k as a PNG.")] = None,
-    csv_path: Annotated[Optional[str], typer.Option("--csv", help="Write the rows as CSV.")] = None,
+    plot: Annotated[str | None, typer.Option(help="Write NCP against k as a PNG.")] = None,
+    csv_path: Annotated[str | None, typer.Option("--csv", help="Write the rows as CSV.")] = None,
     keep_releases: Annotated[bool, typer.Option(help="Keep every release.")] = False,
 ) -> None:
     """One row per (algorithm, k): NCP, utility, classes, distinct tuples, suppressed, time.

@@ -204,7 +204,7 @@ def test_synthetic_cardinalities(synthetic):
     lo_age, hi_age, lo_day, hi_day, lo_inc = synthetic.execute(
         "SELECT min(age), max(age), min(visit_date), max(visit_date), min(income) FROM synth"
     ).fetchone()
-    assert 0 <= lo_age and hi_age <= 99
+    assert lo_age >= 0 and hi_age <= 99
     assert dt.date(2015, 1, 1) <= lo_day and hi_day <= dt.date(2025, 12, 31)
     assert lo_inc >= 0
 

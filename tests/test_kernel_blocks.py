@@ -284,7 +284,7 @@ def test_choose_mode_and_memory() -> None:
     assert blocks.choose_mode(10, 2, exact_threshold=5) == "blocks"
     exact = blocks.estimate_memory(1_000_000, 8, "exact")
     blocked_ = blocks.estimate_memory(1_000_000, 8, "blocks")
-    assert 0 < blocked_ and 0 < exact
+    assert blocked_ > 0 and exact > 0
     assert blocks.estimate_memory(2_000_000, 8, "blocks") > blocked_
     with pytest.raises(ValueError):
         blocks.estimate_memory(10, 2, "bogus")

@@ -76,7 +76,7 @@ class QIData:
             return np.where(np.isnan(col), np.nan, 0.0)
         return (col - self.lo[q]) / s
 
-    def take(self, rows: np.ndarray) -> "QIData":
+    def take(self, rows: np.ndarray) -> QIData:
         """The same QIs restricted to the given rows (ranges and cardinalities kept)."""
         return QIData(
             self.names,

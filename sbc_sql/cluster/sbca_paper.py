@@ -50,7 +50,7 @@ def sbca(
     scaled = {q: data.scaled(q) for q in num_q}
     rem_num = {q: scaled[q][rem] for q in num_q}
     rem_cat = {q: data.columns[q][rem] for q in cat_q}
-    seed_all = {q: 0 for q in counts.order}
+    seed_all = dict.fromkeys(counts.order, 0)
     cls = 0
     while len(rem) >= k:
         seed = rem[0]

@@ -58,7 +58,7 @@ def _parsed(name: str) -> exp.Expression:
     kept = sql_dir() / "__pycache__" / f"{name}.{digest}.pickle"
     try:
         return pickle.loads(kept.read_bytes())
-    except Exception:  # noqa: BLE001 - absent, unreadable or damaged: parse it again
+    except Exception:  # absent, unreadable or damaged: parse it again
         pass
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
     tree = sqlglot.parse_one(body, read=DIALECT)
