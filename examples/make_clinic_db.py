@@ -206,7 +206,7 @@ def zip_codes(rng: np.random.Generator) -> tuple[list[str], np.ndarray]:
     """
     prefix_p = zipf_weights(len(ZIP_PREFIXES), 1.3)
     codes, probs = [], []
-    for prefix, p in zip(ZIP_PREFIXES, prefix_p):
+    for prefix, p in zip(ZIP_PREFIXES, prefix_p, strict=True):
         n = int(rng.integers(*ZIPS_PER_PREFIX, endpoint=True))
         suffixes = np.sort(rng.choice(100, size=n, replace=False))
         within = zipf_weights(n, 1.0)[rng.permutation(n)]

@@ -120,9 +120,9 @@ def table_text(rows: Iterable[CompareRow]) -> str:
         f"{'algorithm':<12}{'k':>5}{'NCP':>9}{'utility':>9}{'classes':>9}{'tuples':>8}"
         f"{'suppr.':>8}{'seconds':>9}"
     ]
-    for r in rows:
-        lines.append(
-            f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
-            f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}"
-        )
+    lines.extend(
+        f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
+        f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}"
+        for r in rows
+    )
     return "\n".join(lines)

@@ -49,7 +49,7 @@ def rows(
     """A query's rows as dicts of Python values (lists stay lists, dates stay dates)."""
     cur = con.execute(sql, params) if params is not None else con.execute(sql)
     names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:

@@ -48,7 +48,7 @@ def built(wheel, tmp_path_factory):
 
 def kernels(module):
     """Route compiled's calls to ``module`` (None: the JIT)."""
-    return mock.patch.object(compiled, "ahead_of_time", lambda: module)
+    return mock.patch.object(compiled, "ahead_of_time", return_value=module)
 
 
 def test_built_from_this_source(built) -> None:
@@ -138,15 +138,15 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
         }
         done = kernel(*call_args("greedy_pass", values))
         outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))
-    for got, expected in zip(outs[1], outs[0]):
+    for got, expected in zip(outs[1], outs[0], strict=True):
         np.testing.assert_array_equal(got, expected)
 
 
 def test_a_stale_module_is_not_used(built) -> None:
     """Built from other source (an edited checkout): the JIT runs instead."""
     with (
-        mock.patch.object(compiled.importlib, "import_module", lambda name: built),
-        mock.patch.object(compiled, "fingerprint", lambda: built.fingerprint() + 1),
+        mock.patch.object(compiled.importlib, "import_module", return_value=built),
+        mock.patch.object(compiled, "fingerprint", return_value=built.fingerprint() + 1),
     ):
         compiled.ahead_of_time.cache_clear()
         try:

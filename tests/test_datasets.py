@@ -172,7 +172,7 @@ def test_adult_column_subset():
         ("native_country", "VARCHAR"),
         ("income", "VARCHAR"),
     ]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown Adult columns"):
         datasets.load_adult(con, "bad", columns=["nope"])
 
 
@@ -192,7 +192,11 @@ def test_synthetic_columns(synthetic):
 
 def test_synthetic_cardinalities(synthetic):
     distinct = ", ".join(f"count(DISTINCT {c})" for c in datasets.SYNTH_COLUMNS)
-    counts = dict(zip(datasets.SYNTH_COLUMNS, synthetic.execute(f"SELECT {distinct} FROM synth").fetchone()))
+    counts = dict(
+        zip(
+            datasets.SYNTH_COLUMNS, synthetic.execute(f"SELECT {distinct} FROM synth").fetchone(), strict=True
+        )
+    )
     assert counts["person_id"] == 20_000
     assert counts["sex"] == 2
     assert counts["region"] == 7

@@ -115,7 +115,7 @@ def test_a_column_named_like_a_template_slot(con):
 def test_a_column_named_rowid_is_refused(con):
     con.execute("CREATE TABLE t (rowid INTEGER, g VARCHAR, dis VARCHAR)")
     con.execute("INSERT INTO t VALUES (1, 'a', 'p'), (1, 'b', 'q'), (3, 'a', 'r')")
-    with pytest.raises(sbc_sql.SbcError, match="column 'rowid'.*rename"):
+    with pytest.raises(sbc_sql.SbcError, match=r"column 'rowid'.*rename"):
         sbc_sql.anonymize(con, "t", 2, qi=["g"], drop=["rowid"], sensitive=["dis"])
     assert catalog(con) == [("table", "t")]
 
@@ -617,7 +617,7 @@ def test_replace_takes_over_a_release_kept_as_one_table(prepared):
 def test_an_existing_class_table_name_is_refused_without_replace(prepared):
     con = prepared
     con.execute("CREATE TABLE t_k2_classes (x INTEGER)")
-    with pytest.raises(OutputExistsError, match="'t_k2_classes' already exists.*--replace"):
+    with pytest.raises(OutputExistsError, match=r"'t_k2_classes' already exists.*--replace"):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     assert catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
 

@@ -190,7 +190,8 @@ def test_hand_enhanced_beta_caps_at_minus_ln_p(con):
 def test_hand_ordered_emd_for_numeric_sensitive(con):
     con.execute("CREATE TABLE t (age INTEGER, salary INTEGER)")
     con.executemany(
-        "INSERT INTO t VALUES (?, ?)", [(a, s) for a, s in zip([20, 22, 24, 40, 44, 50], range(1, 7))]
+        "INSERT INTO t VALUES (?, ?)",
+        [(a, s) for a, s in zip([20, 22, 24, 40, 44, 50], range(1, 7), strict=True)],
     )
     con.execute("""CREATE TABLE r AS SELECT (salary > 3)::BIGINT AS eq_class,
                    MIN(age) OVER w AS age_min, MAX(age) OVER w AS age_max,
@@ -311,7 +312,9 @@ def random_case(con: duckdb.DuckDBPyConnection, seed: int) -> None:
     disease = [None if rng.random() < 0.1 else f"d{v}" for v in rng.integers(0, 4, n)]
     salary = [int(v) for v in rng.integers(1, 9, n)]
     con.execute("CREATE TABLE t (age INTEGER, visit DATE, zip VARCHAR, disease VARCHAR, salary INTEGER)")
-    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", list(zip(age, visit, zip_, disease, salary)))
+    con.executemany(
+        "INSERT INTO t VALUES (?, ?, ?, ?, ?)", list(zip(age, visit, zip_, disease, salary, strict=True))
+    )
     order = rng.permutation(n)
     labels = np.empty(n, dtype=np.int64)
     cls, i = 0, 0
@@ -358,7 +361,7 @@ class Reference:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, weights: dict[str, float]):
         self.orig = [
-            dict(zip(("age", "visit", "zip", "disease", "salary"), r))
+            dict(zip(("age", "visit", "zip", "disease", "salary"), r, strict=True))
             for r in con.execute("SELECT * FROM t").fetchall()
         ]
         cur = con.execute("SELECT * FROM r")
@@ -438,7 +441,7 @@ class Reference:
         released = len(self.rel)
         suppressed = self.n - released
         hidden = max(suppressed - len(lost), 0)
-        rl = sum(1.0 / r for h, r in zip(homes, reach) if h is not None)
+        rl = sum(1.0 / r for h, r in zip(homes, reach, strict=True) if h is not None)
         joined: dict[int, list[dict]] = {}
         for rec in lost:
             best = min(
@@ -509,7 +512,7 @@ class Reference:
         out: dict[float, list[float]] = {}
         for qrow in queries.to_pylist():
 
-            def hit(rec: dict) -> bool:
+            def hit(rec: dict, qrow: dict) -> bool:
                 for c in NUM:
                     v = num(rec[c])
                     if v is None or qrow[c + "_lo"] is None or not qrow[c + "_lo"] <= v <= qrow[c + "_hi"]:
@@ -522,7 +525,7 @@ class Reference:
                         return False
                 return True
 
-            true = sum(1 for rec in self.orig if hit(rec))
+            true = sum(1 for rec in self.orig if hit(rec, qrow))
             est = 0.0
             for b in self.classes:
                 share = 1.0

@@ -4,6 +4,7 @@ block mode is complete and k-anonymous."""
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -97,9 +98,9 @@ def test_edge_cases() -> None:
     data = make_data([np.array([1.0, 2.0, 3.0])], [])
     np.testing.assert_array_equal(paper(data, 5), sbca(data, 5))
     assert len(paper(data.take(np.arange(0)), 3)) == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be at least 1"):
         paper(data, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown leftover mode"):
         paper(data, 2, "bogus")
 
 
@@ -226,7 +227,7 @@ def test_lexsort_ties_nulls_of_a_float_primary_key() -> None:
     )
 
 
-@pytest.mark.parametrize("n_num, n_coarse", [(2, 1), (2, 3), (4, 2), (3, 15), (1, 16)])
+@pytest.mark.parametrize(("n_num", "n_coarse"), [(2, 1), (2, 3), (4, 2), (3, 15), (1, 16)])
 def test_coarse_order_whatever_its_keys_pack_into(n_num: int, n_coarse: int) -> None:
     # the coarse codes join the curve key when its bits leave room (2 numerics: 32 bits
     # used), stay apart when not (4 numerics: 64), and 15 or 16 categoricals of 20 values
@@ -272,7 +273,7 @@ def test_coarse_blocks_equal_blocks_that_order_themselves() -> None:
     got = blocks.blocked(data, k, sbca_plus, block_size=size, categorical_by="coarse")
     order = blocks.coarse_order(data)
     bounds = blocks.block_bounds(data.n_rows, k, size)
-    parts = [np.sort(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    parts = [np.sort(order[a:b]) for a, b in itertools.pairwise(bounds)]
     want = blocks._merge(data.n_rows, parts, [sbca_plus(data.take(rows), k) for rows in parts])
     np.testing.assert_array_equal(got, want)
     assert_k_anonymous(got, data.n_rows, k)
@@ -286,7 +287,7 @@ def test_choose_mode_and_memory() -> None:
     blocked_ = blocks.estimate_memory(1_000_000, 8, "blocks")
     assert blocked_ > 0 and exact > 0
     assert blocks.estimate_memory(2_000_000, 8, "blocks") > blocked_
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown mode"):
         blocks.estimate_memory(10, 2, "bogus")
 
 

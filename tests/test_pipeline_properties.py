@@ -92,7 +92,7 @@ def reference_ncp(case: TableCase, rel: pd.DataFrame) -> dict[str, float]:
         if case.types[c] in NUMERIC_TYPES:
             nums = [as_number(v) for v in values]
             span = (max(nums) - min(nums)) if nums else 0.0
-            for lo, hi, has_null in zip(rel[f"{c}_min"], rel[f"{c}_max"], rel[f"{c}_has_null"]):
+            for lo, hi, has_null in zip(rel[f"{c}_min"], rel[f"{c}_max"], rel[f"{c}_has_null"], strict=True):
                 if lo is None:
                     continue
                 if has_null:
@@ -123,7 +123,9 @@ def check_release(
     suppressed = n - len(rel)
     assert suppressed == (n % k if leftover == "suppress" else 0)
     # the released sensitive values are the input's, row for row (a multiset check)
-    assert Counter(zip(rel["sid"], rel["dis"])) == Counter((sid, orig.at[sid, "dis"]) for sid in rel["sid"])
+    assert Counter(zip(rel["sid"], rel["dis"], strict=True)) == Counter(
+        (sid, orig.at[sid, "dis"]) for sid in rel["sid"]
+    )
 
     # classes: SBCA forms n // k classes of k rows, leftovers go by the chosen mode (the
     # cluster-aware default may then move rows between classes, keeping each >= k)

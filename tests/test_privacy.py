@@ -191,7 +191,8 @@ def make_case(con, case) -> None:
     elif case == "ordered":
         con.execute("CREATE TABLE t (age INTEGER, salary INTEGER)")
         con.executemany(
-            "INSERT INTO t VALUES (?, ?)", [(a, s) for a, s in zip([20, 22, 24, 40, 44, 50], range(1, 7))]
+            "INSERT INTO t VALUES (?, ?)",
+            [(a, s) for a, s in zip([20, 22, 24, 40, 44, 50], range(1, 7), strict=True)],
         )
         con.execute("""CREATE TABLE r AS SELECT (salary > 3)::BIGINT AS eq_class,
                        MIN(age) OVER w AS age_min, MAX(age) OVER w AS age_max,

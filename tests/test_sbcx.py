@@ -131,11 +131,11 @@ def test_growth_prefers_rows_the_class_already_covers():
 
 def test_bad_options():
     data = QIData(("c",), (False,), (np.zeros(3, dtype=np.int32),), (np.nan,), (np.nan,), (1,), (1.0,))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be at least 1"):
         sbca_plus(data, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown seeds mode"):
         sbca_plus(data, 2, seeds="random")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown leftover mode"):
         sbca_plus(data, 2, leftover="drop")
 
 
@@ -171,10 +171,9 @@ def test_similarity_ranks_sort_only_nonzero_counts_yet_match_a_full_sort(c, seed
     counts[rng.random(c) < zeros] = 0
     s = int(rng.integers(0, c))
     total = float(counts.sum())
+    x = counts.astype(np.float64)
     if share:
-        x = counts / total if total > 0 else np.zeros(c)
-    else:
-        x = counts.astype(np.float64)
+        x = x / total if total > 0 else np.zeros(c)
     key = np.abs(x - x[s])
     key[s] = -1.0
     expected = np.empty(c)

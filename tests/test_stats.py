@@ -128,7 +128,7 @@ def check_stats(con, df: pd.DataFrame, types: dict[str, str], qis, plan, st) -> 
             return len(domain) if v is None else domain.index(v)
 
         grid = np.zeros((st.cardinality(m), st.cardinality(k)), dtype=np.int64)
-        for a, b in zip(df[m], df[k]):
+        for a, b in zip(df[m], df[k], strict=True):
             grid[code(a, dm), code(b, dk)] += 1
         assert st.pair_counts[(m, k)].tolist() == grid.tolist(), (m, k)
 
@@ -141,7 +141,7 @@ def check_pull(con, df: pd.DataFrame, types: dict[str, str], plan, st) -> None:
     assert data.names == tuple(c.name for c in plan.qis)
     for i, c in enumerate(plan.qis):
         col = data.columns[i]
-        for r, v in zip(row_id, col):
+        for r, v in zip(row_id, col, strict=True):
             orig = df[c.name].iloc[int(r)]
             if c.kind == "numeric":
                 assert np.isnan(v) if orig is None else v == as_number(orig), c.name
@@ -163,8 +163,11 @@ def test_stats_hand_numbers(hand):
     assert (st.lo["d"], st.hi["d"]) == (18261.0, 18687.0)  # 2019-12-31 and 2021-03-01 in days
     assert st.value_counts["city"].tolist() == [1, 3, 2, 2]  # Lima, Oslo, Rome, NULL
     assert st.domains["flag"].to_pylist() == [False, True]
-    assert [c for c in ("one", "sex", "flag", "city")] == [
-        c.name for c in stats.categorical_order(hand[1], st.distinct, st.nulls)
+    assert [c.name for c in stats.categorical_order(hand[1], st.distinct, st.nulls)] == [
+        "one",
+        "sex",
+        "flag",
+        "city",
     ]
     assert st.pair_counts[("sex", "flag")].tolist() == [[2, 2, 0], [0, 2, 2]]
 

@@ -141,7 +141,7 @@ def test_verify_of_a_pair_catches_an_uncovered_row(built):
 def test_a_flat_release_with_two_value_sets_in_a_class_fails(built, value):
     # a release from elsewhere, one table with a row per released row: value-set columns
     # are compared by a distinct count, NULL lists by the NULL count
-    con, layout = built
+    con, _ = built
     con.execute("CREATE TABLE flat AS SELECT * FROM rel")
     assert sbc_sql.verify(con, "t", "flat", 4).ok
     con.execute(f"UPDATE flat SET sex = {value} WHERE eq_class = 0 AND dis = 'd0'")

@@ -15,6 +15,7 @@ orders compared in benchmarks/results/tuning.md).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 from collections.abc import Callable
@@ -294,7 +295,7 @@ def make_blocks(
         return [np.arange(n, dtype=np.int64)]
     if order is None:
         order = block_order(data, categorical_by, workers)
-    return [np.sort(order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [np.sort(order[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 def block_order(data: QIData, categorical_by: str, workers: int | None = None) -> np.ndarray:
@@ -355,7 +356,7 @@ def _merge(n: int, blocks: list[np.ndarray], results: list) -> np.ndarray:
     """One label array: block b's ids offset by the ids of blocks 0..b-1, in block order."""
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     offset = 0
-    for rows, lab in zip(blocks, results):
+    for rows, lab in zip(blocks, results, strict=True):
         lab = np.asarray(lab, dtype=np.int64)
         kept = lab != SUPPRESSED
         labels[rows[kept]] = lab[kept] + offset

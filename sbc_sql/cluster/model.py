@@ -99,8 +99,6 @@ class QIData:
         """The paper's row order (its first step): categoricals by cardinality, numerics, position."""
         keys: list[np.ndarray] = [self.position]
         numerics = [q for q in range(self.n_qis) if self.numeric[q]]
-        for q in reversed(numerics):
-            keys.append(self.columns[q])
-        for q in reversed(self.categorical_order()):
-            keys.append(self.columns[q])
+        keys.extend(self.columns[q] for q in reversed(numerics))
+        keys.extend(self.columns[q] for q in reversed(self.categorical_order()))
         return np.lexsort(keys)

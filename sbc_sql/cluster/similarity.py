@@ -7,6 +7,8 @@ counts of the rows still unclustered, so :class:`Contingency` is updated after e
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .model import QIData
@@ -24,7 +26,7 @@ class Contingency:
         self.order = data.categorical_order()
         self.card = {q: max(int(data.cardinality[q]), 1) for q in self.order}
         # (predecessor, QI) for every categorical QI after the first
-        self.pairs = list(zip(self.order[:-1], self.order[1:]))
+        self.pairs = list(itertools.pairwise(self.order))
         self.predecessor = {n: m for m, n in self.pairs}
         self.counts: dict[int, np.ndarray] = {}
         for q in self.order:

@@ -90,7 +90,7 @@ class DuckDBEngine(Engine):
 
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         rows = self._fetch(_KINDS, {"names": list(names)})
-        return {name: kind for name, kind in rows}
+        return dict(rows)
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})

@@ -111,12 +111,12 @@ class PrivacyModel(ABC):
     def measure(self, engine: Engine, release: str, original: str | None = None) -> dict[str, Any]:
         """The model's figures of ``release``, by name."""
         row = engine.fetch_one(self.measure_sql(release, original))
-        return {name: value for (name, _), value in zip(self.folds(), row)}
+        return {name: value for (name, _), value in zip(self.folds(), row, strict=True)}
 
     def check(self, engine: Engine, release: str, original: str | None = None) -> list[str]:
         """The problems the violation check finds in ``release`` (empty: the model holds)."""
         violations, *values = engine.fetch_one(self.violations_sql(release, original), self.params())
-        measures = {name: value for (name, _), value in zip(self.folds(), values)}
+        measures = {name: value for (name, _), value in zip(self.folds(), values, strict=True)}
         return self.problems(int(violations or 0), measures)
 
 

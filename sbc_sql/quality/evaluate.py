@@ -186,7 +186,7 @@ class _Names:
 def weighted_cost(layout: Layout) -> exp.Expression:
     """Sum over QIs of weight * NCP of one class (over alias r and src)."""
     out: exp.Expression | None = None
-    for c, w in zip(layout.qis, layout.weights):
+    for c, w in zip(layout.qis, layout.weights, strict=True):
         term: exp.Expression = exp.Mul(
             this=exp.Literal.number(w), expression=exp.Paren(this=cost_expression(c))
         )
@@ -540,7 +540,7 @@ def make_queries(
             cols["sbc_qid"].append(qid)
             cols["sbc_sel"].append(float(sel))
             qid += 1
-            for dom, (vals, cdf) in zip(domains, prepared):
+            for dom, (vals, cdf) in zip(domains, prepared, strict=True):
                 name = dom.column.name
                 if dom.column.kind == "numeric":
                     u = float(rng.uniform(0.0, 1.0 - f)) if f < 1.0 else 0.0
@@ -556,7 +556,7 @@ def make_queries(
                     cols[name + "_hi"].append(hi)
                 else:
                     card = len(vals)
-                    size = max(1, int(round(f * card))) if card else 0
+                    size = max(1, round(f * card)) if card else 0
                     picked = rng.choice(card, size=size, replace=False) if card else []
                     chosen = [vals[int(i)] for i in sorted(picked)]
                     cols[name + "_vals"].append([v for v in chosen if v is not None])

@@ -195,10 +195,12 @@ def measure_tables(
     suppressed = n_rows - released
     costs: Sequence[float | None] = row[2:]
     ncp: dict[str, float] = {}
-    for c, cost in zip(layout.qis, costs):
+    for c, cost in zip(layout.qis, costs, strict=True):
         ncp[c.name] = ((cost or 0.0) + suppressed) / n_rows if n_rows else 0.0
     wsum = sum(layout.weights)
-    total = sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights)) / wsum if wsum else 0.0
+    total = (
+        sum(w * ncp[c.name] for c, w in zip(layout.qis, layout.weights, strict=True)) / wsum if wsum else 0.0
+    )
     classes, smallest, mean, largest, _ = engine.fetch_one(sizes_query)
     return Measures(
         n_rows,

@@ -6,6 +6,7 @@ categorical QIs in ascending cardinality, all from sql/ templates; one scan each
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +59,7 @@ def numeric_ranges_sql(plan: Plan):
 
 
 def categorical_counts_sql(plan: Plan, order: list[Column]):
-    pairs = list(zip(order[:-1], order[1:]))
+    pairs = list(itertools.pairwise(order))
     return render(
         "categorical_counts",
         source=plan.source.name,
@@ -112,7 +113,7 @@ def _categorical_counts(engine: Engine, plan: Plan, order: list[Column], nulls: 
         nonnull = values.filter(pc.is_valid(values))
         domains[col.name] = nonnull
         value_counts[col.name] = counts[alone]
-    for i, (m, n) in enumerate(zip(order[:-1], order[1:])):
+    for i, (m, n) in enumerate(itertools.pairwise(order)):
         both = (flags[i] == 0) & (flags[i + 1] == 0) & (flags.sum(axis=0) == c - 2)
         mv = encode_column(table.column(c + i).filter(mask(both)), domains[m.name], m)
         nv = encode_column(table.column(c + i + 1).filter(mask(both)), domains[n.name], n)

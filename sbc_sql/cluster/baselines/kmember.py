@@ -53,10 +53,8 @@ def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
         return labels
     order = data.sort_order()
     arrays = kernel_arrays(data, order)
-    if engine != "numpy":
-        sorted_labels = _greedy_numba(*arrays, k)
-    else:
-        sorted_labels = greedy_numpy(*arrays, k)
+    greedy = greedy_numpy if engine == "numpy" else _greedy_numba
+    sorted_labels = greedy(*arrays, k)
     labels[order] = sorted_labels
     n_clusters = int(sorted_labels.max()) + 1
     place_leftovers(data, labels, order[sorted_labels < 0], "nearest", n_clusters - 1)
@@ -222,10 +220,9 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
             w = wn[i]
             for j in range(m):
                 x = rn[i, j]
-                if np.isnan(p):
-                    d = 0.0 if np.isnan(x) else 1.0
-                else:
-                    d = 1.0 if np.isnan(x) else abs(x - p)
+                d = abs(x - p)
+                if np.isnan(p) or np.isnan(x):  # one side NULL: 1, both NULL: 0
+                    d = 1.0 if np.isnan(p) != np.isnan(x) else 0.0
                 buf[j] += w * d
         for i in range(dc):
             p = pc[i]
