@@ -27,7 +27,9 @@ def to_numpy(values: pa.Array | pa.ChunkedArray, dtype: type, fill: float | None
     if values.type != want:
         values = pc.cast(values, want)
     width = np.dtype(dtype).itemsize
-    out = np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * width)
+    out: np.ndarray = np.frombuffer(
+        values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * width
+    )
     if values.null_count:
         bits = np.unpackbits(np.frombuffer(values.buffers()[0], dtype=np.uint8), bitorder="little")
         out = out.copy()

@@ -272,8 +272,8 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
     for c in info.columns:
         if c.name in flagged:
             roles[c.name] = (flagged[c.name], "flag")
-        elif (role := comment_role(c.comment)) is not None:
-            roles[c.name] = (role, "comment")
+        elif (commented := comment_role(c.comment)) is not None:
+            roles[c.name] = (commented, "comment")
     qi_named = any(role == "qi" for role, _ in roles.values())
     undeclared = [c for c in known if c not in roles]
     if qi_named and undeclared:

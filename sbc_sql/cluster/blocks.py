@@ -234,7 +234,7 @@ def _curve_arrays(data: QIData, num_q: list[int], cat_q: list[int], by: str) -> 
 
 
 def _stack(cols: list[np.ndarray], dtype: type, n: int) -> np.ndarray:
-    out = np.empty((len(cols), n), dtype=dtype)
+    out: np.ndarray = np.empty((len(cols), n), dtype=dtype)
     for j, c in enumerate(cols):
         out[j] = c
     return out

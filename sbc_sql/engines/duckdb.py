@@ -51,7 +51,9 @@ class DuckDBEngine(Engine):
         self.connection = connection
 
     @classmethod
-    def connect(cls, db: str | Path | duckdb.DuckDBPyConnection | None, *, must_exist: bool = True):
+    def connect(
+        cls, db: str | Path | duckdb.DuckDBPyConnection | None, *, must_exist: bool = True
+    ) -> DuckDBEngine:
         """An engine over the database file (or the connection given; None: in memory)."""
         if isinstance(db, duckdb.DuckDBPyConnection):
             return cls(db)

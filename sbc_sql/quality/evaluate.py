@@ -278,7 +278,7 @@ def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Ex
     return out
 
 
-def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Expression:
+def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Expr:
     """The input row lies inside the query on every QI."""
     parts: list[exp.Expression] = []
     for c in layout.qis:
@@ -524,7 +524,7 @@ def make_queries(
             cols[dom.column.name + "_lo"], cols[dom.column.name + "_hi"] = [], []
         else:
             cols[dom.column.name + "_vals"], cols[dom.column.name + "_null"] = [], []
-    prepared = []
+    prepared: list[tuple[Any, np.ndarray | None]] = []
     for dom in domains:
         if dom.column.kind == "numeric":
             keep = [i for i, v in enumerate(dom.values) if v is not None]
@@ -548,6 +548,7 @@ def make_queries(
                         lo = hi = None
                     else:
                         # the values holding the input's quantiles u and u + f
+                        assert cdf is not None  # a numeric domain has its CDF (prepared above)
                         last = len(vals) - 1
                         i = min(int(np.searchsorted(cdf, u, side="right")), last)
                         j = min(int(np.searchsorted(cdf, min(u + f, 1.0) - 1e-12)), last)
@@ -557,7 +558,9 @@ def make_queries(
                 else:
                     card = len(vals)
                     size = max(1, round(f * card)) if card else 0
-                    picked = rng.choice(card, size=size, replace=False) if card else []
+                    picked: np.ndarray | list[int] = (
+                        rng.choice(card, size=size, replace=False) if card else []
+                    )
                     chosen = [vals[int(i)] for i in sorted(picked)]
                     cols[name + "_vals"].append([v for v in chosen if v is not None])
                     cols[name + "_null"].append(any(v is None for v in chosen))

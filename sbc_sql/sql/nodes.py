@@ -6,6 +6,8 @@ NCP are the same in SQL and in the clustering step (both are ratios of differenc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
 from ..plan import Column
@@ -40,15 +42,15 @@ def as_category(expr: exp.Expression, column: Column) -> exp.Expression:
     return exp.cast(expr, "VARCHAR")
 
 
-def alias(expr: exp.Expression, name: str) -> exp.Alias:
+def alias(expr: exp.Expr, name: str) -> exp.Alias:
     return exp.Alias(this=expr, alias=ident(name))
 
 
-def conj(parts: list[exp.Expression]) -> exp.Expression:
+def conj(parts: Sequence[exp.Expr]) -> exp.Expr:
     """AND of the parts (TRUE when empty)."""
     if not parts:
         return exp.true()
-    out = parts[0]
+    out: exp.Expr = parts[0]
     for p in parts[1:]:
         out = exp.and_(out, p)
     return out

@@ -31,7 +31,7 @@ from .dialects import SbcDuckDB
 
 #: the dialect the templates are written in (and parsed as)
 DIALECT = "duckdb"
-SlotValue = str | exp.Expression | Sequence[str] | Sequence[exp.Expression]
+SlotValue = str | exp.Expr | Sequence[str] | Sequence[exp.Expr]
 
 # list containers whose items a list slot repeats
 _REPEATABLE = (exp.Select, exp.Group, exp.GroupingSets, exp.Order, exp.Tuple, exp.Values)
@@ -57,11 +57,14 @@ def _parsed(name: str) -> exp.Expression:
     digest = hashlib.sha256(f"{sqlglot.__version__}\0{text}".encode()).hexdigest()[:16]
     kept = sql_dir() / "__pycache__" / f"{name}.{digest}.pickle"
     try:
-        return pickle.loads(kept.read_bytes())
+        kept_tree: exp.Expression = pickle.loads(kept.read_bytes())
+        return kept_tree
     except Exception:  # absent, unreadable or damaged: parse it again
         pass
     body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
     tree = sqlglot.parse_one(body, read=DIALECT)
+    if not isinstance(tree, exp.Expression):  # sqlglot types its result as the wider Expr
+        raise TypeError(f"template {name!r} does not parse to a statement")
     try:
         kept.parent.mkdir(exist_ok=True)
         scratch = kept.with_name(f"{kept.name}.{os.getpid()}.{threading.get_ident()}")
@@ -134,7 +137,7 @@ def _expand(node: exp.Expression, keys: Mapping[str, SlotValue], lists: set[str]
                 if len(lengths) != 1:
                     raise ValueError(f"list slots {used} have different lengths")
                 for i in range(lengths.pop()):
-                    bound = {u: keys[u][i] for u in used}  # type: ignore[index]
+                    bound = {u: keys[u][i] for u in used}
                     copy_ = _substitute(copy.deepcopy(item), bound)
                     alias = copy_.args.get("alias") if isinstance(item, exp.Alias) else None
                     if alias is not None and not _was_slot(item):

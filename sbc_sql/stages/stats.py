@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from ..arrays import mask, to_numpy
 from ..engines.base import Engine
@@ -40,11 +41,11 @@ class Stats:
         return self.distinct[name] + (1 if self.nulls[name] > 0 else 0)
 
 
-def row_count_sql(plan: Plan):
+def row_count_sql(plan: Plan) -> exp.Expression:
     return render("row_count", source=plan.source.name)
 
 
-def distinct_counts_sql(plan: Plan, columns: list[Column]):
+def distinct_counts_sql(plan: Plan, columns: list[Column]) -> exp.Expression:
     return render(
         "distinct_counts",
         source=plan.source.name,
@@ -52,13 +53,13 @@ def distinct_counts_sql(plan: Plan, columns: list[Column]):
     )
 
 
-def numeric_ranges_sql(plan: Plan):
+def numeric_ranges_sql(plan: Plan) -> exp.Expression:
     return render(
         "numeric_ranges", source=plan.source.name, num=[as_number(ref(c.name), c) for c in plan.numeric_qis]
     )
 
 
-def categorical_counts_sql(plan: Plan, order: list[Column]):
+def categorical_counts_sql(plan: Plan, order: list[Column]) -> exp.Expression:
     pairs = list(itertools.pairwise(order))
     return render(
         "categorical_counts",
@@ -97,7 +98,9 @@ def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int
     return sorted(cats, key=lambda c: (card[c.name], cats.index(c)))
 
 
-def _categorical_counts(engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int]):
+def _categorical_counts(
+    engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int]
+) -> tuple[dict[str, pa.Array], dict[str, np.ndarray], dict[tuple[str, str], np.ndarray]]:
     domains: dict[str, pa.Array] = {}
     value_counts: dict[str, np.ndarray] = {}
     pair_counts: dict[tuple[str, str], np.ndarray] = {}

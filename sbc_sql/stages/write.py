@@ -21,7 +21,10 @@ from ..sql.templates import ident, render
 
 def classes_projection(plan: Plan) -> list[exp.Expression]:
     """Class table columns: eq_class, class_size, then each QI's generalization in source order."""
-    out = [alias(ref("sbc_eq_class", "g"), "eq_class"), alias(ref("sbc_size", "g"), CLASS_SIZE)]
+    out: list[exp.Expression] = [
+        alias(ref("sbc_eq_class", "g"), "eq_class"),
+        alias(ref("sbc_size", "g"), CLASS_SIZE),
+    ]
     return out + [alias(ref(name, "g"), name) for c in plan.qis for name in c.release_columns]
 
 

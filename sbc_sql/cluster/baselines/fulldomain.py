@@ -72,7 +72,7 @@ class Hierarchy:
     @property
     def height(self) -> int:
         """Number of generalization steps from the values to one group."""
-        return self.levels.shape[0] - 1
+        return int(self.levels.shape[0]) - 1
 
     def groups(self, level: int) -> int:
         """Number of groups at a level."""
@@ -228,7 +228,7 @@ def default_hierarchy(data: QIData, q: int) -> Hierarchy:
 
 
 def hierarchy_from_csv(
-    path: str | Path, domain_values: Sequence[str | None], values: Sequence[float] | None = None
+    path: str | Path, domain_values: Sequence[str | None], values: Sequence[float] | np.ndarray | None = None
 ) -> Hierarchy:
     """Hierarchy from an ARX-style CSV file: one row per value, one column per level.
 
@@ -426,8 +426,10 @@ def incognito(
     minimal = minimal_nodes(data, hier, domain, k, budget)
     if not minimal:
         return np.full(data.n_rows, SUPPRESSED, dtype=np.int64)
-    best_labels, best_ncp = None, np.inf
-    for node in minimal:
+    # the first minimal node with the least NCP (an NCP is finite)
+    best_labels = node_labels(data, hier, domain, minimal[0], k, budget)
+    best_ncp = total_ncp(data, best_labels)
+    for node in minimal[1:]:
         labels = node_labels(data, hier, domain, node, k, budget)
         ncp = total_ncp(data, labels)
         if ncp < best_ncp:

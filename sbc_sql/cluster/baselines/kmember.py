@@ -26,6 +26,8 @@ operations in the same order, so they return the same labels.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numba
 import numpy as np
 
@@ -61,7 +63,9 @@ def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
     return labels
 
 
-def kernel_arrays(data: QIData, order: np.ndarray) -> tuple[np.ndarray, ...]:
+def kernel_arrays(
+    data: QIData, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """QIs in sort order as column blocks: scaled numerics, category codes, weights, cards.
 
     QIs with weight 0 (and categoricals of one category) cannot change a distance or a cost
@@ -305,4 +309,4 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
     return labels
 
 
-_greedy_numba = numba.njit(cache=True)(_greedy_python)
+_greedy_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_python)

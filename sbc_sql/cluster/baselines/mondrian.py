@@ -80,7 +80,7 @@ def partition_rows(
         median = np.stack([c[2] for c in cuts], axis=1)
         # widest allowed QI; argmax keeps the first QI on equal widths
         choice = np.argmax(np.where(allowed, width, -1.0), axis=1)
-        splits = allowed.any(axis=1)
+        splits = np.asarray(allowed.any(axis=1))
         stop_rows = ~splits[pid]
         final_id = np.cumsum(~splits) - 1 + n_final
         group[active[stop_rows]] = final_id[pid[stop_rows]]

@@ -45,6 +45,7 @@ labels are those of :func:`..sbca_paper.sbca`. The hot loops are numba kernels i
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypedDict
 
 import numpy as np
 
@@ -70,8 +71,18 @@ WINDOW_MIN = 16
 #: refinement passes at most
 PASSES = 10
 
+
+class Switches(TypedDict):
+    """The switches of :func:`sbca_plus` that set its growth, seeds, refinement and order."""
+
+    growth: bool
+    seeds: str
+    refine: bool
+    order: str
+
+
 #: every switch off: the labels of the paper's SBCA (:func:`..sbca_paper.sbca`)
-PAPER = {"growth": False, "seeds": "first", "refine": False, "order": "sort"}
+PAPER: Switches = {"growth": False, "seeds": "first", "refine": False, "order": "sort"}
 
 _UNPLACED = -2
 #: the growth keeps one bit per categorical QI for each candidate row (an int64)

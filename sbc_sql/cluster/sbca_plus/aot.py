@@ -25,9 +25,10 @@ import importlib.util
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MODULE = "_aot"
@@ -43,6 +44,8 @@ def _load(name: str, path: Path, folder: Path | None = None) -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         name, path, submodule_search_locations=None if folder is None else [str(folder)]
     )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module to load at {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # numba resolves a kernel's globals through its module
     spec.loader.exec_module(module)
@@ -62,7 +65,8 @@ def _args(folder: Path = HERE) -> ModuleType:
 
 def exports(folder: Path = HERE) -> dict[str, tuple[str, str, str]]:
     """Exported name (kernel_codetype) -> (kernel module, kernel, numba signature)."""
-    return _args(folder).exports()
+    table: dict[str, tuple[str, str, str]] = _args(folder).exports()
+    return table
 
 
 def _sources(folder: Path) -> list[Path]:
@@ -85,13 +89,14 @@ def _kernels(folder: Path) -> Iterator[ModuleType]:
     what the build compiles must not land in the JIT's cache (under the package's names)."""
     from numba.core import config
 
-    saved = config.CACHE_DIR
+    # numba.core.config sets its options at run time, so they are not in its type information
+    saved = config.CACHE_DIR  # type: ignore[attr-defined]
     with tempfile.TemporaryDirectory() as scratch:
-        config.CACHE_DIR = scratch
+        config.CACHE_DIR = scratch  # type: ignore[attr-defined]
         try:
             yield _load(_PRIVATE, folder / KERNELS / "__init__.py", folder / KERNELS)
         finally:
-            config.CACHE_DIR = saved
+            config.CACHE_DIR = saved  # type: ignore[attr-defined]
             for name in [m for m in sys.modules if m == _PRIVATE or m.startswith(_PRIVATE + ".")]:
                 del sys.modules[name]
 
@@ -103,16 +108,18 @@ def _releasing_gil() -> Iterator[None]:
     from numba.core.compiler import Flags
 
     class NogilFlags(Flags):
-        def __init__(self, *args, **kwargs) -> None:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self.release_gil = True
+            # numba's flags are descriptors typed as the option, set as its value
+            self.release_gil = True  # type: ignore[assignment]
 
+    # replacing the class that numba.pycc's compiler instantiates: mypy takes it as a type
     saved = pycc_compiler.Flags
-    pycc_compiler.Flags = NogilFlags
+    pycc_compiler.Flags = NogilFlags  # type: ignore[misc]
     try:
         yield
     finally:
-        pycc_compiler.Flags = saved
+        pycc_compiler.Flags = saved  # type: ignore[misc]
 
 
 def build(target: Path, folder: Path = HERE) -> Path:
@@ -135,8 +142,8 @@ def build(target: Path, folder: Path = HERE) -> Path:
     return target
 
 
-def _constant(value: int):
-    def constant():
+def _constant(value: int) -> Callable[[], int]:
+    def constant() -> int:
         return value
 
     return constant

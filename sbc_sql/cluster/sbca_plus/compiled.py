@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 
 import numpy as np
@@ -44,29 +44,38 @@ def engine() -> str:
     return "ahead-of-time" if ahead_of_time() is not None else "jit"
 
 
-def jit_kernel(kernel: str):
+#: an entry kernel as called: its arguments in args.py's order; its result, a count or None
+EntryKernel = Callable[..., int | None]
+
+
+def jit_kernel(kernel: str) -> EntryKernel:
     """The numba dispatcher of an entry kernel (imports numba on first use)."""
     module = importlib.import_module(f"{__package__}.kernels.{KERNELS[kernel].module}")
-    return getattr(module, kernel)
+    dispatcher: EntryKernel = getattr(module, kernel)
+    return dispatcher
 
 
 def _contiguous(args: tuple) -> bool:
     return all(a.flags.c_contiguous for a in args if isinstance(a, np.ndarray))
 
 
-def _call(kernel: str, values: Mapping[str, object]):
+def _call(kernel: str, values: Mapping[str, object]) -> int | None:
     """``kernel`` on ``values``: the export for the arguments' code type when there is one."""
     args = call_args(kernel, values)
     module = ahead_of_time()
     width = _CODE_TYPES.get(args[_CODES_AT[kernel]].dtype)
-    fn = getattr(module, f"{kernel}_{width}", None) if module is not None and width else None
+    fn: EntryKernel | None = (
+        getattr(module, f"{kernel}_{width}", None) if module is not None and width else None
+    )
     if fn is None or not _contiguous(args):
         fn = jit_kernel(kernel)
     return fn(*args)
 
 
 def greedy_pass(values: Mapping[str, object]) -> int:
-    return _call("greedy_pass", values)
+    placed = _call("greedy_pass", values)
+    assert placed is not None  # greedy_pass returns an i8 (args.py)
+    return placed
 
 
 def finish(values: Mapping[str, object]) -> None:
