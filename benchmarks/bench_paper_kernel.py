@@ -1,7 +1,7 @@
 """The paper's SBCA: its own numba kernel against SBCA+ with every switch off.
 
 ``sbca_plus(growth=False, seeds="first", refine=False, order="sort")`` gives the labels of
-the paper's SBCA. This times ``--algorithm sbca-paper`` as the dispatcher runs it (exact on
+the paper's SBCA. This times ``--algorithm sbca-paper`` as the registry runs it (exact on
 50,000 synthetic rows, in blocks on 200,000) and SBCA+ with every switch off on the same
 pulled QIData, checks the labels are identical and scores them with the numpy NCP. Where the
 paper's own kernel module (``sbc_sql.cluster.sbca_paper_kernels``) is still importable it is
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import datasets
-from sbc_sql.cluster.dispatch import run_clustering
+from sbc_sql.cluster.registry import run_clustering
 
 from sbc_sql import db
 from sbc_sql import plan as spec
