@@ -32,15 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import datasets
-from sbc_sql.cluster.registry import run_clustering
 
-from sbc_sql import db
-from sbc_sql import plan as spec
+from sbc_sql import engines
 from sbc_sql.cluster.blocks import DEFAULT_BLOCK_SIZE, blocked
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.ncp import total_ncp
+from sbc_sql.cluster.registry import run_clustering
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
-from sbc_sql.stages import pull, stats
+from sbc_sql.session import make_options, prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CASES = (("exact", 50_000), ("blocks", 200_000))
@@ -52,13 +51,11 @@ def qi_data(rows: int, seed: int) -> QIData:
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     datasets.make_synthetic(con, "people", rows, seed)
-    info = db.open_source(con, "people")
     qis, sensitive, drop = list(datasets.SYNTH_QIS), [datasets.SYNTH_SENSITIVE], [datasets.SYNTH_IDENTIFIER]
-    options = spec.Options(k=2, qi=qis, sensitive=sensitive, drop=drop)
-    plan = spec.make_plan(info, options)
-    (n_rows,) = db.fetch_one(con, stats.row_count_sql(plan))
-    data, _ = pull.pull(con, plan, stats.collect_stats(con, plan, int(n_rows)))
+    options = make_options(2, qi=qis, sensitive=sensitive, drop=drop)
+    data = prepare(engines.connect(con), "people", options).data
     con.close()
+    assert data is not None
     return data
 
 
