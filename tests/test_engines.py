@@ -23,7 +23,8 @@ from sbc_sql.compare import compare
 from sbc_sql.engines.base import Engine
 from sbc_sql.engines.duckdb import DuckDBEngine
 from sbc_sql.sql import templates
-from sbc_sql.sql.dialects import SbcPostgres, SbcSpark
+from sbc_sql.sql.dialects.postgres import SbcPostgres
+from sbc_sql.sql.dialects.spark import SbcSpark
 
 TYPES = {
     "pay": "INTEGER",

@@ -1,0 +1,46 @@
+"""The SQL dialects sbc-sql renders its trees in: sqlglot's, with the project's own nodes and
+the fixes where sqlglot's output would be wrong for the project's SQL.
+
+Templates are written in DuckDB's SQL (the embedded default) in a portable subset, parsed
+once, and rendered per engine. sqlglot almost never raises while transpiling; where it gets
+the meaning wrong it does so silently, so every node here says what it must mean and each
+dialect renders it so. A function that sqlglot does not know would stay an ``Anonymous``
+node and pass through untranslated: the stages build none (a test checks every statement
+of a run). The classes are named Sbc* because sqlglot registers every dialect class by its
+name, and ours must not replace its own.
+
+This module holds the project's nodes and the DuckDB dialect; the PostgreSQL and Spark
+dialects are modules of their own (``dialects.postgres``, ``dialects.spark``), imported by
+whoever renders for them, so a DuckDB run does not load theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB as _DuckDB
+from sqlglot.generator import Generator
+
+
+class ListHasNull(exp.Expression, exp.Func):
+    """TRUE when the list holds a NULL element (a value set that contains NULL)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True}
+
+
+def _duckdb_has_null(self: Generator, e: ListHasNull) -> str:
+    values = self.sql(e, "this")
+    return f"LEN({values}) > LIST_COUNT({values})"
+
+
+# The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
+# dialect's Generator as a class attribute (Generator = DuckDBGenerator), which mypy does not
+# take as a base class; importing the generator modules instead would lose sqlglot < 30.
+class SbcDuckDB(_DuckDB):
+    class Generator(_DuckDB.Generator):  # type: ignore[misc,valid-type]
+        TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
+            **_DuckDB.Generator.TRANSFORMS,
+            ListHasNull: _duckdb_has_null,
+        }

@@ -1,0 +1,57 @@
+"""Spark's dialect with the project's nodes and fixes (see :mod:`sbc_sql.sql.dialects`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark as _Spark
+from sqlglot.generator import Generator
+
+from . import ListHasNull
+
+
+def _spark_has_null(self: Generator, e: ListHasNull) -> str:
+    return f"EXISTS({self.sql(e, 'this')}, sbc_v -> sbc_v IS NULL)"
+
+
+def _spark_array_agg(self: Generator, e: exp.ArrayAgg) -> str:
+    # COLLECT_LIST drops NULLs and keeps no order: a sorted distinct list with NULL last, as
+    # DuckDB's LIST(DISTINCT x ORDER BY x NULLS LAST) gives it, is the sorted set plus one
+    # NULL when any value was NULL
+    arg = e.this
+    if isinstance(arg, exp.Order) and isinstance(arg.this, exp.Distinct):
+        (key,) = arg.this.expressions
+        ordered = arg.expressions
+        if len(ordered) == 1 and ordered[0].this == key and not ordered[0].args.get("desc"):
+            values = self.sql(key)
+            sorted_set = f"ARRAY_SORT(COLLECT_SET({values}))"
+            return (
+                f"CASE WHEN COUNT(*) > COUNT({values}) THEN ARRAY_APPEND({sorted_set}, NULL) "
+                f"ELSE {sorted_set} END"
+            )
+    if isinstance(arg, exp.Order):
+        self.unsupported("an ordered list aggregate other than DISTINCT x ORDER BY x")
+    return self.func("COLLECT_LIST", arg)
+
+
+def _spark_cte(self: Generator, e: exp.CTE) -> str:
+    # Spark has no MATERIALIZED hint on a common table expression
+    if e.args.get("materialized") is not None:
+        e = e.copy()
+        e.set("materialized", None)
+    return _Spark.Generator.cte_sql(self, e)
+
+
+# The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
+# dialect's Generator as a class attribute (Generator = SparkGenerator), which mypy does not
+# take as a base class; importing the generator modules instead would lose sqlglot < 30.
+class SbcSpark(_Spark):
+    class Generator(_Spark.Generator):  # type: ignore[misc,valid-type]
+        TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
+            **_Spark.Generator.TRANSFORMS,
+            ListHasNull: _spark_has_null,
+            exp.ArrayAgg: _spark_array_agg,
+            exp.CTE: _spark_cte,
+        }
