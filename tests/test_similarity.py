@@ -1,6 +1,6 @@
 """SBC's categorical similarity, checked by hand on the paper's 20-row example.
 
-Sex x Nationality contingency table (seed 000, Fig. 3 / Table 2):
+Sex x Nationality contingency table (the SBC paper's Fig. 3 / Table 2):
 
             Japan  USA  Iran
     Male      4     4     1     (9 rows)

@@ -7,8 +7,10 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
 
 * NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
   them. **GCP is the total NCP**: the normalised GCP of the README's metrics, which charges a
-  suppressed row 1 on every QI (seed 004's GCP charges it nothing; RGCP is its remedy).
-* **RGCP** (seed 004, Definition 2), normalised like GCP by n * (sum of QI weights):
+  suppressed row 1 on every QI (the GCP of the background-knowledge paper, "Hierarchical
+  anonymization algorithms against background knowledge attack in data releasing", charges
+  it nothing; RGCP is its remedy).
+* **RGCP** (the background-knowledge paper, Definition 2), normalised like GCP by n * (sum of QI weights):
   ``[sum over untouched classes |E| * NCP(E) + k_r * sum over virtual classes |g| * NCP(g)]
   / (n * d)``, with NCP(.) the weighted sum over QIs of a class's NCP per record. Each
   removed record joins its *nearest* class, the class whose summed NCP
@@ -35,14 +37,15 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
   ``max (q - p) / p`` over classes and values with q > p, and enhanced beta-likeness
   ``max min((q - p) / p, -ln p)`` over the same (beta capped at -ln p for frequent
   values).
-* **Record linkage** RL (seed 004: P = 1/|E| when the record's nearest class is its own).
+* **Record linkage** RL (the background-knowledge paper: P = 1/|E| when the record's
+  nearest class is its own).
   Without row ids a record's own class is not visible, so the attacker, knowing a
   record's QI values, picks uniformly among the release rows of every class whose
   generalized tuple covers them: ``RL = sum over records r that some class can hold of
-  1 / (rows in the classes covering r)``, which is seed 004's 1/|E| when one class covers
+  1 / (rows in the classes covering r)``, which is that paper's 1/|E| when one class covers
   r; records no class can hold add 0. Reported as a count and as a share of n (a hidden
   removed record, see above, counts as if released, so RL is then an upper bound).
-* **Aggregate query error** (seed 004, AQA): for each target selectivity s, ``queries``
+* **Aggregate query error** (the background-knowledge paper's AQA): for each target selectivity s, ``queries``
   random COUNT queries over every QI at once, each QI restricted to a fraction
   f = s^(1/d) of its input values: a numeric QI to the interval between the input's
   empirical quantiles u and u + f (u uniform in [0, 1 - f]), a categorical QI to a

@@ -1,4 +1,5 @@
--- eval_rgcp: one row: the cost parts of RGCP (seed 004 Definition 2) before weighting by kR
+-- eval_rgcp: one row: the cost parts of RGCP (Definition 2 of "Hierarchical anonymization
+-- algorithms against background knowledge attack in data releasing") before weighting by kR
 -- and normalising: untouched = sum over classes nobody joins of |E| * NCP(E); virtual = sum
 -- over virtual classes g of |g| * NCP(g); the number of virtual classes; the records that
 -- joined them. Removed records are the distinct rows without a home class (eval_coverage),

@@ -171,7 +171,7 @@ def interval_hierarchy(data: QIData, q: int, levels: Sequence[Sequence[Interval]
 
 
 def paper_age_levels() -> list[list[Interval]]:
-    """Age hierarchy of the reference experiment (seed 000), over [0, 100).
+    """Age hierarchy of the reference experiment (the SBC paper's), over [0, 100).
 
     Level 1 decades; level 2 spans of 20 or 30 years, [0,20) [20,50) [50,80) [80,100): the
     paper names only their lengths, these boundaries are decade multiples so that the levels

@@ -1,4 +1,4 @@
-"""Greedy k-member clustering (Byun, Kamra, Bertino and Li, DASFAA 2007; seed 001): a baseline.
+"""Greedy k-member clustering (Byun, Kamra, Bertino and Li, DASFAA 2007): a baseline.
 
 The algorithm, as in the paper's Figure "greedy k-member clustering":
 
