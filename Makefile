@@ -12,7 +12,7 @@ test-fast:
 	$(PY) -m pytest -q -m "not slow"
 lint:
 	.venv/bin/ruff check $(LINTED) && .venv/bin/ruff format --check $(LINTED) && .venv/bin/mypy sbc_sql
-# needs UCI Adult (benchmarks/datasets.py says where); writes benchmarks/results/*.json
+# UCI Adult ships in benchmarks/data; writes benchmarks/results/*.json
 bench:
 	$(PY) benchmarks/paper_experiment.py && $(PY) benchmarks/bench_scale.py && $(PY) benchmarks/bench_scale.py --utility && $(PY) benchmarks/bench_utility.py && $(PY) benchmarks/report.py
 # README's benchmark tables from benchmarks/results/*.json
