@@ -26,26 +26,6 @@ CLASS_SIZE = "class_size"
 # working names of the release's SQL; a source column may not take them
 RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows")
 
-_INTEGER = {
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "INT",
-    "INT4",
-    "INT8",
-    "INT2",
-    "INT1",
-}
-_FLOAT = {"FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"}
-_UNSUPPORTED = {"BLOB", "BIT", "INTERVAL", "BYTEA", "VARBINARY", "VARINT", "BIGNUM", "NULL"}
-
 
 @dataclass(frozen=True)
 class Options:
@@ -73,9 +53,10 @@ class Column:
     name: str
     type: str
     role: str
-    # for QIs: 'numeric' or 'categorical'; None otherwise
+    # 'numeric' or 'categorical' as the engine reads the column's type (every QI has one;
+    # None: no QI can have that type)
     kind: str | None = None
-    # for numeric QIs stored as DATE or TIMESTAMP: 'date' or 'timestamp'
+    # for numeric columns stored as DATE or TIMESTAMP: 'date' or 'timestamp'
     temporal: str | None = None
     # where the role came from: 'flag', 'comment' or 'default'
     origin: str = "default"
@@ -163,21 +144,6 @@ def parse_weights(text: str | Iterable[str] | None) -> dict[str, float]:
     return weights
 
 
-def type_kind(sql_type: str) -> tuple[str | None, str | None]:
-    """(kind, temporal) of a DuckDB column type; kind None when no QI can have that type."""
-    t = sql_type.upper().strip()
-    base = re.split(r"[(\s]", t, maxsplit=1)[0]
-    if t.endswith("]") or base in ("STRUCT", "MAP", "UNION", "LIST") or base in _UNSUPPORTED:
-        return None, None
-    if base == "DATE":
-        return "numeric", "date"
-    if base.startswith("TIMESTAMP") or base == "DATETIME":
-        return "numeric", "timestamp"
-    if base in _INTEGER or base in _FLOAT or base in ("DECIMAL", "NUMERIC"):
-        return "numeric", None
-    return "categorical", None
-
-
 def comment_role(comment: str | None) -> str | None:
     if not comment:
         return None
@@ -230,7 +196,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     columns = []
     for c in info.columns:
         role, origin = roles[c.name]
-        kind, temporal = type_kind(c.type) if role == "qi" else (None, None)
+        kind, temporal = c.kind, c.temporal
         if role == "qi" and kind is None:
             raise InputError(
                 f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "

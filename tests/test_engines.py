@@ -199,3 +199,22 @@ def test_a_failed_commit_rolls_back(table, monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="commit refused"), engine.transaction():
         engine.execute("CREATE TABLE made_inside (x INTEGER)")
     assert engine.object_kinds(["made_inside"]) == {}
+
+
+def test_the_engine_reads_each_type_as_a_kind() -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE k (n DECIMAL(9, 2), d DATE, t TIMESTAMP, s VARCHAR, b BOOLEAN, "
+        "x BLOB, l INTEGER[], i INTERVAL)"
+    )
+    kinds = {c.name: (c.kind, c.temporal) for c in engines.connect(con).describe("k").columns}
+    assert kinds == {
+        "n": ("numeric", None),
+        "d": ("numeric", "date"),
+        "t": ("numeric", "timestamp"),
+        "s": ("categorical", None),
+        "b": ("categorical", None),
+        "x": (None, None),
+        "l": (None, None),
+        "i": (None, None),
+    }

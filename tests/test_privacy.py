@@ -22,7 +22,7 @@ from sbc_sql.stages import verify as verification
 from sbc_sql.stages import write as generalize
 
 DISEASE = Column("disease", "VARCHAR", "sensitive")
-SALARY = Column("salary", "INTEGER", "sensitive")
+SALARY = Column("salary", "INTEGER", "sensitive", kind="numeric")
 
 
 @pytest.fixture

@@ -47,8 +47,14 @@ class Capabilities:
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str
+    #: the type as the engine names it
     type: str
     comment: str | None
+    #: how the engine's type reads as a QI: 'numeric' (numbers, dates, timestamps) or
+    #: 'categorical'; None when no QI can have that type (nested, binary, intervals)
+    kind: str | None = None
+    #: 'date' or 'timestamp' for a numeric kind counted in days or microseconds
+    temporal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,7 +139,7 @@ class Engine(ABC):
 
     @abstractmethod
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
-        """Columns, types and comments of a table or view, in column order."""
+        """Columns, types, comments and type kinds of a table or view, in column order."""
 
     @abstractmethod
     def open_source(self, table: str) -> TableInfo:

@@ -4,6 +4,7 @@ objects (an unfinished result holds its connection)."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,43 @@ _COLUMNS = (
     "AND schema_name = 'main' AND database_name = COALESCE($database, current_database()) "
     "ORDER BY column_index"
 )
+
+
+_INTEGER = {
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "INT",
+    "INT4",
+    "INT8",
+    "INT2",
+    "INT1",
+}
+_FLOAT = {"FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8"}
+_UNSUPPORTED = {"BLOB", "BIT", "INTERVAL", "BYTEA", "VARBINARY", "VARINT", "BIGNUM", "NULL"}
+
+
+def type_kind(sql_type: str) -> tuple[str | None, str | None]:
+    """(kind, temporal) of a DuckDB column type: numbers, dates and timestamps are numeric,
+    other scalars categorical; kind None for nested, binary and interval types."""
+    t = sql_type.upper().strip()
+    base = re.split(r"[(\s]", t, maxsplit=1)[0]
+    if t.endswith("]") or base in ("STRUCT", "MAP", "UNION", "LIST") or base in _UNSUPPORTED:
+        return None, None
+    if base == "DATE":
+        return "numeric", "date"
+    if base.startswith("TIMESTAMP") or base == "DATETIME":
+        return "numeric", "timestamp"
+    if base in _INTEGER or base in _FLOAT or base in ("DECIMAL", "NUMERIC"):
+        return "numeric", None
+    return "categorical", None
 
 
 def looks_like_file(table: str) -> bool:
@@ -96,7 +134,7 @@ class DuckDBEngine(Engine):
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})
-        return TableInfo(name, tuple(ColumnInfo(r[0], r[1], r[2]) for r in rows))
+        return TableInfo(name, tuple(ColumnInfo(r[0], r[1], r[2], *type_kind(r[1])) for r in rows))
 
     def open_source(self, table: str) -> TableInfo:
         if looks_like_file(table):

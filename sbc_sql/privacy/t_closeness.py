@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from ..plan import Column, type_kind
+from ..plan import Column
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param
 
@@ -35,7 +35,7 @@ class TCloseness(PrivacyModel):
     @property
     def ordered(self) -> bool:
         """Numeric (or temporal) values: the ordered ground distance."""
-        return type_kind(self.column.type)[0] == "numeric"
+        return self.column.kind == "numeric"
 
     def per_class_sql(self, release: str, original: str | None = None) -> exp.Expression:
         if original is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..engines.base import Engine
-from ..plan import Column, type_kind
+from ..plan import Column
 from ..sql.nodes import as_number, list_size, ref
 from ..sql.templates import render
 
@@ -73,13 +73,12 @@ def infer_layout(
     qis: list[Column] = []
     verbatim: list[Column] = []
     for c in src.columns:
-        kind, temporal = type_kind(c.type)
-        if f"{c.name}_min" in rel and f"{c.name}_max" in rel and kind == "numeric":
-            qis.append(Column(c.name, c.type, "qi", "numeric", temporal))
+        if f"{c.name}_min" in rel and f"{c.name}_max" in rel and c.kind == "numeric":
+            qis.append(Column(c.name, c.type, "qi", "numeric", c.temporal))
         elif c.name in rel and rel[c.name].endswith("[]") and not c.type.endswith("[]"):
             qis.append(Column(c.name, c.type, "qi", "categorical"))
         elif c.name in rel:
-            verbatim.append(Column(c.name, c.type, "sensitive"))
+            verbatim.append(Column(c.name, c.type, "sensitive", c.kind, c.temporal))
     w = weights or {}
     return Layout(tuple(qis), tuple(verbatim), tuple(float(w.get(q.name, 1.0)) for q in qis))
 
