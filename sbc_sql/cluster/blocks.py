@@ -410,20 +410,16 @@ def _exact_bytes(n_rows: int, n_qis: int) -> int:
 # Block sizing of the default (cluster-aware) SBCA, and the memory check before a run
 # ---------------------------------------------------------------------------------------
 
-# block mode: rows are cut from SBCA+'s coarse order (coarse_order) into blocks of this
-# size; one refinement pass there (further passes bought < 0.01 points of NCP at 1M rows).
-# At k = 10 (blocks of 1,600 rows, see BLOCK_ROWS_PER_K) against 2,048: clustering 7 %
-# faster at 1,000,000 rows, total NCP 2.48 against 2.45 % there, 4.88 against 4.86 % on
-# the synthetic 50,000 rows, 4.18 against 4.17 % on Adult
+#: block mode: rows per block of the default at small k, cut from SBCA+'s coarse order
+#: (coarse_order); the sizes compared are in benchmarks/results/tuning.md
 BLOCK_ROWS = 1536
+#: refinement passes per block (further passes bought almost nothing: tuning.md)
 BLOCK_PASSES = 1
-# larger k needs larger blocks: a block of b rows holds only b / k classes, and at k = 50 on
-# 200,000 rows blocks of 2,048 cost 11 % NCP over one exact block, blocks of 8,192 under 3 %
+#: larger k needs larger blocks (a block of b rows holds only b / k classes): at least this
+#: many rows per unit of k
 BLOCK_ROWS_PER_K = 160
-# in a block, a growing class chooses among (up to) this many rows: the whole block at
-# k <= 12, and at larger k a pool refilled from the whole block (sbcx's ``wide`` set). On
-# Adult, k = 10, it takes total NCP from 4.31 % (pool of 8 k rows) to 4.27 %, below greedy
-# k-member's 4.31 %, for +18 % clustering time at 1,000,000 rows
+#: in a block, a growing class chooses among up to this many rows: the whole block at
+#: k <= 12, and at larger k a pool refilled from the whole block (SBCA+'s ``wide`` set)
 BLOCK_POOL_ROWS = 2048
 
 
