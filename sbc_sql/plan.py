@@ -8,9 +8,11 @@ that declare it.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
@@ -373,3 +375,24 @@ def check_identifiers(plan: Plan, n_rows: int, distinct: Mapping[str, int]) -> N
                 "direct identifier; declare it with --drop (or --qi / --keep if it "
                 "is not one)"
             )
+
+
+def check_out_file(out_file: str | Path, *, protected: Iterable[str | Path], replace: bool) -> Path:
+    """The export's path, once it is known to replace nothing it must not: never one of the
+    ``protected`` files (the database's files, the input file), and an existing file only
+    under ``--replace``."""
+    path = Path(out_file)
+    target = path.resolve()
+    for other in protected:
+        kept = Path(other)
+        if kept.resolve() == target or (path.exists() and kept.exists() and os.path.samefile(path, kept)):
+            raise InputError(
+                f"--out-file '{path}' is '{kept}', which the run reads or writes; choose another --out-file"
+            )
+    if path.is_dir():
+        raise InputError(f"--out-file '{path}' is a folder; give a file path ending in .parquet or .csv")
+    if path.exists() and not replace:
+        raise OutputExistsError(
+            f"--out-file '{path}' already exists; pass --replace to overwrite it or choose another --out-file"
+        )
+    return path

@@ -183,6 +183,11 @@ def anonymize(
 
     engine = engines.connect(database, must_exist=not (database and looks_like_file(table)))
     engine.dry = sql_only
+    if out_file is not None:
+        inputs = [table] if looks_like_file(table) else []
+        out_file = planning.check_out_file(
+            out_file, protected=[*engine.database_files(), *inputs], replace=replace
+        )
     if memory_limit and not sql_only:
         engine.limit_memory(memory_limit)
     say = log or (lambda _: None)

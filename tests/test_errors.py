@@ -341,3 +341,54 @@ def test_block_rows_errors(bad_db, cli, extra, needles):
     res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, *extra])
     check_failure(res, needles)
     assert file_catalog(bad_db) == before
+
+
+def test_the_export_never_replaces_the_database(bad_db, cli):
+    before, catalog = bad_db.read_bytes(), file_catalog(bad_db)
+    for target in (bad_db, Path(f"{bad_db}.wal")):
+        res = cli(
+            ["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--out-file", target]
+        )
+        check_failure(res, [str(target), "--out-file"])
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            bad_db,
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            *GOOD,
+            "--out-file",
+            bad_db,
+            "--replace",
+        ]
+    )
+    check_failure(res, [str(bad_db), "--out-file"])
+    assert bad_db.read_bytes() == before
+    assert file_catalog(bad_db) == catalog
+
+
+def test_the_export_never_replaces_the_input_file(cli, tmp_path):
+    csv = tmp_path / "p.csv"
+    csv.write_text("age,dis\n30,flu\n31,hiv\n32,flu\n")
+    before = csv.read_text()
+    for flags in ([], ["--replace"]):
+        args = ["anonymize", "--table", csv, "--k", "2", "--qi", "age", "--sensitive", "dis"]
+        res = cli([*args, "--out-file", csv, *flags])
+        check_failure(res, [str(csv), "--out-file"])
+    assert csv.read_text() == before
+
+
+def test_an_existing_export_is_replaced_only_under_replace(bad_db, cli, tmp_path):
+    out = tmp_path / "release.csv"
+    out.write_text("somebody's file\n")
+    catalog = file_catalog(bad_db)
+    args = ["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--out-file", out]
+    check_failure(cli(args), [str(out), "--replace"])
+    assert out.read_text() == "somebody's file\n"
+    assert file_catalog(bad_db) == catalog
+    res = cli([*args, "--replace"])
+    assert res.exit_code == 0, res.stderr
+    assert out.read_text().startswith("eq_class,")

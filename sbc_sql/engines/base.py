@@ -20,6 +20,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -140,6 +141,11 @@ class Engine(ABC):
     @abstractmethod
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         """Columns, types, comments and type kinds of a table or view, in column order."""
+
+    @abstractmethod
+    def database_files(self) -> list[Path]:
+        """The files the engine's databases live in (with their journals), which no output
+        file may replace; empty for an engine whose data is not in local files."""
 
     @abstractmethod
     def open_source(self, table: str) -> TableInfo:

@@ -136,6 +136,11 @@ class DuckDBEngine(Engine):
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})
         return TableInfo(name, tuple(ColumnInfo(r[0], r[1], r[2], *type_kind(r[1])) for r in rows))
 
+    def database_files(self) -> list[Path]:
+        rows = self._fetch("SELECT path FROM duckdb_databases() WHERE path IS NOT NULL", None)
+        files = [Path(r[0]) for r in rows]
+        return files + [f.with_name(f.name + ".wal") for f in files]
+
     def open_source(self, table: str) -> TableInfo:
         if looks_like_file(table):
             path = Path(table)
