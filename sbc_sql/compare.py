@@ -12,7 +12,9 @@ from typing import Any
 from . import engines
 from .cluster import registry
 from .engines.duckdb import looks_like_file
+from .errors import OutputExistsError
 from .hierarchies import HierarchySpec
+from .plan import release_objects_of
 from .session import cluster, make_options, prepare, publish
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql
@@ -54,8 +56,20 @@ def compare(
         registry.get(name)
     engine = engines.connect(database)
     stem = Path(table).stem if looks_like_file(table) else table
-    first = min(ks) if ks else 2
-    prepared = prepare(engine, table, make_options(first, replace=True, **options), hierarchies=hierarchies)
+    # compare writes only names it creates: any of them taken already is refused up front
+    wanted = [name for a in algorithms for k in ks for name in release_objects_of(f"{stem}_{a}_k{k}")]
+    taken = sorted(engine.object_kinds(wanted))
+    if taken:
+        shown = ", ".join(f"'{n}'" for n in taken[:4]) + (
+            f" and {len(taken) - 4} more" if len(taken) > 4 else ""
+        )
+        raise OutputExistsError(
+            f"compare writes its releases under names that exist already: {shown}; "
+            "drop or rename them first (compare never replaces what it did not create)"
+        )
+    first_output = f"{stem}_{algorithms[0]}_k{ks[0]}" if algorithms and ks else None
+    run_options = make_options(ks[0] if ks else 2, output=first_output, **options)
+    prepared = prepare(engine, table, run_options, hierarchies=hierarchies)
     rows: list[CompareRow] = []
     for algorithm in algorithms:
         for k in ks:

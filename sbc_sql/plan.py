@@ -71,6 +71,12 @@ class Column:
         return [self.name]
 
 
+def release_objects_of(output: str) -> tuple[str, str, str, str]:
+    """The names a release called ``output`` writes: the release view, its row and class
+    tables, and the text view."""
+    return (output, f"{output}_rows", f"{output}_classes", f"{output}_view")
+
+
 @dataclass(frozen=True)
 class Plan:
     source: TableInfo
@@ -98,7 +104,7 @@ class Plan:
     @property
     def release_objects(self) -> tuple[str, ...]:
         """Everything a release writes: the release view, its two tables, the text view."""
-        return (self.output, self.rows_table, self.classes_table, self.view)
+        return release_objects_of(self.output)
 
     @property
     def qis(self) -> tuple[Column, ...]:
@@ -209,7 +215,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
     weights = _weights(columns, options.weights)
     output = options.output or _default_output(name, options.k)
-    plan = Plan(info, name, tuple(columns), options, output, f"{output}_view", weights)
+    plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)
     _check_release_names(plan)
     _check_categorical_count(plan)
     return plan

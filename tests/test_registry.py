@@ -216,3 +216,18 @@ def test_a_default_run_loads_no_other_algorithm():
     engine, numba_loaded = engine_line.split()
     if engine == "ahead-of-time":
         assert numba_loaded == "False"
+
+
+def test_compare_never_replaces_a_table_it_did_not_create(con):
+    from sbc_sql.compare import compare
+    from sbc_sql.errors import OutputExistsError
+
+    con.execute("CREATE TABLE t AS SELECT i % 50 AS age, 'c' || (i % 4) AS city FROM range(200) r(i)")
+    con.execute("CREATE TABLE t_mondrian_k4_rows AS SELECT 'mine' AS note")
+    with pytest.raises(OutputExistsError, match="'t_mondrian_k4_rows'"):
+        compare(con, "t", [4, 8], ["sbca", "mondrian"])
+    assert con.execute("SELECT note FROM t_mondrian_k4_rows").fetchall() == [("mine",)]
+    assert con.execute("SELECT count(*) FROM duckdb_tables()").fetchone() == (2,)
+    # its own releases it drops as it goes, so a second comparison runs as the first did
+    first = compare(con, "t", [4], ["sbca"])
+    assert compare(con, "t", [4], ["sbca"])[0].ncp == first[0].ncp
