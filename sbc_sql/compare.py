@@ -56,8 +56,12 @@ def compare(
         registry.get(name)
     engine = engines.connect(database)
     stem = Path(table).stem if looks_like_file(table) else table
+
+    def output_of(algorithm: str, k: int) -> str:
+        return f"{stem}_{algorithm}_k{k}"
+
     # compare writes only names it creates: any of them taken already is refused up front
-    wanted = [name for a in algorithms for k in ks for name in release_objects_of(f"{stem}_{a}_k{k}")]
+    wanted = [name for a in algorithms for k in ks for name in release_objects_of(output_of(a, k))]
     taken = sorted(engine.object_kinds(wanted))
     if taken:
         shown = ", ".join(f"'{n}'" for n in taken[:4]) + (
@@ -67,13 +71,13 @@ def compare(
             f"compare writes its releases under names that exist already: {shown}; "
             "drop or rename them first (compare never replaces what it did not create)"
         )
-    first_output = f"{stem}_{algorithms[0]}_k{ks[0]}" if algorithms and ks else None
+    first_output = output_of(algorithms[0], ks[0]) if algorithms and ks else None
     run_options = make_options(ks[0] if ks else 2, output=first_output, **options)
     prepared = prepare(engine, table, run_options, hierarchies=hierarchies)
     rows: list[CompareRow] = []
     for algorithm in algorithms:
         for k in ks:
-            output = f"{stem}_{algorithm}_k{k}"
+            output = output_of(algorithm, k)
             started = time.perf_counter()
             plan = prepared.plan_for(k, algorithm, output)
             result = publish(prepared, cluster(prepared, plan))

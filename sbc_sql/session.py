@@ -13,12 +13,14 @@ run's SQL (``--sql`` prints the same list a real run executes).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -297,12 +299,9 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
     measures = verdict = None
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
-    def started() -> float:
-        return time.perf_counter()
-
     try:
         with _labels(prepared, clustering, labels_name), engine.transaction():
-            t = started()
+            t = time.perf_counter()
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
                     engine.execute(tree)
@@ -310,7 +309,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 
-            t = started()
+            t = time.perf_counter()
             if engine.dry:
                 models = verify.default_models(plan.k)
                 for tree in verify.label_checks_sql(
@@ -327,7 +326,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                     )
             prepared.stage("verify", t)
 
-            t = started()
+            t = time.perf_counter()
             ranges, cards = _known_domains(plan, st)
             size = planning.CLASS_SIZE
             if engine.dry:
@@ -337,7 +336,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                 measures = measure.measure_tables(engine, layout, source, classes_tmp, ranges, size, cards)
             prepared.stage("measure", t)
 
-            t = started()
+            t = time.perf_counter()
             for old, new in ((rows_tmp, plan.rows_table), (classes_tmp, plan.classes_table)):
                 engine.execute(engine.rename_table(old, new))
             engine.execute(
@@ -359,29 +358,19 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
     )
 
 
-class _labels:
-    """The class labels uploaded under ``name`` for the statements that join them."""
-
-    def __init__(self, prepared: Prepared, clustering: Clustering, name: str) -> None:
-        self.prepared, self.clustering, self.name = prepared, clustering, name
-        self.upload: Any = None
-
-    def __enter__(self) -> None:
-        run, row_id = self.clustering.run, self.prepared.row_id
-        if run is None or row_id is None:  # a dry run: the statements only name the labels
-            return
-        labels = arrays.table(
-            {
-                "row_id": row_id.astype(np.int64, copy=False),
-                "eq_class": run.labels.astype(np.int64, copy=False),
-            }
-        )
-        self.upload = self.prepared.engine.upload(self.name, labels)
-        self.upload.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.upload is not None:
-            self.upload.__exit__(*exc)
+def _labels(prepared: Prepared, clustering: Clustering, name: str) -> AbstractContextManager[None]:
+    """The class labels uploaded under ``name`` for the statements that join them; a dry run
+    uploads nothing (its statements only name the labels)."""
+    run, row_id = clustering.run, prepared.row_id
+    if run is None or row_id is None:
+        return contextlib.nullcontext()
+    labels = arrays.table(
+        {
+            "row_id": row_id.astype(np.int64, copy=False),
+            "eq_class": run.labels.astype(np.int64, copy=False),
+        }
+    )
+    return prepared.engine.upload(name, labels)
 
 
 def _check_finite(plan: planning.Plan, st: stats.Stats) -> None:
