@@ -8,6 +8,7 @@ that declare it.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -162,6 +163,14 @@ def comment_role(comment: str | None) -> str | None:
     return role if role in ROLES else None
 
 
+def whole_k(k: object) -> int:
+    """k as an int: a whole number only (k=2.9 is refused rather than run as 2)."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        shown = repr(k) if isinstance(k, (str, float, bool, numbers.Number)) else type(k).__name__
+        raise InputError(f"k={shown} is not a whole number; give k as an integer of 2 or more, e.g. k=5")
+    return int(k)
+
+
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)", re.IGNORECASE)
 
 
@@ -182,7 +191,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
         )
     if options.leftover not in LEFTOVER_MODES:
         raise InputError(f"--leftover '{options.leftover}' is not one of {', '.join(LEFTOVER_MODES)}")
-    registry.get(options.algorithm)  # an unknown name is an InputError naming the choices
+    chosen = registry.get(options.algorithm)  # an unknown name is an InputError naming the choices
     if not 0.0 <= options.max_suppression < 1.0:
         raise InputError(
             f"--max-suppression {options.max_suppression} is outside [0, 1); give "
@@ -190,16 +199,19 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
         )
     if options.mode not in MODES:
         raise InputError(f"--mode '{options.mode}' is not one of {', '.join(MODES)}")
+    if options.mode != "auto" and options.mode not in chosen.modes:
+        raise InputError(
+            f"--mode {options.mode} does not apply to {chosen.name}, which runs in "
+            f"{' or '.join(chosen.modes)} mode only; drop --mode"
+        )
     _check_block_rows(options)
+    if options.workers is not None and options.workers < 1:
+        raise InputError(
+            f"--workers {options.workers} is below 1; give a number of threads such as --workers 2, "
+            "or leave it out to use every core"
+        )
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
-    for c in info.columns:
-        # the SQL stages key rows by DuckDB's rowid, which a column of that name hides
-        if c.name.lower() == "rowid":
-            raise InputError(
-                f"column '{c.name}' of '{name}' hides DuckDB's row position; rename "
-                "it in the source (e.g. ALTER TABLE ... RENAME COLUMN)"
-            )
     roles = _resolve_roles(info, options, name)
     columns = []
     for c in info.columns:
@@ -272,9 +284,12 @@ def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, 
         if not math.isfinite(w) or w < 0:
             raise InputError(f"weight of '{col}' is {w}; weights must be finite and >= 0")
     weights = tuple(float(given.get(q, 1.0)) for q in qis)
-    if sum(weights) <= 0:
+    top = max(weights)
+    if top <= 0:
         raise InputError("every QI weight is 0; give at least one QI a weight above 0")
-    return weights
+    # only their ratios matter: scaled so the largest is 1, weights as large as 1e308 neither
+    # overflow their sum nor the weighted costs
+    return tuple(w / top for w in weights)
 
 
 def _default_output(name: str, k: int) -> str:
@@ -344,12 +359,18 @@ def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
     ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
     'VIEW', as an engine's object_kinds gives them)."""
     existing = [n for n in plan.release_objects if n in taken]
-    if plan.source.from_file is None and plan.source.name in plan.release_objects:
-        raise InputError(
-            f"--output '{plan.output}' would overwrite the source table "
-            f"'{plan.source.name}' (a release writes {', '.join(plan.release_objects)}); "
-            "choose another name"
-        )
+    read = {n.lower(): n for n in plan.source.reads}
+    for n in plan.release_objects:
+        if n.lower() in read:
+            how = (
+                "the input"
+                if read[n.lower()].lower() == plan.display_name.lower()
+                else f"a table or view the input '{plan.display_name}' reads"
+            )
+            raise InputError(
+                f"--output '{plan.output}' would replace '{read[n.lower()]}', {how} (a release "
+                f"writes {', '.join(plan.release_objects)}); choose another --output"
+            )
     if taken.get(plan.view) == "TABLE":
         raise OutputExistsError(
             f"'{plan.view}' exists and is not a view; drop or rename it, or choose another --output"
@@ -364,6 +385,11 @@ def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
 def check_rows(plan: Plan, n_rows: int) -> None:
     if n_rows == 0:
         raise InputError(f"table '{plan.display_name}' is empty; there is nothing to anonymize")
+    if n_rows == 1:
+        raise InputError(
+            f"table '{plan.display_name}' has 1 row; a class of k >= 2 rows needs at least 2: "
+            "anonymize a table of 2 rows or more"
+        )
     if plan.k > n_rows:
         raise InputError(
             f"k={plan.k} is larger than the {n_rows} rows of '{plan.display_name}'; choose k <= {n_rows}"

@@ -65,6 +65,9 @@ class TableInfo:
     #: the user's input when it was copied into a temporary table for this run (a CSV or
     #: Parquet path, or a view, which has no stable row positions)
     from_file: str | None = None
+    #: every object of the database the input reads: a table itself; a view, and the tables
+    #: and views it selects from, transitively. No output may replace any of them.
+    reads: tuple[str, ...] = ()
 
 
 class Engine(ABC):
