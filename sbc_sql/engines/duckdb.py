@@ -4,6 +4,9 @@ objects (an unfinished result holds its connection)."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import dataclasses
+import gzip
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,6 +14,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import sqlglot
 from sqlglot import exp
 
 from ..errors import InputError
@@ -22,17 +26,23 @@ FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
 
+# DuckDB's catalog is case-insensitive ("Patients" and "patients" are one table, quoted or
+# not), so every look-up compares lower-cased names
 _KINDS = (
-    "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE list_contains($names, table_name) "
+    "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE list_contains($names, lower(table_name)) "
     "AND schema_name = 'main' AND database_name = current_database() UNION ALL "
     "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE NOT internal AND "
-    "list_contains($names, view_name) AND schema_name = 'main' AND "
+    "list_contains($names, lower(view_name)) AND schema_name = 'main' AND "
     "database_name = current_database()"
 )
 _COLUMNS = (
-    "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = $name "
+    "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE lower(table_name) = lower($name) "
     "AND schema_name = 'main' AND database_name = COALESCE($database, current_database()) "
     "ORDER BY column_index"
+)
+_VIEW_SQL = (
+    "SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower($name) "
+    "AND schema_name = 'main' AND database_name = current_database()"
 )
 
 
@@ -129,8 +139,9 @@ class DuckDBEngine(Engine):
     # ---- catalog (not part of a run's log) ----
 
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
-        rows = self._fetch(_KINDS, {"names": list(names)})
-        return dict(rows)
+        rows = self._fetch(_KINDS, {"names": [n.lower() for n in names]})
+        kinds = {found.lower(): kind for found, kind in rows}
+        return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})
@@ -142,6 +153,17 @@ class DuckDBEngine(Engine):
         return files + [f.with_name(f.name + ".wal") for f in files]
 
     def open_source(self, table: str) -> TableInfo:
+        info = self._open_source(table)
+        for c in info.columns:
+            # rows are keyed by DuckDB's rowid, which a column of that name hides
+            if c.name.lower() == "rowid":
+                raise InputError(
+                    f"column '{c.name}' of '{table}' hides DuckDB's row position; rename "
+                    "it in the source (e.g. ALTER TABLE ... RENAME COLUMN)"
+                )
+        return info
+
+    def _open_source(self, table: str) -> TableInfo:
         if looks_like_file(table):
             path = Path(table)
             if not path.exists():
@@ -149,25 +171,72 @@ class DuckDBEngine(Engine):
                     f"input file '{table}' does not exist; pass an existing CSV or "
                     "Parquet file, or a table name, with --table"
                 )
-            reader = "read_parquet" if table.lower().endswith((".parquet", ".pq")) else "read_csv"
-            self._fetch(
-                f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}($path)',
-                {"path": str(path)},
-            )
+            parquet = table.lower().endswith((".parquet", ".pq"))
+            self._read_file(path, "read_parquet($path)" if parquet else "read_csv($path)")
             info = self.describe(SOURCE_ALIAS, temporary=True)
+            if not parquet and len(info.columns) == 1:
+                header = info.columns[0].name
+                delimiter = next((d for d in (",", ";", "\t", "|") if d in header), None)
+                ragged = _ragged_line(path, delimiter) if delimiter is not None else None
+                if ragged is not None:
+                    # the sniffer found no delimiter that every row agrees on, and read each
+                    # line as one value
+                    line, fields, expected = ragged
+                    raise InputError(
+                        f"CSV file '{path}': line {line:,} has {fields} field(s) where the header "
+                        f"has {expected} (delimiter '{delimiter}'), so its columns cannot be read; "
+                        "fix or remove that line"
+                    )
             return TableInfo(info.name, info.columns, from_file=str(path))
         kinds = self.object_kinds([table])
         if kinds.get(table) == "TABLE":
-            return self.describe(table)
+            return dataclasses.replace(self.describe(table), reads=(table,))
         if kinds.get(table) == "VIEW":
+            reads = self._view_reads(table)
             # a view has no row positions: read it once into a temporary table
             view = self.sql(exp.Table(this=ident(table)))
             self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {view}', None)
             info = self.describe(SOURCE_ALIAS, temporary=True)
-            return TableInfo(info.name, info.columns, from_file=table)
-        raise InputError(
-            f"table '{table}' does not exist in the database; pass an existing table or view with --table"
+            return TableInfo(info.name, info.columns, from_file=table, reads=reads)
+        raise InputError(self._missing(table))
+
+    def _read_file(self, path: Path, reader: str, **params: str) -> None:
+        self._fetch(
+            f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}',
+            {"path": str(path), **params},
         )
+
+    def _missing(self, table: str) -> str:
+        """Why ``table`` is not found: absent, or in a schema or database other than main."""
+        where = self._fetch(
+            "SELECT database_name || '.' || schema_name || '.' || table_name FROM duckdb_tables() "
+            "WHERE lower(table_name) = lower($name) UNION ALL "
+            "SELECT database_name || '.' || schema_name || '.' || view_name FROM duckdb_views() "
+            "WHERE NOT internal AND lower(view_name) = lower($name)",
+            {"name": table.rsplit(".", 1)[-1]},
+        )
+        if where:
+            return (
+                f"table '{table}' is not in the main schema of the database (found: "
+                f"{', '.join(sorted(r[0] for r in where))}); sbc-sql reads tables and views of the "
+                "main schema: create a view there, e.g. CREATE VIEW t AS SELECT * FROM schema.t"
+            )
+        return f"table '{table}' does not exist in the database; pass an existing table or view with --table"
+
+    def _view_reads(self, view: str) -> tuple[str, ...]:
+        """The view and every table and view of the main schema it selects from, transitively:
+        the objects no output may replace while the view is the input."""
+        found: list[str] = []
+        pending = [view]
+        while pending:
+            name = pending.pop()
+            if name.lower() in (f.lower() for f in found):
+                continue
+            found.append(name)
+            rows = self._fetch(_VIEW_SQL, {"name": name})
+            if rows:
+                pending.extend(_selected_tables(rows[0][0], name))
+        return tuple(found)
 
     # ---- rows, labels, transactions ----
 
@@ -205,6 +274,43 @@ class DuckDBEngine(Engine):
 
     def limit_memory(self, size: str) -> None:
         self._fetch(f"SET memory_limit = {self.sql(exp.Literal.string(size.strip()))}", None)
+
+
+def _ragged_line(path: Path, delimiter: str) -> tuple[int, int, int] | None:
+    """The first line of a CSV file whose number of fields differs from its header's: (line
+    number, its fields, the header's), or None."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
+        rows = csv.reader(fh, delimiter=delimiter)
+        header = next(rows, None)
+        if header is None:
+            return None
+        for row in rows:
+            if row and len(row) != len(header):
+                return rows.line_num, len(row), len(header)
+    return None
+
+
+def _selected_tables(create_view: str, view: str) -> list[str]:
+    """The tables and views of the main schema a CREATE VIEW statement selects from (its own
+    common table expressions excluded)."""
+    try:
+        tree = sqlglot.parse_one(create_view, read="duckdb")
+    except sqlglot.errors.ParseError:
+        raise InputError(
+            f"cannot tell which tables view '{view}' reads; anonymize a table instead, "
+            f"e.g. CREATE TABLE {view}_copy AS SELECT * FROM {view}"
+        ) from None
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    created = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    names = []
+    for table in tree.find_all(exp.Table):
+        # the view's own name, and tables of other schemas (no output lands there)
+        if table is created or not table.name or table.db.lower() not in ("", "main"):
+            continue
+        if table.name.lower() not in ctes:
+            names.append(table.name)
+    return names
 
 
 def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
