@@ -101,7 +101,10 @@ class Prepared:
     def plan_for(self, k: int, algorithm: str | None = None, output: str | None = None) -> planning.Plan:
         """The plan of another run over the same table: another k, algorithm or output."""
         options = dataclasses.replace(
-            self.plan.options, k=int(k), algorithm=algorithm or self.plan.options.algorithm, output=output
+            self.plan.options,
+            k=planning.whole_k(k),
+            algorithm=algorithm or self.plan.options.algorithm,
+            output=output,
         )
         plan = planning.make_plan(self.plan.source, options, display_name=self.plan.display_name)
         planning.check_rows(plan, self.stats.n_rows)
@@ -207,7 +210,7 @@ def make_options(
         weights = planning.parse_weights(weights)
     for role in ("qi", "sensitive", "drop", "keep"):
         given[role] = planning.split_names(given.get(role, ()))
-    return planning.Options(k=int(k), weights=dict(weights or {}), **given)
+    return planning.Options(k=planning.whole_k(k), weights=dict(weights or {}), **given)
 
 
 def prepare(
@@ -374,13 +377,27 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> AbstractCo
 
 
 def _check_finite(plan: planning.Plan, st: stats.Stats) -> None:
+    """Every numeric QI value is a finite number, and every range fits a double: a range is
+    what each class's share of the whole is measured against."""
     for c in plan.numeric_qis:
-        for bound in (st.lo[c.name], st.hi[c.name]):
-            if bound in (float("inf"), float("-inf")) or (bound != bound and st.nulls[c.name] < st.n_rows):
-                raise InputError(
-                    f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
-                    "values; clean them or declare the column with --keep/--drop"
-                )
+        lo, hi = st.lo[c.name], st.hi[c.name]
+        if st.unbounded.get(c.name, 0) > 0:
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' ({c.type}) holds {st.unbounded[c.name]:,} "
+                "infinite value(s) ('infinity' or '-infinity'); replace them (e.g. by NULL) or "
+                "declare the column with --keep/--drop"
+            )
+        if math.isinf(lo) or math.isinf(hi) or (math.isnan(lo + hi) and st.nulls[c.name] < st.n_rows):
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
+                "values; clean them or declare the column with --keep/--drop"
+            )
+        if math.isinf(hi - lo):
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' spans a range wider than the largest "
+                "double (about 1.8e308), so no share of it can be measured; rescale the column "
+                "(e.g. divide it by 1e10) or declare it with --keep/--drop"
+            )
 
 
 def _known_domains(

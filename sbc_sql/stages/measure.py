@@ -25,6 +25,13 @@ class Layout:
     verbatim: tuple[Column, ...]
     weights: tuple[float, ...]
 
+    def __post_init__(self) -> None:
+        # only the weights' ratios matter; scaled so the largest is 1, weights up to 1e308
+        # neither overflow their sum nor a weighted cost
+        top = max(self.weights, default=0.0)
+        if top > 0 and top != 1.0:
+            object.__setattr__(self, "weights", tuple(w / top for w in self.weights))
+
     def qi_columns(self) -> list[str]:
         """The release's columns that hold generalized QIs."""
         return [n for c in self.qis for n in c.release_columns]

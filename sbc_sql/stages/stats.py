@@ -7,7 +7,7 @@ categorical QIs in ascending cardinality, all from sql/ templates; one scan each
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +36,9 @@ class Stats:
     value_counts: dict[str, np.ndarray]
     # (predecessor, QI) -> counts[m_code, n_code]
     pair_counts: dict[tuple[str, str], np.ndarray]
+    # numeric QIs: values that are not NULL but have no finite number (a date or timestamp
+    # of 'infinity' or '-infinity', whose number the engine gives as NULL)
+    unbounded: dict[str, int] = field(default_factory=dict)
 
     def cardinality(self, name: str) -> int:
         return self.distinct[name] + (1 if self.nulls[name] > 0 else 0)
@@ -80,15 +83,17 @@ def collect_stats(engine: Engine, plan: Plan, n_rows: int) -> Stats:
     nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(profiled)}
     lo: dict[str, float] = {}
     hi: dict[str, float] = {}
+    unbounded: dict[str, int] = {}
     if plan.numeric_qis:
         r = engine.fetch_one(numeric_ranges_sql(plan))
         k = len(plan.numeric_qis)
         for i, c in enumerate(plan.numeric_qis):
             lo[c.name] = float("nan") if r[i] is None else float(r[i])
             hi[c.name] = float("nan") if r[k + i] is None else float(r[k + i])
+            unbounded[c.name] = int(r[2 * k + i]) - nulls[c.name]
     order = categorical_order(plan, distinct, nulls)
     domains, value_counts, pair_counts = _categorical_counts(engine, plan, order, nulls)
-    return Stats(n_rows, distinct, nulls, lo, hi, domains, value_counts, pair_counts)
+    return Stats(n_rows, distinct, nulls, lo, hi, domains, value_counts, pair_counts, unbounded)
 
 
 def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int]) -> list[Column]:
