@@ -151,6 +151,15 @@ def anonymize_cmd(
     def log(line: str) -> None:
         typer.echo(line, err=True)
 
+    if paper and algorithm not in (registry.DEFAULT, "sbca-paper"):
+        raise typer.BadParameter(
+            f"--paper runs sbca-paper; it cannot be combined with --algorithm {algorithm}",
+            param_hint="--paper",
+        )
+    if exact and mode not in ("auto", "exact"):
+        raise typer.BadParameter(
+            f"--exact is --mode exact; it cannot be combined with --mode {mode}", param_hint="--exact"
+        )
     try:
         result = anonymize(
             db,
@@ -377,9 +386,6 @@ def compare_cmd(
             max_suppression=max_suppression,
             on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
         )
-    except ValueError as err:
-        _fail(SbcError(f"--k '{k}' is not a comma-separated list of integers ({err})"))
-        return
     except SbcError as err:
         _fail(err)
         return

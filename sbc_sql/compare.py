@@ -12,7 +12,7 @@ from typing import Any
 from . import engines
 from .cluster import registry
 from .engines.duckdb import looks_like_file
-from .errors import OutputExistsError
+from .errors import InputError, OutputExistsError
 from .hierarchies import HierarchySpec
 from .plan import release_objects_of
 from .session import cluster, make_options, prepare, publish
@@ -98,7 +98,17 @@ def compare(
 
 
 def parse_ks(text: str) -> list[int]:
-    return [int(part) for part in text.replace(" ", "").split(",") if part]
+    """'2,5,10' -> [2, 5, 10]; anything else is an InputError naming the part."""
+    ks = []
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        if not part.isdigit():
+            raise InputError(f"--k '{text}': '{part}' is not a whole number; write e.g. --k 2,5,10")
+        ks.append(int(part))
+    if not ks:
+        raise InputError(f"--k '{text}' names no k; write e.g. --k 2,5,10")
+    return ks
 
 
 def write_csv(rows: Iterable[CompareRow], path: str | Path) -> None:

@@ -39,6 +39,18 @@ def bad_db(tmp_path: Path) -> Path:
         )
         con.execute("CREATE TABLE tokens (token VARCHAR, age INTEGER, dis VARCHAR)")
         con.execute("INSERT INTO tokens SELECT 'SECRET-TOKEN-' || i, 30 + i % 2, 'flu' FROM range(6) AS r(i)")
+        con.execute("CREATE VIEW pv AS SELECT age, zip, dis FROM patients")
+        con.execute("CREATE TABLE one (a INTEGER, dis VARCHAR)")
+        con.execute("INSERT INTO one VALUES (1, 'SECRET-NOTE')")
+        con.execute("CREATE TABLE dated (d DATE, dis VARCHAR)")
+        con.execute(
+            "INSERT INTO dated VALUES (DATE '2001-01-01', 'a'), (DATE 'infinity', 'b'), "
+            "(DATE '2001-02-01', 'c'), (DATE '-infinity', 'd')"
+        )
+        con.execute("CREATE TABLE wide (x DOUBLE, dis VARCHAR)")
+        con.execute("INSERT INTO wide VALUES (-1.7e308, 'a'), (1.7e308, 'b'), (0, 'c'), (1, 'd')")
+        con.execute("CREATE SCHEMA other")
+        con.execute("CREATE TABLE other.t (a INTEGER, dis VARCHAR)")
     return path
 
 
@@ -157,7 +169,60 @@ CASES = [
     (
         "output is the source",
         ["--table", "patients", "--k", "2", *GOOD, "--output", "patients"],
-        ["'patients'", "another name"],
+        ["'patients'", "the input", "another --output"],
+    ),
+    (
+        "output is the source in other case",
+        ["--table", "patients", "--k", "2", *GOOD, "--output", "PATIENTS", "--replace"],
+        ["'patients'", "the input", "another --output"],
+    ),
+    (
+        "output is the source view",
+        ["--table", "pv", "--k", "2", "--qi", "age,zip", "--sensitive", "dis", "--output", "pv", "--replace"],
+        ["'pv'", "the input", "another --output"],
+    ),
+    (
+        "output is a table the source view reads",
+        [
+            "--table",
+            "pv",
+            "--k",
+            "2",
+            "--qi",
+            "age,zip",
+            "--sensitive",
+            "dis",
+            "--output",
+            "patients",
+            "--replace",
+        ],
+        ["'patients'", "the input 'pv' reads", "another --output"],
+    ),
+    (
+        "one row",
+        ["--table", "one", "--k", "2", "--sensitive", "dis"],
+        ["'one'", "has 1 row", "2 rows or more"],
+    ),
+    ("workers below 1", ["--table", "patients", "--k", "2", *GOOD, "--workers", "-3"], ["--workers -3", "1"]),
+    (
+        "a mode the algorithm lacks",
+        ["--table", "patients", "--k", "2", *GOOD, "--algorithm", "mondrian", "--mode", "blocks"],
+        ["--mode blocks", "mondrian", "exact"],
+    ),
+    (
+        "infinite dates",
+        ["--table", "dated", "--k", "2", "--qi", "d", "--sensitive", "dis"],
+        ["'d'", "DATE", "2 infinite", "--keep/--drop"],
+    ),
+    (
+        "a range wider than a double",
+        ["--table", "wide", "--k", "2", "--qi", "x", "--sensitive", "dis"],
+        ["'x'", "wider than the largest double", "rescale"],
+    ),
+    (
+        "a table in another schema",
+        ["--table", "other.t", "--k", "2"],
+        ["'other.t'", "main schema", "other.t"],
     ),
 ]
 
@@ -392,3 +457,76 @@ def test_an_existing_export_is_replaced_only_under_replace(bad_db, cli, tmp_path
     res = cli([*args, "--replace"])
     assert res.exit_code == 0, res.stderr
     assert out.read_text().startswith("eq_class,")
+
+
+def test_one_row_does_not_suggest_k_below_2(bad_db, cli):
+    res = cli(["anonymize", "--db", bad_db, "--table", "one", "--k", "2", "--sensitive", "dis"])
+    assert "k <= 1" not in check_failure(res, ["has 1 row"])
+
+
+def test_output_names_are_matched_whatever_their_case(bad_db, cli):
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
+    assert res.exit_code == 0, res.stderr
+    before = file_catalog(bad_db)
+    upper = ["anonymize", "--db", bad_db, "--table", "PATIENTS", "--k", "2", *GOOD, "--output", "Patients_K2"]
+    check_failure(cli(upper), ["'Patients_K2'", "already exists", "--replace"])
+    assert file_catalog(bad_db) == before
+    res = cli([*upper, "--replace"])
+    assert res.exit_code == 0, res.stderr
+    with duckdb.connect(str(bad_db)) as con:
+        names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert {"patients_k2", "patients_k2_rows", "patients_k2_classes", "patients_k2_view"} <= {
+        n.lower() for n in names
+    }
+    assert len([n for n in names if n.lower().startswith("patients_k2")]) == 4
+
+
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (["--paper", "--algorithm", "mondrian"], ["--paper", "mondrian"]),
+        (["--exact", "--mode", "blocks"], ["--exact", "--mode blocks"]),
+    ],
+)
+def test_conflicting_flags_are_usage_errors(bad_db, cli, extra, needles):
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, *extra])
+    assert res.exit_code == 2, res.stderr
+    for needle in needles:
+        assert needle in res.stderr
+    assert file_catalog(bad_db) == before
+
+
+@pytest.mark.parametrize(("ks", "needle"), [("", "names no k"), ("2,x", "'x' is not a whole number")])
+def test_compare_refuses_a_bad_k_list(bad_db, cli, ks, needle):
+    before = file_catalog(bad_db)
+    res = cli(["compare", "--db", bad_db, "--table", "patients", "--k", ks, *GOOD])
+    assert needle in check_failure(res, ["--k"])
+    assert file_catalog(bad_db) == before
+
+
+@pytest.mark.parametrize("k", [2.9, 5.0, "5", True])
+def test_python_k_must_be_a_whole_number(bad_db, k):
+    with pytest.raises(InputError, match="is not a whole number"):
+        sbc_sql.anonymize(bad_db, "patients", k, qi=["age"])
+
+
+def test_a_ragged_csv_names_the_line_not_its_values(cli, tmp_path):
+    lines = ["age,zip,dis", *(f"{20 + i % 9},{100 + i % 4},flu" for i in range(40))]
+    lines[7] = "33,SECRET-VALUE-123"
+    data = tmp_path / "ragged.csv"
+    data.write_text("\n".join(lines) + "\n")
+    res = cli(["anonymize", "--table", str(data), "--k", "2", "--out-file", str(tmp_path / "out.csv")])
+    check_failure(res, ["ragged.csv", "line 8 has 2 field(s)", "header has 3", "fix or remove that line"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ragged.csv"]
+
+
+def test_weights_as_large_as_a_double_weigh_by_their_ratio(tmp_path):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i % 50 AS a, (i * 7) % 13 AS b FROM range(120) AS r(i)")
+    plain = sbc_sql.anonymize(con, "t", 3, output="plain").measures
+    huge = sbc_sql.anonymize(con, "t", 3, weights={"a": 1e308, "b": 1e308}, output="huge").measures
+    assert plain is not None and huge is not None
+    assert huge.total_ncp == pytest.approx(plain.total_ncp) and huge.total_ncp > 0
+    measured = sbc_sql.measure(con, "t", "huge", weights={"a": 1e308, "b": 1e308})
+    assert measured.total_ncp == pytest.approx(plain.total_ncp)
