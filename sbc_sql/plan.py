@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +128,8 @@ class Plan:
 def split_names(values: Iterable[str] | None) -> tuple[str, ...]:
     """Repeatable, comma-separated column lists: ('a,b', 'c') -> ('a', 'b', 'c')."""
     out: list[str] = []
+    if isinstance(values, str):  # 'age,zip' is one comma-separated list, not five letters
+        values = [values]
     for value in values or ():
         out.extend(part.strip() for part in value.split(",") if part.strip())
     return tuple(out)
@@ -154,13 +156,58 @@ def parse_weights(text: str | Iterable[str] | None) -> dict[str, float]:
 
 
 def comment_role(comment: str | None) -> str | None:
+    """The role a column comment declares ('sbc:qi' ...), or None for any other comment."""
+    role = _commented(comment)
+    return role if role in ROLES else None
+
+
+def _commented(comment: str | None) -> str | None:
+    """What follows 'sbc:' in a comment, lower-cased (None: not a role comment)."""
     if not comment:
         return None
     text = comment.strip().lower()
     if not text.startswith(COMMENT_PREFIX):
         return None
-    role = text[len(COMMENT_PREFIX) :].strip()
-    return role if role in ROLES else None
+    return text[len(COMMENT_PREFIX) :].strip()
+
+
+#: a word of an undeclared column's name that says it holds a direct identifier
+IDENTIFIER_WORDS = frozenset(
+    {
+        "name",
+        "firstname",
+        "lastname",
+        "surname",
+        "fullname",
+        "username",
+        "email",
+        "mail",
+        "phone",
+        "telephone",
+        "mobile",
+        "fax",
+        "ssn",
+        "passport",
+        "address",
+        "street",
+        "ip",
+        "ipv4",
+        "ipv6",
+        "iban",
+        "login",
+    }
+)
+#: an undeclared categorical column with more distinct values than this share of the rows
+#: looks like a direct identifier (numbers and dates are exempt: a birth date is a QI)
+IDENTIFIER_SHARE = 0.5
+#: below this many rows a share says little; only a column distinct on every row is refused
+IDENTIFIER_MIN_ROWS = 20
+
+
+def name_words(name: str) -> list[str]:
+    """'PatientEmail', 'patient_e-mail' -> ['patient', 'email']: a name's words, lower-cased."""
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name))
+    return [w.replace("-", "").lower() for w in re.split(r"[^A-Za-z0-9-]+", spaced) if w]
 
 
 def whole_k(k: object) -> int:
@@ -213,6 +260,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     if not info.columns:
         raise InputError(f"table '{name}' has no columns")
     roles = _resolve_roles(info, options, name)
+    _check_identifier_names(roles)
     columns = []
     for c in info.columns:
         role, origin = roles[c.name]
@@ -260,6 +308,12 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
             roles[c.name] = (flagged[c.name], "flag")
         elif (commented := comment_role(c.comment)) is not None:
             roles[c.name] = (commented, "comment")
+        elif (typo := _commented(c.comment)) is not None:
+            raise RoleError(
+                f"column '{c.name}' of '{name}' has the comment 'sbc:{typo}', which is no role; "
+                f"write one of {', '.join(COMMENT_PREFIX + r for r in ROLES)} (COMMENT ON COLUMN), "
+                f"or give the column a role with {', '.join(FLAG_OF_ROLE.values())}"
+            )
     qi_named = any(role == "qi" for role, _ in roles.values())
     undeclared = [c for c in known if c not in roles]
     if qi_named and undeclared:
@@ -271,6 +325,18 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
     for col in undeclared:
         roles[col] = ("qi", "default")
     return roles
+
+
+def _check_identifier_names(roles: Mapping[str, tuple[str, str]]) -> None:
+    """An undeclared column named like a direct identifier (a word of its name such as name,
+    email, phone, ssn, address, ip) is never a default QI."""
+    for column, (_, origin) in roles.items():
+        words = sorted(IDENTIFIER_WORDS.intersection(name_words(column)))
+        if origin == "default" and words:
+            raise RoleError(
+                f"column '{column}' has no declared role and is named like a direct identifier "
+                f"('{words[0]}'); declare it with --drop (or --qi / --keep / --sensitive if it is not one)"
+            )
 
 
 def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, ...]:
@@ -396,16 +462,34 @@ def check_rows(plan: Plan, n_rows: int) -> None:
         )
 
 
-def check_identifiers(plan: Plan, n_rows: int, distinct: Mapping[str, int]) -> None:
-    """An undeclared column distinct on every row looks like a direct identifier."""
-    if n_rows < 2:
-        return
+def check_identifiers(
+    plan: Plan, n_rows: int, distinct: Mapping[str, int], log: Callable[[str], None]
+) -> None:
+    """An undeclared column that the data shows to be a direct identifier is refused as a
+    default QI: one distinct on every row, or a categorical one distinct on more than half
+    the rows (one named like an identifier is refused by the plan already). A column kept
+    verbatim (--keep) that is that distinct is released as it is, with a warning."""
     for c in plan.columns:
-        if c.origin == "default" and distinct.get(c.name) == n_rows:
-            raise RoleError(
-                f"column '{c.name}' is distinct on all {n_rows} rows and looks like a "
-                "direct identifier; declare it with --drop (or --qi / --keep if it "
-                "is not one)"
+        seen = distinct.get(c.name)
+        share = seen / n_rows if seen is not None and n_rows else 0.0
+        if c.origin == "default":
+            why = None
+            if n_rows >= 2 and seen == n_rows:
+                why = f"is distinct on all {n_rows:,} rows and looks like a direct identifier"
+            elif c.kind == "categorical" and n_rows >= IDENTIFIER_MIN_ROWS and share > IDENTIFIER_SHARE:
+                why = (
+                    f"has {seen:,} distinct values in {n_rows:,} rows ({share:.0%}, above "
+                    f"{IDENTIFIER_SHARE:.0%}) and looks like a direct identifier"
+                )
+            if why:
+                raise RoleError(
+                    f"column '{c.name}' has no declared role and {why}; declare it with --drop "
+                    "(or --qi / --keep / --sensitive if it is not one)"
+                )
+        elif c.role == "insensitive" and n_rows >= IDENTIFIER_MIN_ROWS and share > IDENTIFIER_SHARE:
+            log(
+                f"warning: column '{c.name}' (--keep) is distinct on {share:.0%} of the rows and is "
+                "released as it is; if it identifies people, declare it with --drop"
             )
 
 

@@ -18,7 +18,9 @@ import dataclasses
 import math
 import os
 import secrets
+import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -195,11 +197,21 @@ def anonymize(
         )
     if memory_limit and not sql_only:
         engine.limit_memory(memory_limit)
-    say = log or (lambda _: None)
+    say = log or _warnings_only
     prepared = prepare(engine, table, options, hierarchies=hierarchies, log=say)
     clustering = cluster(prepared, progress=progress, log=say)
     prepared.release_arrays()
     return publish(prepared, clustering, out_file=out_file)
+
+
+def _warnings_only(line: str) -> None:
+    """Without a log, warnings still reach a Python caller (as Python warnings)."""
+    if line.startswith("warning: "):
+        # attributed to the caller's line, the first frame outside this package
+        frame, level = sys._getframe(1), 2
+        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("sbc_sql"):
+            frame, level = frame.f_back, level + 1
+        warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=level)
 
 
 def make_options(
@@ -234,7 +246,7 @@ def prepare(
     (n_rows,) = engine.fetch_one(stats.row_count_sql(plan))
     planning.check_rows(plan, int(n_rows))
     st = stats.collect_stats(engine, plan, int(n_rows))
-    planning.check_identifiers(plan, st.n_rows, st.distinct)
+    planning.check_identifiers(plan, st.n_rows, st.distinct, say)
     _check_finite(plan, st)
     timings["stats"] = time.perf_counter() - t
     for c in plan.columns:

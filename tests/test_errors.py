@@ -530,3 +530,57 @@ def test_weights_as_large_as_a_double_weigh_by_their_ratio(tmp_path):
     assert huge.total_ncp == pytest.approx(plain.total_ncp) and huge.total_ncp > 0
     measured = sbc_sql.measure(con, "t", "huge", weights={"a": 1e308, "b": 1e308})
     assert measured.total_ncp == pytest.approx(plain.total_ncp)
+
+
+@pytest.fixture
+def people(tmp_path: Path) -> Path:
+    """100 rows: a categorical column distinct on 60 of them, a near-unique birth date, an
+    email column, and a role comment with a typo on a column of its own table."""
+    path = tmp_path / "people.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE people AS SELECT 'SECRET-TOKEN-' || (i % 60) AS code, "
+            "DATE '1950-01-01' + (i * 97)::INTEGER AS born, ['F', 'M'][1 + i % 2] AS sex, "
+            "'SECRET-VALUE-123' || i || '@x.org' AS EMail, 'flu' AS dis FROM range(100) AS r(i)"
+        )
+        con.execute("COMMENT ON COLUMN people.dis IS 'sbc:sensitive'")
+        con.execute("CREATE TABLE typo AS SELECT i % 9 AS age, 'flu' AS dis FROM range(30) AS r(i)")
+        con.execute("COMMENT ON COLUMN typo.dis IS 'sbc:sensitve'")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "needles"),
+    [
+        (["--drop", "code"], ["'EMail'", "named like a direct identifier", "'mail'", "--drop"]),
+        (["--drop", "EMail"], ["'code'", "60 distinct values in 100 rows", "60%", "--drop"]),
+    ],
+)
+def test_undeclared_columns_that_look_like_identifiers_are_refused(people, cli, extra, needles):
+    before = file_catalog(people)
+    check_failure(cli(["anonymize", "--db", people, "--table", "people", "--k", "5", *extra]), needles)
+    assert file_catalog(people) == before
+
+
+def test_a_near_unique_date_is_a_quasi_identifier_and_a_kept_one_warns(people, cli):
+    # the birth date is distinct on every 97th day: 100 values in 100 rows, but a number,
+    # so only the rule "distinct on every row" applies, and --qi declares it
+    res = cli(["anonymize", "--db", people, "--table", "people", "--k", "5", "--drop", "EMail,code"])
+    assert "'born'" in check_failure(res, ["distinct on all 100 rows"])
+    res = cli(
+        ["anonymize", "--db", people, "--table", "people", "--k", "5", "--qi", "born,sex"]
+        + ["--drop", "EMail", "--keep", "code"]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "warning: column 'code' (--keep) is distinct on 60% of the rows" in res.stderr
+    assert not any(secret in res.stderr for secret in SECRETS)
+    with pytest.warns(UserWarning, match="'code' \\(--keep\\) is distinct on 60%"):
+        sbc_sql.anonymize(people, "people", 5, qi="born,sex", drop="EMail", keep="code", output="again")
+
+
+def test_a_role_comment_with_a_typo_is_an_error(people, cli):
+    res = cli(["anonymize", "--db", people, "--table", "typo", "--k", "2"])
+    check_failure(res, ["'dis'", "'sbc:sensitve'", "sbc:sensitive", "sbc:insensitive", "--sensitive"])
+    # a flag gives the column its role: the comment is not read
+    res = cli(["anonymize", "--db", people, "--table", "typo", "--k", "2", "--sensitive", "dis"])
+    assert res.exit_code == 0, res.stderr

@@ -75,7 +75,12 @@ def categorical_counts_sql(plan: Plan, order: list[Column]) -> exp.Expression:
 
 def collect_stats(engine: Engine, plan: Plan, n_rows: int) -> Stats:
     """Every statistic the clustering and the metrics need."""
-    profiled = [c for c in plan.columns if c.role == "qi" or c.origin == "default"]
+    # the QIs, and every column that may look like a direct identifier: undeclared, or kept
+    profiled = [
+        c
+        for c in plan.columns
+        if c.role == "qi" or c.origin == "default" or (c.role == "insensitive" and c.kind is not None)
+    ]
     row = engine.fetch_one(distinct_counts_sql(plan, profiled))
     total = int(row[0])
     m = len(profiled)
