@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from . import engines
 from .engines.base import Engine
-from .errors import InputError
+from .errors import InputError, SbcError, in_python_terms
 from .stages import measure as metrics
 from .stages.verify import Verdict, verify_pair
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def speaks_python(function: Callable[P, R]) -> Callable[P, R]:
+    """The public function, its errors in a Python caller's terms (``k=2``, not ``--k 2``);
+    the command line calls the undecorated one and speaks in flags."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except SbcError as err:
+            err.args = (in_python_terms(str(err)),)
+            raise
+
+    return call
 
 
 def _tables(engine: Engine, original: str, release: str) -> None:

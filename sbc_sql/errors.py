@@ -5,6 +5,8 @@ Messages name tables, columns and counts, never cell values: the data is private
 
 from __future__ import annotations
 
+import re
+
 
 class SbcError(Exception):
     """sbc-sql could not do what was asked."""
@@ -28,3 +30,33 @@ class VerificationError(SbcError):
 
 class ResourceError(SbcError):
     """The run would exceed this machine's memory."""
+
+
+#: a flag whose Python keyword has another name or takes no value
+_KEYWORDS = {
+    "db": "database",
+    "sql": "sql_only=True",
+    "replace": "replace=True",
+    "exact": "mode='exact'",
+    "paper": "algorithm='sbca-paper'",
+    "hierarchy": "hierarchies",
+}
+_FLAG = re.compile(r"--([a-z][a-z-]*)(?: (\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?")
+
+
+def in_python_terms(message: str) -> str:
+    """A message in a Python caller's terms: '--k 2' reads 'k=2', '--replace' reads
+    'replace=True', '--weights age=2' reads "weights='age=2'", '--drop' reads 'drop=...'."""
+
+    def keyword(m: re.Match[str]) -> str:
+        flag, value = m.group(1), m.group(2)
+        name = _KEYWORDS.get(flag, flag.replace("-", "_"))
+        if "=" in name:
+            return name + (f" {value}" if value else "")
+        if value is None:
+            return f"{name}=..."
+        if value.startswith("'") or re.fullmatch(r"\d+(\.\d+)?", value):
+            return f"{name}={value}"
+        return f"{name}='{value}'"
+
+    return _FLAG.sub(keyword, message)

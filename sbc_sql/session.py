@@ -46,9 +46,16 @@ Log = Callable[[str], None]
 Progress = Callable[[int, int], None]
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
-    """What an anonymize run produced; the release stays queryable through ``engine``."""
+    """What an anonymize run produced; the release stays queryable through ``engine``.
+
+    ``measures`` holds the figures (NCP per QI and total, classes, suppressed rows),
+    ``to_pandas()`` / ``to_arrow()`` / ``relation()`` read the release view, ``statements``
+    lists the run's SQL. A Result is a context manager: leaving the ``with`` block (or
+    ``close()``) closes the database connection if sbc-sql opened it, which releases the
+    database file for other processes; a connection you passed in stays open.
+    """
 
     engine: Engine
     release: str
@@ -78,6 +85,25 @@ class Result:
 
     def to_arrow(self) -> pa.Table:
         return self.relation().to_arrow_table()
+
+    def close(self) -> None:
+        """Close the connection if sbc-sql opened it (idempotent)."""
+        self.engine.close()
+
+    def __enter__(self) -> Result:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        m = self.measures
+        if m is None:
+            return f"<Result '{self.release}': k={self.plan.k}, not written (SQL only)>"
+        return (
+            f"<Result '{self.release}': k={self.plan.k}, {m.n_rows:,} rows -> {m.released:,} "
+            f"in {m.classes:,} classes (smallest {m.smallest:,}), total NCP {m.total_ncp:.4f}>"
+        )
 
 
 @dataclass
@@ -123,8 +149,8 @@ class Clustering:
 
 def anonymize(
     database: Any,
-    table: str,
-    k: int,
+    table: str | None = None,
+    k: int | None = None,
     *,
     qi: Iterable[str] = (),
     sensitive: Iterable[str] = (),
@@ -149,15 +175,39 @@ def anonymize(
     """k-anonymize ``table`` and write the verified release into the same database.
 
     ``database``: a DuckDB file path, a DuckDB connection, an :class:`~sbc_sql.engines.Engine`,
-    or None (in memory, with ``out_file``). ``memory_limit`` (e.g. '2GB') caps DuckDB's memory
-    on the connection sbc-sql opens, so that its joins and sorts spill to disk beyond it; on a
-    connection of your own, SET memory_limit yourself. ``block_rows`` sizes the default's
-    blocks (every row of a block is a candidate for each of its classes: larger blocks, lower
-    NCP, time quadratic in the block size).
+    or None (in memory, with ``out_file``); or the data itself, a pandas DataFrame, a pyarrow
+    Table or a DuckDB relation, which is copied into an in-memory DuckDB as the table ``table``
+    (default 'data') where the release is written too: ``anonymize(df, k=5, qi="age,sex",
+    sensitive="dx")``. ``table`` may also be a CSV or Parquet path.
+
+    Roles: ``qi``, ``sensitive``, ``drop`` (identifiers, never released) and ``keep`` (released
+    as they are), each a list of column names or one comma-separated string; a column without
+    one takes its role from its comment ('sbc:qi' ...) or, when no QI is named anywhere,
+    becomes a QI. ``output`` names the release (default ``<table>_k<k>``); ``replace``
+    overwrites an existing release of that name. ``leftover`` (nearest, last, suppress) places
+    rows left when fewer than k remain. ``weights`` ({'age': 2} or 'age=2') weighs QIs in the
+    distance and the total NCP. ``out_file`` also exports the release (.parquet or .csv).
+    ``sql_only`` plans and logs the SQL without writing. ``mode`` (auto, exact, blocks),
+    ``workers`` and ``block_rows`` tune the default algorithm; ``algorithm`` picks another
+    (sbca-paper, mondrian, kmember, datafly, incognito), ``hierarchies`` and
+    ``max_suppression`` feed datafly and incognito. ``log`` receives one line per role and
+    step, ``progress(done, total)`` the clustering's progress.
+
+    ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
+    that its joins and sorts spill to disk beyond it; on a connection of your own, SET
+    memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block is
+    a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
+    block size). Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
+    :class:`~sbc_sql.RoleError` and :class:`~sbc_sql.OutputExistsError`),
+    :class:`~sbc_sql.VerificationError` and :class:`~sbc_sql.ResourceError`.
+
+    >>> with anonymize(df, k=5, qi="age,sex", sensitive="dx") as result:   # doctest: +SKIP
+    ...     result.measures.total_ncp, result.to_pandas().head()
 
     >>> result = anonymize("clinic.duckdb", "patients", 5)            # doctest: +SKIP
     >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
     """
+    database, table, k = _input(database, table, k)
     options = make_options(
         k,
         qi=qi,
@@ -202,6 +252,23 @@ def anonymize(
     clustering = cluster(prepared, progress=progress, log=say)
     prepared.release_arrays()
     return publish(prepared, clustering, out_file=out_file)
+
+
+def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:
+    """(database, table, k) of a call: data given as a frame is copied into an in-memory
+    DuckDB under ``table`` (default 'data'), and ``anonymize(df, 5)`` reads 5 as k."""
+    frame = engines.as_frame(database)
+    if frame is not None:
+        if k is None and not isinstance(table, str) and table is not None:
+            table, k = None, table
+        name = table or "data"
+        database = engines.duckdb_from_frame(frame, name)
+        table = name
+    if not isinstance(table, str) or not table:
+        raise InputError("no table given; pass the table (or view, or CSV/Parquet path) to anonymize")
+    if k is None:
+        raise InputError("no k given; pass the minimum class size, e.g. k=5")
+    return database, table, k
 
 
 def _warnings_only(line: str) -> None:

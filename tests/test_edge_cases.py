@@ -617,7 +617,7 @@ def test_replace_takes_over_a_release_kept_as_one_table(prepared):
 def test_an_existing_class_table_name_is_refused_without_replace(prepared):
     con = prepared
     con.execute("CREATE TABLE t_k2_classes (x INTEGER)")
-    with pytest.raises(OutputExistsError, match=r"'t_k2_classes' already exists.*--replace"):
+    with pytest.raises(OutputExistsError, match=r"'t_k2_classes' already exists.*replace=True"):
         sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
     assert catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
 

@@ -163,7 +163,7 @@ def test_unknown_algorithm_is_one_error_line_naming_the_choices(con, cli, tmp_pa
     with pytest.raises(InputError, match=f"is not one of {choices}$"):
         registry.get("sbcx")
     small_table(con)
-    with pytest.raises(InputError, match=f"--algorithm 'nope' is not one of {choices}$"):
+    with pytest.raises(InputError, match=f"algorithm='nope' is not one of {choices}$"):
         anonymize(con, "t", 4, algorithm="nope")
     path = tmp_path / "t.duckdb"
     small_table(duckdb.connect(str(path)))

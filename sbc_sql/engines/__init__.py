@@ -7,7 +7,7 @@ from typing import Any
 
 from .base import Capabilities, ColumnInfo, Engine, TableInfo
 
-__all__ = ["Capabilities", "ColumnInfo", "Engine", "TableInfo", "connect"]
+__all__ = ["Capabilities", "ColumnInfo", "Engine", "TableInfo", "as_frame", "connect", "duckdb_from_frame"]
 
 
 def connect(database: Engine | str | Path | Any | None, *, must_exist: bool = True) -> Engine:
@@ -18,3 +18,29 @@ def connect(database: Engine | str | Path | Any | None, *, must_exist: bool = Tr
     from .duckdb import DuckDBEngine
 
     return DuckDBEngine.connect(database, must_exist=must_exist)
+
+
+def as_frame(data: Any) -> Any | None:
+    """``data`` as something DuckDB can read in place (a pandas or polars DataFrame, a pyarrow
+    Table, a DuckDB relation as Arrow), or None when it is a database, not data."""
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatchReader)):
+        return data
+    module = type(data).__module__.split(".")[0]
+    if module in ("pandas", "polars") and type(data).__name__ == "DataFrame":
+        return data
+    import duckdb
+
+    if isinstance(data, duckdb.DuckDBPyRelation):
+        return data.to_arrow_table()
+    return None
+
+
+def duckdb_from_frame(frame: Any, name: str) -> Engine:
+    """An in-memory DuckDB holding ``frame`` as the table ``name``."""
+    from .duckdb import DuckDBEngine
+
+    engine = DuckDBEngine.connect(None)
+    engine.load_frame(name, frame)
+    return engine

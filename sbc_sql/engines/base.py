@@ -180,6 +180,10 @@ class Engine(ABC):
     def rollback(self) -> None: ...
 
     @abstractmethod
+    def close(self) -> None:
+        """Close the connection if the engine opened it (a caller's own stays open)."""
+
+    @abstractmethod
     def limit_memory(self, size: str) -> None:
         """Cap the engine's memory at ``size`` (already validated, e.g. '2GB')."""
 

@@ -94,9 +94,11 @@ class DuckDBEngine(Engine):
     dialect = SbcDuckDB
     capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=True)
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()
         self.connection = connection
+        #: the engine opened the connection, so closing is its to do
+        self.owned = owned
 
     @classmethod
     def connect(
@@ -106,7 +108,7 @@ class DuckDBEngine(Engine):
         if isinstance(db, duckdb.DuckDBPyConnection):
             return cls(db)
         if db is None or str(db) == ":memory:":
-            return cls(_quiet(duckdb.connect()))
+            return cls(_quiet(duckdb.connect()), owned=True)
         path = Path(db)
         if must_exist and not path.exists():
             raise InputError(
@@ -114,7 +116,7 @@ class DuckDBEngine(Engine):
                 "with --db (examples/make_clinic_db.py makes one)"
             )
         try:
-            return cls(_quiet(duckdb.connect(str(path))))
+            return cls(_quiet(duckdb.connect(str(path))), owned=True)
         except duckdb.Error as err:
             first = str(err).splitlines()[0]
             raise InputError(
@@ -271,6 +273,20 @@ class DuckDBEngine(Engine):
 
     def rollback(self) -> None:
         self._fetch("ROLLBACK", None)
+
+    def close(self) -> None:
+        if self.owned:
+            self.connection.close()
+
+    def load_frame(self, name: str, frame: object) -> None:
+        """Copy a DataFrame or Arrow table into the table ``name`` (a new one)."""
+        scan = f"sbc_frame_{id(frame):x}"
+        self.connection.register(scan, frame)
+        try:
+            table = self.sql(exp.Table(this=ident(name)))
+            self._fetch(f'CREATE TABLE {table} AS SELECT * FROM "{scan}"', None)
+        finally:
+            self.connection.unregister(scan)
 
     def limit_memory(self, size: str) -> None:
         self._fetch(f"SET memory_limit = {self.sql(exp.Literal.string(size.strip()))}", None)

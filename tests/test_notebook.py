@@ -1,0 +1,95 @@
+"""The Python API as a notebook uses it: data as a DataFrame, an Arrow table or a DuckDB
+relation, a Result that closes what it opened, and errors in keywords rather than flags."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import sbc_sql
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "age": [20 + (i * 7) % 40 for i in range(300)],
+            "sex": ["F", "M", "X"][0:2] * 150,
+            "dx": ["flu", "hiv", "cold", "none", "flu"] * 60,
+        }
+    )
+
+
+@pytest.mark.parametrize("kind", ["pandas", "arrow", "relation"])
+def test_data_in_memory_is_anonymized_in_an_in_memory_database(frame, kind):
+    data = {
+        "pandas": lambda: frame,
+        "arrow": lambda: pa.Table.from_pandas(frame),
+        "relation": lambda: duckdb.from_df(frame),
+    }[kind]()
+    with sbc_sql.anonymize(data, k=5, qi="age,sex", sensitive="dx") as result:
+        assert result.release == "data_k5"
+        assert result.measures is not None and result.measures.smallest >= 5
+        released = result.to_pandas()
+        assert len(released) == 300
+        assert sorted(released["dx"]) == sorted(frame["dx"])
+        assert sbc_sql.verify(result.engine, "data", "data_k5", 5).ok
+
+
+def test_k_may_be_given_by_position_and_the_table_named(frame):
+    assert sbc_sql.anonymize(frame, 4, qi="age,sex", sensitive="dx").release == "data_k4"
+    result = sbc_sql.anonymize(frame, table="people", k=4, qi=["age", "sex"], sensitive=["dx"])
+    assert (result.release, result.plan.k) == ("people_k4", 4)
+    text = repr(result)
+    assert text.startswith("<Result 'people_k4': k=4, 300 rows -> 300 in ")
+    assert "total NCP 0." in text and "\n" not in text
+
+
+def test_a_result_closes_the_file_it_opened_and_leaves_a_callers_connection_open(frame, tmp_path):
+    path = tmp_path / "db.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.from_df(frame).create("t")
+    with sbc_sql.anonymize(str(path), "t", 5, qi="age,sex", sensitive="dx") as result:
+        assert result.to_arrow().num_rows == 300
+    with pytest.raises(duckdb.ConnectionException):
+        result.con.execute("SELECT 1")
+    # the file is free for another connection once the result is closed
+    with duckdb.connect(str(path), read_only=True) as other:
+        assert other.execute("SELECT count(*) FROM t_k5").fetchone() == (300,)
+    con = duckdb.connect()
+    con.from_df(frame).create("t")
+    mine = sbc_sql.anonymize(con, "t", 5, qi="age,sex", sensitive="dx")
+    mine.close()
+    assert con.execute("SELECT count(*) FROM t_k5").fetchone() == (300,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"k": 1}, sbc_sql.InputError, "choose k=2 or more"),
+        (
+            {"k": 5, "qi": "age"},
+            sbc_sql.RoleError,
+            "declare it with qi=..., sensitive=..., keep=... or drop=...",
+        ),
+        (
+            {"k": 5, "qi": "age,sex", "sensitive": "dx", "weights": "age=x"},
+            sbc_sql.InputError,
+            "weights='age=2'",
+        ),
+        ({"k": 5, "qi": "age,nope"}, sbc_sql.InputError, "column 'nope' given to qi=... does not exist"),
+    ],
+)
+def test_errors_speak_in_keywords_in_python(frame, kwargs, error, message):
+    with pytest.raises(error) as caught:
+        sbc_sql.anonymize(frame, **kwargs)
+    assert message in str(caught.value)
+    assert "--" not in str(caught.value)
+
+
+def test_the_error_types_are_exported():
+    assert issubclass(sbc_sql.InputError, sbc_sql.SbcError)
+    assert issubclass(sbc_sql.VerificationError, sbc_sql.SbcError)
+    assert {"InputError", "VerificationError", "RoleError", "OutputExistsError"} <= set(sbc_sql.__all__)
