@@ -14,7 +14,8 @@ from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
 from .plan import parse_weights
-from .quality.evaluate import Evaluation, evaluate, evaluation_sql
+from .quality import report
+from .quality.evaluate import evaluate, evaluation_sql
 from .session import Result, anonymize
 
 app = typer.Typer(
@@ -214,14 +215,23 @@ def summary_text(result: Result) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "write", "measure", "verify")
+    plan = result.plan
+    files = result.engine.database_files()
+    db = f" --db {files[0]}" if files else ""
     lines = [
-        f"release '{result.release}' (view '{result.view}'): verified {result.plan.k}-anonymous and complete",
-        f"  rows in {m.n_rows}, rows out {m.released}, suppressed {m.suppressed}",
-        f"  classes {m.classes}: smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}",
+        f"release '{result.release}' (view '{result.view}'): verified {plan.k}-anonymous and complete",
+        f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}",
+        f"  classes {m.classes:,}: smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
+        f"next: SELECT * FROM {result.view} (readable) or {result.release} (ranges and sets); "
+        f"sbc-sql evaluate{db} --original {plan.display_name} --release {result.release} for risk and loss",
     ]
+    dropped = [c.name for c in plan.columns if c.role == "identifier"]
+    if plan.source.from_file is None or plan.source.reads:
+        held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"
+        lines.append(f"note: '{plan.display_name}' still holds {held}; publish the release, not the source")
     return "\n".join(lines)
 
 
@@ -327,19 +337,9 @@ def evaluate_cmd(
         _fail(err)
         return
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
+        typer.echo(json.dumps(report.grouped(result), indent=2))
         return
-    typer.echo(evaluation_text(result))
-
-
-def evaluation_text(result: Evaluation) -> str:
-    """One metric a line, numbers to 4 decimals."""
-    width = max(len(name) for name, _ in result.rows())
-    lines = []
-    for name, value in result.rows():
-        shown = f"{value:.4f}" if isinstance(value, float) else str(value)
-        lines.append(f"{name:<{width}}  {shown}")
-    return "\n".join(lines)
+    typer.echo(report.text(result))
 
 
 @app.command("compare")

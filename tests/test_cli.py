@@ -64,8 +64,12 @@ def test_anonymize_succeeds_and_says_verified(clinic):
     assert (
         first == f"release 'patients_k{K}' (view 'patients_k{K}_view'): verified {K}-anonymous and complete"
     )
-    assert f"rows in {ROWS}, rows out {ROWS}, suppressed 0" in res.stdout
-    assert f"classes {ROWS // K}: smallest {K}" in res.stdout
+    assert f"rows in {ROWS:,}, rows out {ROWS:,}, suppressed 0" in res.stdout
+    assert f"classes {ROWS // K:,}: smallest {K}" in res.stdout
+    *_, next_step, note = res.stdout.splitlines()
+    assert next_step.startswith(f"next: SELECT * FROM patients_k{K}_view (readable)")
+    assert f"sbc-sql evaluate --db {clinic['path']} --original patients --release patients_k{K}" in next_step
+    assert note == "note: 'patients' still holds identifiers (name, ssn); publish the release, not the source"
     # roles come from the column comments, logged on stderr
     assert "column 'name' (VARCHAR): identifier [comment]" in res.stderr
     assert "column 'ssn' (VARCHAR): identifier [comment]" in res.stderr

@@ -262,6 +262,44 @@ def test_rows_and_as_dict(con):
     assert "query_error@0.05" in listed and listed["l_diversity"] == 2
 
 
+def test_the_report_groups_every_figure_with_its_direction(con):
+    from sbc_sql.quality import report
+
+    make_original(con, ORIGINAL)
+    make_release(con, "t", [0, 0, 0, 1, 1, 1])
+    e = evaluate(con, "t", "r", sensitive="disease", queries=5)
+    doc = report.grouped(e)
+    assert doc["schema"] == 1
+    assert list(doc) == [
+        "schema",
+        "rows",
+        "information_loss",
+        "risk",
+        "attribute_disclosure",
+        "query_accuracy",
+    ]
+    assert doc["information_loss"]["total_ncp"]["value"] == e.total_ncp
+    assert doc["information_loss"]["total_ncp"]["better"] == "lower"
+    assert doc["information_loss"]["ncp"]["age"]["value"] == pytest.approx(7 / 30)
+    assert doc["attribute_disclosure"]["l_diversity"] == {
+        "value": 2,
+        "better": "higher",
+        "meaning": "fewest distinct sensitive values in a class",
+    }
+    assert set(doc["query_accuracy"]) == {"seed", "0.01", "0.05", "0.1"}
+    # every flat figure is in the document once
+    placed = {key for group in doc.values() if isinstance(group, dict) for key in group}
+    assert {k for k, v in e.as_dict().items() if v is not None} - {"query_error", "seed"} <= placed
+    lines = report.text(e).splitlines()
+    assert lines[0] == "Rows"
+    assert {"Information loss", "Re-identification risk", "Attribute disclosure"} <= set(lines)
+    assert any(line.split()[:3] == ["total", "NCP", f"{e.total_ncp:.4f}"] for line in lines)
+    assert "lower is better" in next(line for line in lines if line.strip().startswith("total NCP"))
+    # without a sensitive column or queries, those groups are left out
+    plain = report.grouped(evaluate(con, "t", "r", queries=0))
+    assert "attribute_disclosure" not in plain and "query_accuracy" not in plain
+
+
 def test_bad_arguments(con):
     make_original(con, ORIGINAL)
     make_release(con, "t", [0, 0, 0, 1, 1, 1])

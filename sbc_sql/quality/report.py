@@ -1,0 +1,209 @@
+"""How ``evaluate``'s figures are read: each metric in its group, with its meaning and which
+way is better. The text table and the JSON document (schema below) both come from
+:data:`GROUPS`, so they never disagree.
+
+JSON (``sbc-sql evaluate --json``), schema version 1::
+
+    {"schema": 1,
+     "rows":                 {"n_rows": {"value": 2000, "better": null, "meaning": "..."}, ...},
+     "information_loss":     {"total_ncp": {...}, "ncp": {"age": {...}, ...}, ...},
+     "risk":                 {...},
+     "attribute_disclosure": {"sensitive": {...}, "l_diversity": {...}, ...},   (with a sensitive column)
+     "query_accuracy":       {"0.01": {"relative_error": {...}, "used": {...}, ...}, ...}}
+
+Each metric is ``{"value": number or string, "better": "lower" | "higher" | null, "meaning":
+one line}``; a group with nothing measured is left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .evaluate import Evaluation
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    better: str | None
+    meaning: str
+
+
+GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
+    (
+        "rows",
+        "Rows",
+        (
+            Metric("n_rows", "rows in", None, "rows of the original"),
+            Metric("released", "rows released", "higher", "rows in the release"),
+            Metric("suppressed", "rows suppressed", "lower", "rows of the original left out of the release"),
+        ),
+    ),
+    (
+        "information_loss",
+        "Information loss",
+        (
+            Metric(
+                "total_ncp",
+                "total NCP",
+                "lower",
+                "weighted mean over QIs of the share of a QI's domain a released value covers "
+                "(0 exact, 1 nothing left)",
+            ),
+            Metric("ncp", "NCP", "lower", "that share for one QI; a suppressed row counts 1"),
+            Metric("utility", "utility", "higher", "1 - total NCP"),
+            Metric("gcp", "GCP", "lower", "global certainty penalty: the total NCP over every input row"),
+            Metric(
+                "rgcp",
+                "RGCP",
+                "lower",
+                "GCP with every removed row charged to the class it would join (weights k_r, n_r)",
+            ),
+            Metric("k_r", "RGCP k_r", None, "RGCP's weight of a class that removed rows join"),
+            Metric("n_r", "RGCP n_r", None, "RGCP's weight when no class exists"),
+            Metric("removed_uncovered", "removed, uncovered", "lower", "removed rows no class can hold"),
+            Metric("removed_hidden", "removed, hidden", "lower", "removed rows inside some class's ranges"),
+            Metric("virtual_classes", "virtual classes", None, "classes that removed rows join for RGCP"),
+            Metric(
+                "discernibility", "discernibility", "lower", "sum of squared class sizes + suppressed x rows"
+            ),
+            Metric("c_avg", "C_AVG", "lower", "mean class size / k (1 is the least loss k allows)"),
+        ),
+    ),
+    (
+        "risk",
+        "Re-identification risk",
+        (
+            Metric("k", "k", "higher", "the k of C_AVG (the smallest class unless given)"),
+            Metric("classes", "classes", None, "equivalence classes"),
+            Metric(
+                "smallest_class", "smallest class", "higher", "rows in the smallest class: the k achieved"
+            ),
+            Metric("mean_class", "mean class", None, "mean rows per class"),
+            Metric("largest_class", "largest class", None, "rows in the largest class"),
+            Metric("tuples", "distinct tuples", None, "distinct generalized QI tuples"),
+            Metric(
+                "record_linkage",
+                "record linkage",
+                "lower",
+                "expected rows an attacker knowing a person's QIs links to the right release row",
+            ),
+            Metric("record_linkage_share", "record linkage share", "lower", "record linkage / rows in"),
+        ),
+    ),
+    (
+        "attribute_disclosure",
+        "Attribute disclosure",
+        (
+            Metric("sensitive", "sensitive column", None, "the column the figures below are about"),
+            Metric("l_diversity", "l-diversity", "higher", "fewest distinct sensitive values in a class"),
+            Metric(
+                "t_closeness",
+                "t-closeness",
+                "lower",
+                "largest distance (EMD) between a class's sensitive distribution and the input's",
+            ),
+            Metric(
+                "beta_likeness",
+                "beta-likeness",
+                "lower",
+                "largest relative gain in the frequency of a sensitive value inside a class",
+            ),
+            Metric(
+                "enhanced_beta_likeness",
+                "enhanced beta-likeness",
+                "lower",
+                "beta-likeness with a frequent value's gain capped at -ln(its frequency)",
+            ),
+        ),
+    ),
+)
+
+QUERY_METRICS = (
+    Metric("relative_error", "query error", "lower", "mean relative error of random COUNT queries"),
+    Metric("used", "queries used", None, "queries with a true count above 0"),
+    Metric("true_share", "true selectivity", None, "mean share of rows the queries selected"),
+)
+
+
+def _entry(metric: Metric, value: Any) -> dict[str, Any]:
+    return {"value": value, "better": metric.better, "meaning": metric.meaning}
+
+
+def grouped(evaluation: Evaluation) -> dict[str, Any]:
+    """The evaluation as the JSON document of the module's docstring."""
+    flat = evaluation.as_dict()
+    out: dict[str, Any] = {"schema": SCHEMA}
+    for key, _, metrics in GROUPS:
+        group: dict[str, Any] = {}
+        for m in metrics:
+            value = flat.get(m.key)
+            if value is None:
+                continue
+            if isinstance(value, dict):
+                group[m.key] = {q: _entry(m, v) for q, v in value.items()}
+            else:
+                group[m.key] = _entry(m, value)
+        if group:
+            out[key] = group
+    queries = {
+        f"{q['selectivity']:g}": {m.key: _entry(m, q[m.key]) for m in QUERY_METRICS}
+        for q in flat.get("query_error", [])
+    }
+    if queries:
+        out["query_accuracy"] = {"seed": flat.get("seed"), **queries}
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.4f}"
+    return str(value)
+
+
+def text(evaluation: Evaluation) -> str:
+    """The evaluation as a table: a heading per group, a line per metric with its value,
+    which way is better and what it means."""
+    doc = grouped(evaluation)
+    lines: list[tuple[str, str, str, str]] = []
+    headings: dict[int, str] = {}
+    for key, title, metrics in GROUPS:
+        if key not in doc:
+            continue
+        headings[len(lines)] = title
+        for m in metrics:
+            entry = doc[key].get(m.key)
+            if entry is None:
+                continue
+            if m.key == "ncp":
+                for q, e in entry.items():
+                    lines.append((f"NCP {q}", _shown(e["value"]), m.better or "", m.meaning))
+            else:
+                lines.append((m.label, _shown(entry["value"]), m.better or "", m.meaning))
+    if "query_accuracy" in doc:
+        seed = doc["query_accuracy"]["seed"]
+        headings[len(lines)] = f"Query accuracy (seed {seed})"
+        for selectivity, entry in doc["query_accuracy"].items():
+            if selectivity == "seed":
+                continue
+            for m in QUERY_METRICS:
+                label = f"{m.label} @{selectivity}"
+                lines.append((label, _shown(entry[m.key]["value"]), m.better or "", m.meaning))
+    width = max(len(label) for label, *_ in lines)
+    number = max(len(value) for _, value, *_ in lines)
+    out: list[str] = []
+    for i, (label, value, better, meaning) in enumerate(lines):
+        if i in headings:
+            out.append(("" if not out else "\n") + headings[i])
+        direction = f"{better} is better" if better else ""
+        out.append(f"  {label:<{width}}  {value:>{number}}  {direction:<16}  {meaning}".rstrip())
+    return "\n".join(out)
