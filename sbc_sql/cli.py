@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from . import __version__, api
+from . import plan as planning
 from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
@@ -98,7 +99,14 @@ def anonymize_cmd(
         str, typer.Option(help="Rows left when fewer than k remain: nearest, last or suppress.")
     ] = "nearest",
     weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
-    out_file: Annotated[str | None, typer.Option(help="Also export the release (.parquet/.csv).")] = None,
+    out_file: Annotated[
+        str | None,
+        typer.Option(
+            help="Also export the release; the ending picks the format: .parquet (value sets as "
+            "lists), .csv (the readable text view), .json (an array) or .ndjson (a row a line). "
+            "Example: --out-file release.parquet"
+        ),
+    ] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
     mode: Annotated[
         str,
@@ -137,6 +145,18 @@ def anonymize_cmd(
     memory_limit: Annotated[
         str | None,
         typer.Option(help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond)."),
+    ] = None,
+    csv_delimiter: Annotated[
+        str | None,
+        typer.Option(help="The field delimiter of a CSV input (default: sniffed), e.g. ';' or '\\t'."),
+    ] = None,
+    csv_header: Annotated[
+        bool | None,
+        typer.Option(
+            "--csv-header/--no-csv-header",
+            help="Whether a CSV input's first line names its columns (default: sniffed).",
+            show_default=False,
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
@@ -183,6 +203,8 @@ def anonymize_cmd(
             max_suppression=max_suppression,
             memory_limit=memory_limit,
             block_rows=block_rows,
+            csv_delimiter=csv_delimiter,
+            csv_header=csv_header,
             log=log,
             progress=ProgressBar("clustering"),
         )
@@ -218,6 +240,10 @@ def summary_text(result: Result) -> str:
     plan = result.plan
     files = result.engine.database_files()
     db = f" --db {files[0]}" if files else ""
+    exported = []
+    if result.exported is not None:
+        fmt = planning.export_format(result.exported)
+        exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
     lines = [
         f"release '{result.release}' (view '{result.view}'): verified {plan.k}-anonymous and complete",
         f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}",
@@ -225,6 +251,7 @@ def summary_text(result: Result) -> str:
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
+        *exported,
         f"next: SELECT * FROM {result.view} (readable) or {result.release} (ranges and sets); "
         f"sbc-sql evaluate{db} --original {plan.display_name} --release {result.release} for risk and loss",
     ]

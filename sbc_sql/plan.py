@@ -49,6 +49,9 @@ class Options:
     max_suppression: float = 0.01
     # rows per block of the default's block mode (None: max(1,536, 160 k))
     block_rows: int | None = None
+    # how a CSV input is read (None: sniffed)
+    csv_delimiter: str | None = None
+    csv_header: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,25 @@ def whole_k(k: object) -> int:
 
 
 MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)", re.IGNORECASE)
+
+
+def check_csv_options(table: str, delimiter: str | None, header: bool | None) -> str | None:
+    """The CSV options fit the input: a CSV path, and a delimiter of one character ('\\t' for
+    a tab). Returns the delimiter as the reader takes it."""
+    if delimiter is None and header is None:
+        return None
+    if not table.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz")):
+        flag = "--csv-delimiter" if delimiter is not None else "--csv-header"
+        raise InputError(f"{flag} reads a CSV file, and '{table}' is not one; drop {flag}")
+    if delimiter is None:
+        return None
+    char = "\t" if delimiter in ("\\t", "tab") else delimiter
+    if len(char) != 1:
+        raise InputError(
+            f"--csv-delimiter '{delimiter}' is not one character; give e.g. --csv-delimiter ';' "
+            "(or '\\t' for a tab)"
+        )
+    return char
 
 
 def check_memory_limit(value: str | None) -> None:
@@ -493,11 +515,35 @@ def check_identifiers(
             )
 
 
+#: the export's format by the file's ending: Parquet keeps value sets as lists; CSV holds the
+#: readable text view ('25-40', 'F|M'); JSON an array of objects, NDJSON one object a line
+EXPORT_FORMATS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".json": "json",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+}
+
+
+def export_format(path: str | Path) -> str:
+    """'parquet', 'csv', 'json' or 'ndjson' by the file's ending; anything else an InputError."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in EXPORT_FORMATS:
+        raise InputError(
+            f"--out-file '{path}' ends in '{suffix or '(nothing)'}'; give a file ending in "
+            f"{', '.join(EXPORT_FORMATS)} (the ending picks the format)"
+        )
+    return EXPORT_FORMATS[suffix]
+
+
 def check_out_file(out_file: str | Path, *, protected: Iterable[str | Path], replace: bool) -> Path:
     """The export's path, once it is known to replace nothing it must not: never one of the
     ``protected`` files (the database's files, the input file), and an existing file only
     under ``--replace``."""
     path = Path(out_file)
+    export_format(path)
     target = path.resolve()
     for other in protected:
         kept = Path(other)
@@ -506,7 +552,9 @@ def check_out_file(out_file: str | Path, *, protected: Iterable[str | Path], rep
                 f"--out-file '{path}' is '{kept}', which the run reads or writes; choose another --out-file"
             )
     if path.is_dir():
-        raise InputError(f"--out-file '{path}' is a folder; give a file path ending in .parquet or .csv")
+        raise InputError(
+            f"--out-file '{path}' is a folder; give a file path ending in .parquet, .csv or .json"
+        )
     if path.exists() and not replace:
         raise OutputExistsError(
             f"--out-file '{path}' already exists; pass --replace to overwrite it or choose another --out-file"

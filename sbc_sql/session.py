@@ -35,7 +35,7 @@ from . import arrays, engines
 from . import plan as planning
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
-from .engines.base import Engine
+from .engines.base import CsvOptions, Engine
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
@@ -66,6 +66,8 @@ class Result:
     mode: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     written: bool = True
+    #: the file the release was exported to (--out-file), once written
+    exported: Path | None = None
 
     @property
     def statements(self) -> list[str]:
@@ -169,6 +171,8 @@ def anonymize(
     max_suppression: float = 0.01,
     memory_limit: str | None = None,
     block_rows: int | None = None,
+    csv_delimiter: str | None = None,
+    csv_header: bool | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
 ) -> Result:
@@ -186,7 +190,8 @@ def anonymize(
     becomes a QI. ``output`` names the release (default ``<table>_k<k>``); ``replace``
     overwrites an existing release of that name. ``leftover`` (nearest, last, suppress) places
     rows left when fewer than k remain. ``weights`` ({'age': 2} or 'age=2') weighs QIs in the
-    distance and the total NCP. ``out_file`` also exports the release (.parquet or .csv).
+    distance and the total NCP. ``out_file`` also exports the release: .parquet (value sets
+    as lists), .csv (the readable text view), .json (an array) or .ndjson (a line a row).
     ``sql_only`` plans and logs the SQL without writing. ``mode`` (auto, exact, blocks),
     ``workers`` and ``block_rows`` tune the default algorithm; ``algorithm`` picks another
     (sbca-paper, mondrian, kmember, datafly, incognito), ``hierarchies`` and
@@ -197,7 +202,9 @@ def anonymize(
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
     memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block is
     a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
-    block size). Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
+    block size). ``csv_delimiter`` (one character, '\\t' for a tab) and ``csv_header``
+    (True/False) tell DuckDB how to read a CSV input instead of sniffing it.
+    Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
     :class:`~sbc_sql.RoleError` and :class:`~sbc_sql.OutputExistsError`),
     :class:`~sbc_sql.VerificationError` and :class:`~sbc_sql.ResourceError`.
 
@@ -223,6 +230,8 @@ def anonymize(
         algorithm=algorithm,
         max_suppression=max_suppression,
         block_rows=block_rows,
+        csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
+        csv_header=csv_header,
     )
     # checked before anything is opened, so a bad size writes nothing
     planning.check_memory_limit(memory_limit)
@@ -304,7 +313,8 @@ def prepare(
     say = log or (lambda _: None)
     timings: dict[str, float] = {}
     t = time.perf_counter()
-    info = engine.open_source(table)
+    csv = CsvOptions(options.csv_delimiter, options.csv_header)
+    info = engine.open_source(table, csv)
     plan = planning.make_plan(info, options, display_name=table)
     planning.check_output(plan, engine.object_kinds(plan.release_objects))
     timings["plan"] = time.perf_counter() - t
@@ -426,7 +436,10 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
             )
             engine.execute(write.create_view_sql(plan, plan.view, plan.output))
             if export_tmp:
-                engine.execute(engine.export_sql(plan.output, export_tmp, str(out_file)))
+                fmt = planning.export_format(str(out_file))
+                # CSV has no lists: it holds the text view ('25-40', 'F|M'), the others the release
+                exported = plan.view if fmt == "csv" else plan.output
+                engine.execute(engine.export_sql(exported, export_tmp, fmt))
             prepared.stage("write", t)
         if export_tmp and not engine.dry:
             os.replace(export_tmp, out_file)  # type: ignore[arg-type]
@@ -436,7 +449,16 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
         raise
     mode = clustering.run.mode if clustering.run else ""
     return Result(
-        engine, plan.output, plan.view, plan, measures, verdict, mode, dict(timings), written=not engine.dry
+        engine,
+        plan.output,
+        plan.view,
+        plan,
+        measures,
+        verdict,
+        mode,
+        dict(timings),
+        written=not engine.dry,
+        exported=Path(out_file) if out_file and not engine.dry else None,
     )
 
 

@@ -411,7 +411,7 @@ def test_file_input_is_written_into_the_database(tmp_path, small_file, cli, suff
         )
 
 
-@pytest.mark.parametrize("export", ["release.parquet", "release.csv"])
+@pytest.mark.parametrize("export", ["release.parquet", "release.csv", "release.json", "release.ndjson"])
 def test_out_file_export(tmp_path, small_file, cli, export):
     src = small_file(".csv")
     path = tmp_path / "out.duckdb"
@@ -440,7 +440,23 @@ def test_out_file_export(tmp_path, small_file, cli, export):
         got = c.execute(f"SELECT count(*), count(DISTINCT eq_class) FROM '{out}'").fetchone()
         names = [d[0] for d in c.execute(f"SELECT * FROM '{out}' LIMIT 0").description]
     assert got == (5, 2)
-    assert names == ["eq_class", "age_min", "age_max", "age_has_null", "sex", "dis"]
+    if export.endswith(".csv"):
+        # CSV has no lists: it holds the readable text view
+        assert names == ["eq_class", "age", "sex", "dis"]
+    else:
+        assert names == ["eq_class", "age_min", "age_max", "age_has_null", "sex", "dis"]
+    assert f"exported 5 rows to {out} ({sbc_sql.plan.export_format(out)})" in res.stdout
+
+
+def test_out_file_of_another_kind_is_refused_before_any_work(tmp_path, small_file, cli):
+    src = small_file(".csv")
+    res = cli(["anonymize", "--table", src, "--k", "2", "--out-file", tmp_path / "release.txt"])
+    assert res.exit_code == 1
+    assert res.stderr.strip().splitlines() == [
+        f"Error: --out-file '{tmp_path / 'release.txt'}' ends in '.txt'; give a file ending in "
+        ".parquet, .pq, .csv, .json, .ndjson, .jsonl (the ending picks the format)"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([src.name])
 
 
 def test_out_file_without_a_database(tmp_path, small_file):
@@ -629,3 +645,52 @@ def test_a_column_named_like_a_working_name_is_refused(con, name):
     with pytest.raises(InputError, match=f"column '{name}' is reserved"):
         sbc_sql.anonymize(con, "t", 5)
     assert catalog(con) == [("table", "t")]
+
+
+def write_semicolons(path: Path, header: bool) -> Path:
+    lines = ["age;zip;dx"] if header else []
+    lines += [f"{20 + i % 30};{100 + i % 3};d{i % 4}" for i in range(60)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_csv_delimiter_and_header_are_passed_to_the_reader(tmp_path, cli):
+    semi = write_semicolons(tmp_path / "semi.csv", header=True)
+    out = tmp_path / "a.parquet"
+    res = cli(
+        ["anonymize", "--table", semi, "--k", "3", "--sensitive", "dx", "--csv-delimiter", ";"]
+        + ["--out-file", out]
+    )
+    assert res.exit_code == 0, res.stderr
+    with duckdb.connect() as c:
+        names = [d[0] for d in c.execute(f"SELECT * FROM '{out}' LIMIT 0").description]
+    assert names == [
+        "eq_class",
+        "age_min",
+        "age_max",
+        "age_has_null",
+        "zip_min",
+        "zip_max",
+        "zip_has_null",
+        "dx",
+    ]
+    bare = write_semicolons(tmp_path / "bare.csv", header=False)
+    result = sbc_sql.anonymize(
+        None, str(bare), 3, csv_delimiter=";", csv_header=False, out_file=tmp_path / "b.parquet"
+    )
+    assert result.measures is not None and result.measures.n_rows == 60
+    assert [c.name for c in result.plan.columns] == ["column0", "column1", "column2"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--csv-delimiter", ";;"], "--csv-delimiter ';;' is not one character"),
+        (["--csv-header"], "--csv-header reads a CSV file, and 'people.parquet' is not one"),
+    ],
+)
+def test_csv_options_are_checked(tmp_path, small_file, cli, extra, message):
+    src = small_file(".parquet" if "--csv-header" in extra else ".csv")
+    res = cli(["anonymize", "--table", src, "--k", "2", "--out-file", tmp_path / "x.parquet", *extra])
+    assert res.exit_code == 1
+    assert message.replace("people.parquet", str(src)) in res.stderr

@@ -70,6 +70,14 @@ class TableInfo:
     reads: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class CsvOptions:
+    """How a CSV input is read; None leaves it to the engine's sniffer."""
+
+    delimiter: str | None = None
+    header: bool | None = None
+
+
 class Engine(ABC):
     """One database connection, seen by the stages."""
 
@@ -151,9 +159,10 @@ class Engine(ABC):
         file may replace; empty for an engine whose data is not in local files."""
 
     @abstractmethod
-    def open_source(self, table: str) -> TableInfo:
+    def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
         """The input as a table with stable row ids: a base table as it is; a view or a
-        CSV/Parquet path copied into a temporary table for this run first."""
+        CSV/Parquet path copied into a temporary table for this run first (a CSV read as
+        ``csv`` says)."""
 
     @abstractmethod
     def row_id(self, table_alias: str) -> exp.Expression:
@@ -165,9 +174,9 @@ class Engine(ABC):
         """Make an Arrow table queryable under ``name`` for the block (the class labels)."""
 
     @abstractmethod
-    def export_sql(self, table: str, path: str, final_name: str) -> Statement:
-        """The statement that writes ``table`` to the file ``path``, in the format that
-        ``final_name`` (where the file is moved once the run commits) names by its ending."""
+    def export_sql(self, table: str, path: str, fmt: str) -> Statement:
+        """The statement that writes ``table`` (in class order) to the file ``path`` as
+        ``fmt``: 'parquet', 'csv' (with a header), 'json' (an array) or 'ndjson'."""
 
     @abstractmethod
     def begin(self) -> None:

@@ -20,7 +20,7 @@ from sqlglot import exp
 from ..errors import InputError
 from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
-from .base import Capabilities, ColumnInfo, Engine, Params, TableInfo
+from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
 
 FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
@@ -154,8 +154,8 @@ class DuckDBEngine(Engine):
         files = [Path(r[0]) for r in rows]
         return files + [f.with_name(f.name + ".wal") for f in files]
 
-    def open_source(self, table: str) -> TableInfo:
-        info = self._open_source(table)
+    def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
+        info = self._open_source(table, csv or CsvOptions())
         for c in info.columns:
             # rows are keyed by DuckDB's rowid, which a column of that name hides
             if c.name.lower() == "rowid":
@@ -165,7 +165,7 @@ class DuckDBEngine(Engine):
                 )
         return info
 
-    def _open_source(self, table: str) -> TableInfo:
+    def _open_source(self, table: str, csv: CsvOptions) -> TableInfo:
         if looks_like_file(table):
             path = Path(table)
             if not path.exists():
@@ -174,9 +174,15 @@ class DuckDBEngine(Engine):
                     "Parquet file, or a table name, with --table"
                 )
             parquet = table.lower().endswith((".parquet", ".pq"))
-            self._read_file(path, "read_parquet($path)" if parquet else "read_csv($path)")
+            if parquet:
+                self._read_file(path, "read_parquet($path)")
+            else:
+                given: dict[str, Any] = {"delim": csv.delimiter, "header": csv.header}
+                options = {k: v for k, v in given.items() if v is not None}
+                reader = ", ".join(["$path", *(f"{k} = ${k}" for k in options)])
+                self._read_file(path, f"read_csv({reader})", **options)
             info = self.describe(SOURCE_ALIAS, temporary=True)
-            if not parquet and len(info.columns) == 1:
+            if not parquet and len(info.columns) == 1 and csv.delimiter is None:
                 header = info.columns[0].name
                 delimiter = next((d for d in (",", ";", "\t", "|") if d in header), None)
                 ragged = _ragged_line(path, delimiter) if delimiter is not None else None
@@ -187,7 +193,8 @@ class DuckDBEngine(Engine):
                     raise InputError(
                         f"CSV file '{path}': line {line:,} has {fields} field(s) where the header "
                         f"has {expected} (delimiter '{delimiter}'), so its columns cannot be read; "
-                        "fix or remove that line"
+                        "fix or remove that line, or pass --csv-delimiter if another character "
+                        "separates the fields"
                     )
             return TableInfo(info.name, info.columns, from_file=str(path))
         kinds = self.object_kinds([table])
@@ -202,7 +209,7 @@ class DuckDBEngine(Engine):
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
         raise InputError(self._missing(table))
 
-    def _read_file(self, path: Path, reader: str, **params: str) -> None:
+    def _read_file(self, path: Path, reader: str, **params: Any) -> None:
         self._fetch(
             f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}',
             {"path": str(path), **params},
@@ -254,15 +261,20 @@ class DuckDBEngine(Engine):
         finally:
             self.connection.unregister(name)
 
-    def export_sql(self, table: str, path: str, final_name: str) -> exp.Expression:
-        fmt = "PARQUET" if final_name.lower().endswith((".parquet", ".pq")) else "CSV"
+    def export_sql(self, table: str, path: str, fmt: str) -> exp.Expression:
+        options = {
+            "parquet": [("FORMAT", "PARQUET")],
+            "csv": [("FORMAT", "CSV"), ("HEADER", "TRUE")],
+            "json": [("FORMAT", "JSON"), ("ARRAY", "TRUE")],
+            "ndjson": [("FORMAT", "JSON")],
+        }[fmt]
         # in class order; within a class the row table's order (by released values)
         rows = exp.select(exp.Star()).from_(exp.Table(this=ident(table))).order_by(ident("eq_class"))
         return exp.Copy(
             this=exp.Subquery(this=rows),
             kind=False,
             files=[exp.Literal.string(path)],
-            params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var(fmt))],
+            params=[exp.CopyParameter(this=exp.var(k), expression=exp.var(v)) for k, v in options],
         )
 
     def begin(self) -> None:
