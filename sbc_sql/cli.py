@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,15 +15,20 @@ from . import plan as planning
 from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
-from .plan import parse_weights
+from .plan import LEFTOVER_MODES, MODES, parse_weights
 from .quality import report
 from .quality.evaluate import evaluate, evaluation_sql
 from .session import Result, anonymize
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).",
+    epilog=(
+        "Exit codes: 0 success; 1 an error (bad input, nothing written); 2 a usage error; "
+        "3 verify: the release fails verification; 130 interrupted (nothing written)."
+    ),
 )
 
 
@@ -40,9 +46,6 @@ def _options(
     ] = False,
 ) -> None:
     pass
-
-
-Names = Annotated[list[str] | None, typer.Option(show_default=False)]
 
 
 class ProgressBar:
@@ -76,79 +79,120 @@ def _fail(err: SbcError) -> None:
     raise typer.Exit(1)
 
 
+Leftover = enum.Enum("Leftover", {m: m for m in LEFTOVER_MODES}, type=str)  # type: ignore[misc]
+Mode = enum.Enum("Mode", {m: m for m in MODES}, type=str)  # type: ignore[misc]
+Algorithm = enum.Enum("Algorithm", {n: n for n in registry.names()}, type=str)  # type: ignore[misc]
+
+
+def _names(flag: str, short: str | None, role: str, example: str) -> Any:
+    decls = [flag, short] if short else [flag]
+    return typer.Option(
+        *decls,
+        show_default=False,
+        metavar="COLUMNS",
+        help=f"{role} (repeatable or comma-separated), e.g. {flag} {example}.",
+    )
+
+
 @app.command("anonymize")
 def anonymize_cmd(
-    table: Annotated[str, typer.Option(help="Table (or view) to anonymize, or a CSV/Parquet path.")],
-    k: Annotated[int, typer.Option(help="Minimum class size (k >= 2).")],
-    db: Annotated[str | None, typer.Option(help="DuckDB database file.")] = None,
-    qi: Names = None,
-    sensitive: Names = None,
-    drop: Names = None,
-    keep: Names = None,
+    table: Annotated[
+        str,
+        typer.Option(
+            "--table", "-t", help="Table or view to anonymize, or a CSV/Parquet path, e.g. -t patients."
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", "-k", help="Minimum class size, 2 or more, e.g. -k 5.")],
+    db: Annotated[
+        str | None,
+        typer.Option(help="DuckDB database file (created for a file input), e.g. --db clinic.duckdb."),
+    ] = None,
+    qi: Annotated[list[str] | None, _names("--qi", None, "Quasi-identifiers", "age,zip")] = None,
+    sensitive: Annotated[
+        list[str] | None, _names("--sensitive", None, "Sensitive columns, released as they are", "diagnosis")
+    ] = None,
+    drop: Annotated[
+        list[str] | None, _names("--drop", None, "Direct identifiers, never released", "name,ssn")
+    ] = None,
+    keep: Annotated[
+        list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
+    ] = None,
     output: Annotated[
         str | None,
         typer.Option(
+            "--output",
+            "-o",
             help=(
                 "Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
-                "and <output>_classes, and the text view <output>_view."
-            )
+                "and <output>_classes, and the text view <output>_view. E.g. -o patients_public."
+            ),
         ),
     ] = None,
-    replace: Annotated[bool, typer.Option(help="Overwrite an existing release.")] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite an existing release of that name (or --out-file).")
+    ] = False,
     leftover: Annotated[
-        str, typer.Option(help="Rows left when fewer than k remain: nearest, last or suppress.")
-    ] = "nearest",
-    weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
+        Leftover,
+        typer.Option(
+            help="Rows left when fewer than k remain: join the nearest class, the last, or suppress."
+        ),
+    ] = Leftover.nearest,  # type: ignore[attr-defined]
+    weights: Annotated[
+        str | None,
+        typer.Option(help="Per-QI weights; only their ratios matter, e.g. --weights age=2,zip=0.5."),
+    ] = None,
     out_file: Annotated[
         str | None,
         typer.Option(
             help="Also export the release; the ending picks the format: .parquet (value sets as "
             "lists), .csv (the readable text view), .json (an array) or .ndjson (a row a line). "
-            "Example: --out-file release.parquet"
+            "E.g. --out-file release.parquet."
         ),
     ] = None,
     sql: Annotated[bool, typer.Option("--sql", help="Print the run's SQL; write nothing.")] = False,
     mode: Annotated[
-        str,
+        Mode,
         typer.Option(
-            help="auto (sbca: blocks at every size; sbca-paper: "
-            "blocks above a size threshold), exact (one block) "
-            "or blocks."
+            help="auto (sbca: blocks at every size; sbca-paper: blocks above a size threshold), "
+            "exact (one block) or blocks."
         ),
-    ] = "auto",
+    ] = Mode.auto,  # type: ignore[attr-defined]
     exact: Annotated[
         bool, typer.Option("--exact", help="Cluster the whole table as one block (same as --mode exact).")
     ] = False,
-    workers: Annotated[int | None, typer.Option(help="Threads for block mode (default: all cores).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Threads for block mode (default: all cores), e.g. --workers 2.")
+    ] = None,
     block_rows: Annotated[
         int | None,
         typer.Option(
             help="Rows per block of the default sbca (default: max(1536, 160 k)). Every row of a "
             "block is a candidate for each class: larger blocks lower NCP, at a cost "
-            "quadratic in the block size."
+            "quadratic in the block size. E.g. --block-rows 4096."
         ),
     ] = None,
-    algorithm: Annotated[
-        str,
-        typer.Option(help=registry.choices_help()),
-    ] = registry.DEFAULT,
+    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
     paper: Annotated[
         bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
     ] = False,
     hierarchy: Annotated[
         list[str] | None,
-        typer.Option(help="col=path.csv: ARX-layout hierarchy for datafly/incognito (repeatable)."),
+        typer.Option(
+            help="ARX-layout hierarchy for datafly/incognito (repeatable), e.g. --hierarchy age=age.csv."
+        ),
     ] = None,
     max_suppression: Annotated[
-        float, typer.Option(help="Share of rows datafly/incognito may suppress.")
+        float, typer.Option(help="Share of rows datafly/incognito may suppress, e.g. --max-suppression 0.05.")
     ] = 0.01,
     memory_limit: Annotated[
         str | None,
-        typer.Option(help="Cap DuckDB's memory for the run, e.g. 2GB (it spills to disk beyond)."),
+        typer.Option(
+            help="Cap DuckDB's memory for the run (it spills to disk beyond), e.g. --memory-limit 2GB."
+        ),
     ] = None,
     csv_delimiter: Annotated[
         str | None,
-        typer.Option(help="The field delimiter of a CSV input (default: sniffed), e.g. ';' or '\\t'."),
+        typer.Option(help="The field delimiter of a CSV input (default: sniffed), e.g. --csv-delimiter ';'."),
     ] = None,
     csv_header: Annotated[
         bool | None,
@@ -159,6 +203,12 @@ def anonymize_cmd(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print every SQL statement to stderr as it runs.")
+    ] = False,
 ) -> None:
     """Write a verified k-anonymous release of TABLE into the database.
 
@@ -166,20 +216,31 @@ def anonymize_cmd(
     comma-separated, or column comments 'sbc:qi', 'sbc:sensitive', 'sbc:identifier',
     'sbc:insensitive'.
 
-    Example: sbc-sql anonymize --db clinic.duckdb --table patients --k 5
+    Example: sbc-sql anonymize --db clinic.duckdb -t patients -k 5
     """
+    algorithm_name, mode_name = algorithm.value, mode.value
+    if hierarchy and not registry.get(algorithm_name).hierarchies:
+        raise typer.BadParameter(
+            f"--hierarchy is read by {', '.join(c.name for c in registry.CLUSTERERS if c.hierarchies)}; "
+            f"{algorithm_name} builds its own generalization: drop --hierarchy",
+            param_hint="--hierarchy",
+        )
 
     def log(line: str) -> None:
-        typer.echo(line, err=True)
+        if not quiet or line.startswith("warning: "):
+            typer.echo(line, err=True)
 
-    if paper and algorithm not in (registry.DEFAULT, "sbca-paper"):
+    def trace(statement: str) -> None:
+        typer.echo(statement, err=True)
+
+    if paper and algorithm_name not in (registry.DEFAULT, "sbca-paper"):
         raise typer.BadParameter(
-            f"--paper runs sbca-paper; it cannot be combined with --algorithm {algorithm}",
+            f"--paper runs sbca-paper; it cannot be combined with --algorithm {algorithm_name}",
             param_hint="--paper",
         )
-    if exact and mode not in ("auto", "exact"):
+    if exact and mode_name not in ("auto", "exact"):
         raise typer.BadParameter(
-            f"--exact is --mode exact; it cannot be combined with --mode {mode}", param_hint="--exact"
+            f"--exact is --mode exact; it cannot be combined with --mode {mode_name}", param_hint="--exact"
         )
     try:
         result = anonymize(
@@ -192,13 +253,13 @@ def anonymize_cmd(
             keep=keep or (),
             output=output,
             replace=replace,
-            leftover=leftover,
+            leftover=leftover.value,
             weights=weights,
             out_file=out_file,
             sql_only=sql,
-            mode="exact" if exact else mode,
+            mode="exact" if exact else mode_name,
             workers=workers,
-            algorithm="sbca-paper" if paper else algorithm,
+            algorithm="sbca-paper" if paper else algorithm_name,
             hierarchies=parse_hierarchy_options(hierarchy),
             max_suppression=max_suppression,
             memory_limit=memory_limit,
@@ -206,7 +267,8 @@ def anonymize_cmd(
             csv_delimiter=csv_delimiter,
             csv_header=csv_header,
             log=log,
-            progress=ProgressBar("clustering"),
+            progress=ProgressBar("clustering", enabled=False if quiet else None),
+            trace=trace if verbose else None,
         )
     except SbcError as err:
         _fail(err)
@@ -293,7 +355,7 @@ def verify_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
-    k: Annotated[int, typer.Option(help="The k to check.")],
+    k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
 ) -> None:
     """Exit 0 only if RELEASE is k-anonymous and complete against ORIGINAL.
 
@@ -372,13 +434,21 @@ def evaluate_cmd(
 @app.command("compare")
 def compare_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
-    table: Annotated[str, typer.Option(help="Table to anonymize.")],
-    k: Annotated[str, typer.Option(help="Comma-separated k values, e.g. 2,5,10.")],
-    algorithms: Annotated[str, typer.Option(help="Comma-separated algorithms.")] = ",".join(registry.names()),
-    qi: Names = None,
-    sensitive: Names = None,
-    drop: Names = None,
-    keep: Names = None,
+    table: Annotated[str, typer.Option("--table", "-t", help="Table to anonymize, e.g. -t patients.")],
+    k: Annotated[str, typer.Option("--k", "-k", help="Comma-separated k values, e.g. -k 2,5,10.")],
+    algorithms: Annotated[
+        str, typer.Option(help="Comma-separated algorithms, e.g. --algorithms sbca,mondrian.")
+    ] = ",".join(registry.names()),
+    qi: Annotated[list[str] | None, _names("--qi", None, "Quasi-identifiers", "age,zip")] = None,
+    sensitive: Annotated[
+        list[str] | None, _names("--sensitive", None, "Sensitive columns, released as they are", "diagnosis")
+    ] = None,
+    drop: Annotated[
+        list[str] | None, _names("--drop", None, "Direct identifiers, never released", "name,ssn")
+    ] = None,
+    keep: Annotated[
+        list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
+    ] = None,
     hierarchy: Annotated[
         list[str] | None, typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
     ] = None,

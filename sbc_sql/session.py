@@ -175,6 +175,7 @@ def anonymize(
     csv_header: bool | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
+    trace: Log | None = None,
 ) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
 
@@ -196,7 +197,8 @@ def anonymize(
     ``workers`` and ``block_rows`` tune the default algorithm; ``algorithm`` picks another
     (sbca-paper, mondrian, kmember, datafly, incognito), ``hierarchies`` and
     ``max_suppression`` feed datafly and incognito. ``log`` receives one line per role and
-    step, ``progress(done, total)`` the clustering's progress.
+    step, ``progress(done, total)`` the clustering's progress, ``trace`` each statement's SQL
+    as it runs.
 
     ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
@@ -249,6 +251,7 @@ def anonymize(
 
     engine = engines.connect(database, must_exist=not (database and looks_like_file(table)))
     engine.dry = sql_only
+    engine.trace = trace
     if out_file is not None:
         inputs = [table] if looks_like_file(table) else []
         out_file = planning.check_out_file(

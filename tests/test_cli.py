@@ -183,3 +183,39 @@ def test_anonymize_in_a_fresh_interpreter(tmp_path):
             "--output to choose another name"
         )
     ]
+
+
+def test_short_flags_quiet_and_verbose(tmp_path, cli):
+    path = make_clinic(tmp_path / "c.duckdb")
+    res = cli(["anonymize", "--db", path, "-t", "patients", "-k", "4", "-o", "short", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == ""  # no role lines, no progress
+    assert res.stdout.startswith("release 'short' (view 'short_view'): verified 4-anonymous")
+    res = cli(["anonymize", "--db", path, "-t", "patients", "-k", "4", "-o", "traced", "-v"])
+    assert res.exit_code == 0, res.stderr
+    traced = [line for line in res.stderr.splitlines() if line.endswith(";")]
+    assert any(line.startswith("CREATE TABLE") for line in traced)
+    assert any(line.startswith('ALTER TABLE "sbc_tmp_traced_') for line in traced)
+    res = cli(["verify", "--db", path, "--original", "patients", "--release", "short", "-k", "4"])
+    assert res.exit_code == 0, res.stderr
+
+
+def test_help_conventions(cli):
+    res = cli(["-h"])
+    assert res.exit_code == 0
+    flat = " ".join(res.stdout.split())
+    assert "--install-completion" in flat and "--version" in flat
+    assert "Exit codes: 0 success; 1 an error" in flat and "130 interrupted" in flat
+    res = cli(["anonymize", "-h"])
+    assert "-t, --table" in res.stdout and "-k, --k" in res.stdout and "-o, --output" in res.stdout
+    assert "<nearest|last|suppress>" in res.stdout and "-q, --quiet" in res.stdout
+    # every option of every command says what it is for
+    import typer
+
+    from sbc_sql.cli import app
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():  # type: ignore[attr-defined]
+        for param in command.params:
+            if param.param_type_name == "option":
+                assert param.help, (name, param.name)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -90,6 +90,8 @@ class Engine(ABC):
     def __init__(self) -> None:
         self.log: list[Statement] = []
         self.dry = False
+        #: called with each statement's SQL as it is logged (``--verbose``)
+        self.trace: Callable[[str], None] | None = None
 
     # ---- rendering and running; every statement of a run is logged ----
 
@@ -101,18 +103,23 @@ class Engine(ABC):
         """The log as SQL text, one statement each, in order."""
         return [self.sql(s) + ";" for s in self.log]
 
+    def _record(self, statement: Statement) -> None:
+        self.log.append(statement)
+        if self.trace is not None:
+            self.trace(self.sql(statement) + ";")
+
     def show(self, statement: Statement) -> None:
         """Log a statement without running it (a dry run's writes, and what reads them)."""
-        self.log.append(statement)
+        self._record(statement)
 
     def execute(self, statement: Statement, params: Params = None) -> None:
         """Run a statement for its effect; in a dry run it is only logged."""
-        self.log.append(statement)
+        self._record(statement)
         if not self.dry:
             self._fetch(self.sql(statement), params)
 
     def fetch_all(self, statement: Statement, params: Params = None) -> list[tuple[Any, ...]]:
-        self.log.append(statement)
+        self._record(statement)
         return self._fetch(self.sql(statement), params)
 
     def fetch_one(self, statement: Statement, params: Params = None) -> tuple[Any, ...]:
@@ -122,12 +129,12 @@ class Engine(ABC):
         return rows[0]
 
     def fetch_arrow(self, statement: Statement) -> pa.Table:
-        self.log.append(statement)
+        self._record(statement)
         return self._arrow(self.sql(statement))
 
     def stream(self, statement: Statement, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Arrow record batches of a query; the result is drained or closed on return."""
-        self.log.append(statement)
+        self._record(statement)
         return self._stream(self.sql(statement), batch_rows)
 
     # ---- what every engine implements ----
