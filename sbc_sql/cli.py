@@ -54,19 +54,24 @@ class ProgressBar:
     def __init__(self, label: str, enabled: bool | None = None) -> None:
         self.label = label
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.start = time.perf_counter()
+        # the rate is measured from the first report on, so that a first run's compiling
+        # (before any row is placed) does not inflate the estimate
+        self.first: tuple[float, int] | None = None
         self.last = 0.0
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
             return
         now = time.perf_counter()
+        if self.first is None:
+            self.first = (now, done)
         if done < total and now - self.last < 0.1:
             return
         self.last = now
         frac = done / total
-        elapsed = now - self.start
-        eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
+        started, done_then = self.first
+        rate = (done - done_then) / (now - started) if now > started and done > done_then else 0.0
+        eta = (total - done) / rate if rate > 0 else 0.0
         bar = "#" * int(frac * 30)
         sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} eta {eta:5.1f}s")
         if done >= total:
@@ -397,6 +402,9 @@ def evaluate_cmd(
     weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     sql: Annotated[bool, typer.Option("--sql", help="Print the SQL; run nothing.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the figures: no step lines on stderr.")
+    ] = False,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
     --sensitive, l-diversity, t-closeness and beta-likeness of a release.
@@ -421,6 +429,7 @@ def evaluate_cmd(
             seed=seed,
             weights=w,
             k=k,
+            log=None if quiet else (lambda line: typer.echo(line, err=True)),
         )
     except SbcError as err:
         _fail(err)

@@ -219,3 +219,31 @@ def test_help_conventions(cli):
         for param in command.params:
             if param.param_type_name == "option":
                 assert param.help, (name, param.name)
+
+
+def test_the_progress_bar_measures_its_rate_from_the_first_report(capsys, monkeypatch):
+    from sbc_sql import cli as cli_module
+
+    now = [100.0]
+    monkeypatch.setattr(cli_module.time, "perf_counter", lambda: now[0])
+    bar = cli_module.ProgressBar("clustering", enabled=True)
+    now[0] = 130.0  # compiling took 30 s before the first report
+    bar(0, 1000)
+    now[0] = 131.0  # 100 rows a second, 900 to go
+    bar(100, 1000)
+    line = capsys.readouterr().err.split("\r")[-1]
+    assert line.endswith("100/1000 eta   9.0s")
+
+
+def test_evaluate_says_each_step(tmp_path, cli):
+    path = make_clinic(tmp_path / "c.duckdb")
+    assert cli(["anonymize", "--db", path, "-t", "patients", "-k", "4", "-q"]).exit_code == 0
+    args = ["evaluate", "--db", path, "--original", "patients", "--release", "patients_k4", "--queries", "5"]
+    res = cli(args)
+    assert res.exit_code == 0, res.stderr
+    steps = res.stderr.splitlines()
+    assert steps[0] == "evaluate: information loss ..."
+    assert any(
+        line.startswith("evaluate: query error (5 queries x 3 selectivities) done in ") for line in steps
+    )
+    assert cli([*args, "-q"]).stderr == ""
