@@ -655,7 +655,18 @@ def evaluation_sql(
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
-    engine = engines.connect(database_or_con)
+    with engines.reading(database_or_con) as engine:
+        return _evaluation_sql(engine, original, release, sensitive=sensitive, weights=weights)
+
+
+def _evaluation_sql(
+    engine: Engine,
+    original: str,
+    release: str,
+    *,
+    sensitive: str | None,
+    weights: Mapping[str, float] | None,
+) -> list[str]:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
@@ -702,7 +713,25 @@ def evaluate(
     error.
     """
     _check(k_r, n_r, queries, selectivities, k)
-    engine = engines.connect(database_or_con)
+    with engines.reading(database_or_con) as engine:
+        return _evaluate(
+            engine, original, release, sensitive, k_r, n_r, queries, selectivities, seed, weights, k
+        )
+
+
+def _evaluate(
+    engine: Engine,
+    original: str,
+    release: str,
+    sensitive: str | None,
+    k_r: float,
+    n_r: float,
+    queries: int,
+    selectivities: Sequence[float],
+    seed: int,
+    weights: Mapping[str, float] | None,
+    k: int | None,
+) -> Evaluation:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
