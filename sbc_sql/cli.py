@@ -1,17 +1,30 @@
-"""The sbc-sql command line (typer only: no SQL and no algorithm here)."""
+"""The sbc-sql command line (typer only: no SQL and no algorithm here).
+
+Every command runs inside :func:`reported`, the one place where what went wrong becomes
+what the user reads: an sbc-sql error is one ``Error:`` line and exit code 1; Ctrl-C or
+SIGTERM (raised as KeyboardInterrupt by the entry point, ``__main__.py``) is one line and
+exit code 130, once the run has rolled back and removed what it made; any other exception
+is one ``Error: internal error`` line naming its type, never its message (which may quote
+the data). ``--debug`` adds the stack. Exit codes: 0 success, 1 error, 2 usage, 130
+interrupted.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
+import traceback
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
 
 from . import __version__, api
+from .__main__ import INTERRUPTED
 from .cluster import registry
-from .errors import SbcError
+from .errors import InputError, SbcError
 from .hierarchies import parse_hierarchy_options
 from .plan import parse_weights
 from .quality.evaluate import Evaluation, evaluate, evaluation_sql
@@ -30,14 +43,57 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: the run's switches that are not a command's options (set by the app's callback)
+_settings = {"debug": False}
+
+
 @app.callback()
 def _options(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            hidden=True,
+            help="Print the stack of any error (an internal error's message too, which may quote data).",
+        ),
+    ] = False,
 ) -> None:
-    pass
+    _settings["debug"] = debug
+
+
+@contextlib.contextmanager
+def reported(interrupted: str = INTERRUPTED) -> Iterator[None]:
+    """The command's body inside: every way it can end becomes one line and an exit code
+    (see the module docstring); ``interrupted`` is what Ctrl-C says."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except SbcError as err:
+        _stack()
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        _stack()
+        typer.echo(interrupted, err=True)
+        raise typer.Exit(130) from None
+    except Exception as err:
+        _stack()
+        typer.echo(
+            f"Error: internal error: {type(err).__name__}; rerun with --debug to see where it "
+            "happened (its message is not shown, as it may quote the data)",
+            err=True,
+        )
+        raise typer.Exit(1) from None
+
+
+def _stack() -> None:
+    if _settings["debug"]:
+        traceback.print_exc()
 
 
 Names = Annotated[list[str] | None, typer.Option(show_default=False)]
@@ -67,11 +123,6 @@ class ProgressBar:
         if done >= total:
             sys.stderr.write("\n")
         sys.stderr.flush()
-
-
-def _fail(err: SbcError) -> None:
-    typer.echo(f"Error: {err}", err=True)
-    raise typer.Exit(1)
 
 
 @app.command("anonymize")
@@ -151,7 +202,7 @@ def anonymize_cmd(
     def log(line: str) -> None:
         typer.echo(line, err=True)
 
-    try:
+    with reported():
         result = anonymize(
             db,
             table,
@@ -176,9 +227,6 @@ def anonymize_cmd(
             log=log,
             progress=ProgressBar("clustering"),
         )
-    except SbcError as err:
-        _fail(err)
-        return
     if sql:
         typer.echo("\n".join(result.statements))
         return
@@ -227,11 +275,8 @@ def measure_cmd(
 
     Example: sbc-sql measure --db clinic.duckdb --original patients --release patients_k5
     """
-    try:
+    with reported():
         m = api.measure(db, original, release)
-    except SbcError as err:
-        _fail(err)
-        return
     if as_json:
         typer.echo(json.dumps(m.as_dict(), indent=2))
         return
@@ -253,11 +298,8 @@ def verify_cmd(
 
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
-    try:
+    with reported():
         verdict = api.verify(db, original, release, k)
-    except SbcError as err:
-        _fail(err)
-        return
     facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
     if verdict.ok:
         typer.echo(f"ok: '{release}' is {k}-anonymous and complete ({facts})")
@@ -296,7 +338,7 @@ def evaluate_cmd(
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
     """
-    try:
+    with reported():
         w = parse_weights(weights) if weights else None
         if sql:
             typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive, weights=w)))
@@ -314,9 +356,6 @@ def evaluate_cmd(
             weights=w,
             k=k,
         )
-    except SbcError as err:
-        _fail(err)
-        return
     if as_json:
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
@@ -359,8 +398,16 @@ def compare_cmd(
     """
     from . import compare as cmp
 
-    try:
-        ks = cmp.parse_ks(k)
+    kept = "Interrupted; the releases finished before it are kept, the one under way was rolled back."
+    with reported(kept if keep_releases else INTERRUPTED):
+        try:
+            ks = cmp.parse_ks(k)
+        except ValueError:
+            raise InputError(
+                f"--k '{k}' is not a comma-separated list of integers; write e.g. --k 2,5,10"
+            ) from None
+        # the outputs are checked before any work, so that none is lost for the want of one
+        cmp.check_outputs(csv_path, plot)
         header = cmp.table_text([]).splitlines()[0]
         typer.echo(header)
         rows = cmp.compare(
@@ -377,21 +424,7 @@ def compare_cmd(
             max_suppression=max_suppression,
             on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
         )
-    except ValueError as err:
-        _fail(SbcError(f"--k '{k}' is not a comma-separated list of integers ({err})"))
-        return
-    except SbcError as err:
-        _fail(err)
-        return
-    if csv_path:
-        cmp.write_csv(rows, csv_path)
-    if plot:
-        cmp.plot(rows, plot, title=f"{table}: total NCP against k")
-
-
-def main() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    main()
+        if csv_path:
+            cmp.write_csv(rows, csv_path)
+        if plot:
+            cmp.plot(rows, plot, title=f"{table}: total NCP against k")
