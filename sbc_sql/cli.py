@@ -100,13 +100,24 @@ Names = Annotated[list[str] | None, typer.Option(show_default=False)]
 
 
 class ProgressBar:
-    """A one-line bar with ETA on stderr, drawn only on a terminal."""
+    """A one-line bar with ETA on stderr, drawn only on a terminal. As a context manager it
+    ends a line it left unfinished, so that an error or an interruption is read on a line
+    of its own."""
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
         self.label = label
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.start = time.perf_counter()
         self.last = 0.0
+        self.open_line = False
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.open_line:
+            sys.stderr.write("\n")
+            self.open_line = False
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -120,7 +131,8 @@ class ProgressBar:
         eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
         bar = "#" * int(frac * 30)
         sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} eta {eta:5.1f}s")
-        if done >= total:
+        self.open_line = done < total
+        if not self.open_line:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
@@ -202,7 +214,7 @@ def anonymize_cmd(
     def log(line: str) -> None:
         typer.echo(line, err=True)
 
-    with reported():
+    with reported(), ProgressBar("clustering") as bar:
         result = anonymize(
             db,
             table,
@@ -225,7 +237,7 @@ def anonymize_cmd(
             memory_limit=memory_limit,
             block_rows=block_rows,
             log=log,
-            progress=ProgressBar("clustering"),
+            progress=bar,
         )
     if sql:
         typer.echo("\n".join(result.statements))

@@ -39,6 +39,5 @@ class EngineError(SbcError):
     def __init__(self, message: str, kind: str = "other") -> None:
         super().__init__(message)
         #: what went wrong, for callers that branch on it: 'disk-full', 'permission',
-        #: 'missing', 'corrupt', 'locked', 'memory', 'conversion', 'csv', 'interrupted' or
-        #: 'other'
+        #: 'missing', 'corrupt', 'locked', 'memory', 'conversion', 'csv' or 'other'
         self.kind = kind

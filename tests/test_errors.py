@@ -695,6 +695,19 @@ def test_ctrl_c_inside_a_run_rolls_back_and_says_so(bad_db, cli, monkeypatch):
     assert file_catalog(bad_db) == before
 
 
+def test_an_unfinished_progress_line_is_ended_before_the_message(capsys):
+    from sbc_sql.cli import ProgressBar
+
+    def stopped_while_drawing() -> None:
+        with ProgressBar("clustering", enabled=True) as bar:
+            bar(3, 10)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stopped_while_drawing()
+    assert capsys.readouterr().err.endswith("eta   0.0s\n")
+
+
 def read_only_copy(bad_db: Path, cli) -> Path:
     res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
     assert res.exit_code == 0, res.stderr
