@@ -113,7 +113,11 @@ class DuckDBEngine(Engine):
                 f"database file '{path}' does not exist; pass an existing DuckDB file "
                 "with --db (examples/make_clinic_db.py makes one)"
             )
-        created = [] if path.exists() else [path, path.with_name(path.name + ".wal")]
+        # the files this connect makes: the database, and its log unless one is there
+        wal = path.with_name(path.name + ".wal")
+        created: list[Path] = []
+        if not path.exists():
+            created = [path] if wal.exists() or wal.is_symlink() else [path, wal]
         try:
             connection = _quiet(_open(path, read_only))
         except BaseException as err:
