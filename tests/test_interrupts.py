@@ -57,7 +57,7 @@ def test_a_stop_flag_ends_one_exact_block_at_once():
 
 
 def test_a_stop_flag_ends_the_blocks_running_and_cancels_the_rest():
-    data = synthetic(200_000)
+    data = synthetic(400_000)
     stop = np.zeros(1, dtype=np.bool_)
     done: list[int] = []
     timer = stop_after(0.3, stop)
@@ -75,7 +75,7 @@ def test_a_stop_flag_ends_the_blocks_running_and_cancels_the_rest():
         )
     timer.cancel()
     assert time.perf_counter() - started < 1.5
-    assert len(done) < 130  # of 131 blocks
+    assert len(done) < 260  # of 261 blocks
 
 
 def test_ctrl_c_reaches_a_kernel_in_the_main_thread():
