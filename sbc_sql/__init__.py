@@ -1,20 +1,35 @@
 """sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
 
-Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`.
+Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`, their
+:class:`Result` and :class:`Evaluation`, and the errors they raise. Their errors speak in
+keywords (``k=2``); the command line calls the same functions and speaks in flags.
+
+The names are imported on first use: importing the package itself loads nothing heavy, so
+the command line can install its signal handlers before DuckDB, numpy and the kernels load
+(about a second), and Ctrl-C at start-up stops it as cleanly as later.
 """
 
-from . import api, quality, session
-from .errors import InputError, OutputExistsError, ResourceError, RoleError, SbcError, VerificationError
-from .quality.evaluate import Evaluation
-from .session import Result
+from __future__ import annotations
 
-# the public functions; their errors speak in keywords (k=2), the command line's in flags
-anonymize = api.speaks_python(session.anonymize)
-measure = api.speaks_python(api.measure)
-verify = api.speaks_python(api.verify)
-evaluate = api.speaks_python(quality.evaluate.evaluate)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import measure, verify
+    from .errors import (
+        EngineError,
+        InputError,
+        OutputExistsError,
+        ResourceError,
+        RoleError,
+        SbcError,
+        VerificationError,
+    )
+    from .quality.evaluate import Evaluation, evaluate
+    from .session import Result, anonymize
 
 __all__ = [
+    "EngineError",
     "Evaluation",
     "InputError",
     "OutputExistsError",
@@ -29,3 +44,43 @@ __all__ = [
     "verify",
 ]
 __version__ = "0.1.0"
+
+#: each public name and the module it lives in
+_HOMES = {
+    "Evaluation": "quality.evaluate",
+    "Result": "session",
+    "anonymize": "session",
+    "evaluate": "quality.evaluate",
+    "measure": "api",
+    "verify": "api",
+    **dict.fromkeys(
+        (
+            "EngineError",
+            "InputError",
+            "OutputExistsError",
+            "ResourceError",
+            "RoleError",
+            "SbcError",
+            "VerificationError",
+        ),
+        "errors",
+    ),
+}
+#: the functions whose errors are reworded in a Python caller's terms
+_FUNCTIONS = ("anonymize", "evaluate", "measure", "verify")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+        if name in _FUNCTIONS:
+            from .api import speaks_python
+
+            value = speaks_python(value)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -65,17 +65,17 @@ def measure(
     ``ranges`` overrides a numeric QI's domain (e.g. ``{"age": (10, 100)}``) when the
     denominator of its NCP should be a declared domain rather than the data's range.
     """
-    engine = engines.connect(database)
-    _tables(engine, original, release)
-    return metrics.measure_tables(
-        engine, _layout(engine, original, release, weights), original, release, ranges
-    )
+    with engines.reading(database) as engine:
+        _tables(engine, original, release)
+        return metrics.measure_tables(
+            engine, _layout(engine, original, release, weights), original, release, ranges
+        )
 
 
 def verify(database: str | Path | Engine | Any, original: str, release: str, k: int) -> Verdict:
     """k-anonymity and completeness of ``release`` against ``original``."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
-    engine = engines.connect(database)
-    _tables(engine, original, release)
-    return verify_pair(engine, _layout(engine, original, release, None), original, release, k)
+    with engines.reading(database) as engine:
+        _tables(engine, original, release)
+        return verify_pair(engine, _layout(engine, original, release, None), original, release, k)

@@ -1,17 +1,30 @@
-"""The sbc-sql command line (typer only: no SQL and no algorithm here)."""
+"""The sbc-sql command line (typer only: no SQL and no algorithm here).
+
+Every command runs inside :func:`reported`, the one place where what went wrong becomes
+what the user reads: an sbc-sql error is one ``Error:`` line and exit code 1; Ctrl-C or
+SIGTERM (raised as KeyboardInterrupt by the entry point, ``__main__.py``) is one line and
+exit code 130, once the run has rolled back and removed what it made; any other exception
+is one ``Error: internal error`` line naming its type, never its message (which may quote
+the data). ``--debug`` adds the stack. Exit codes: 0 success, 1 error, 2 usage, 130
+interrupted.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import sys
 import time
+import traceback
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
 
 from . import __version__, api
 from . import plan as planning
+from .__main__ import INTERRUPTED
 from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
@@ -38,18 +51,63 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+#: the run's switches that are not a command's options (set by the app's callback)
+_settings = {"debug": False}
+
+
 @app.callback()
 def _options(
     version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            hidden=True,
+            help="Print the stack of any error (an internal error's message too, which may quote data).",
+        ),
+    ] = False,
 ) -> None:
-    pass
+    _settings["debug"] = debug
+
+
+@contextlib.contextmanager
+def reported(interrupted: str = INTERRUPTED) -> Iterator[None]:
+    """The command's body inside: every way it can end becomes one line and an exit code
+    (see the module docstring); ``interrupted`` is what Ctrl-C says."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort):
+        raise
+    except SbcError as err:
+        _stack()
+        typer.echo(f"Error: {err}", err=True)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        _stack()
+        typer.echo(interrupted, err=True)
+        raise typer.Exit(130) from None
+    except Exception as err:
+        _stack()
+        typer.echo(
+            f"Error: internal error: {type(err).__name__}; rerun with --debug to see where it "
+            "happened (its message is not shown, as it may quote the data)",
+            err=True,
+        )
+        raise typer.Exit(1) from None
+
+
+def _stack() -> None:
+    if _settings["debug"]:
+        traceback.print_exc()
 
 
 class ProgressBar:
-    """A one-line bar with ETA on stderr, drawn only on a terminal."""
+    """A one-line bar with ETA on stderr, drawn only on a terminal. As a context manager it
+    ends a line it left unfinished, so that an error or an interruption is read on a line
+    of its own."""
 
     def __init__(self, label: str, enabled: bool | None = None) -> None:
         self.label = label
@@ -58,6 +116,15 @@ class ProgressBar:
         # (before any row is placed) does not inflate the estimate
         self.first: tuple[float, int] | None = None
         self.last = 0.0
+        self.open_line = False
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.open_line:
+            sys.stderr.write("\n")
+            self.open_line = False
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -74,14 +141,10 @@ class ProgressBar:
         eta = (total - done) / rate if rate > 0 else 0.0
         bar = "#" * int(frac * 30)
         sys.stderr.write(f"\r{self.label} [{bar:<30}] {frac:6.1%} {done}/{total} eta {eta:5.1f}s")
-        if done >= total:
+        self.open_line = done < total
+        if not self.open_line:
             sys.stderr.write("\n")
         sys.stderr.flush()
-
-
-def _fail(err: SbcError) -> None:
-    typer.echo(f"Error: {err}", err=True)
-    raise typer.Exit(1)
 
 
 Leftover = enum.Enum("Leftover", {m: m for m in LEFTOVER_MODES}, type=str)  # type: ignore[misc]
@@ -247,7 +310,7 @@ def anonymize_cmd(
         raise typer.BadParameter(
             f"--exact is --mode exact; it cannot be combined with --mode {mode_name}", param_hint="--exact"
         )
-    try:
+    with reported(), ProgressBar("clustering", enabled=False if quiet else None) as bar:
         result = anonymize(
             db,
             table,
@@ -272,12 +335,9 @@ def anonymize_cmd(
             csv_delimiter=csv_delimiter,
             csv_header=csv_header,
             log=log,
-            progress=ProgressBar("clustering", enabled=False if quiet else None),
+            progress=bar,
             trace=trace if verbose else None,
         )
-    except SbcError as err:
-        _fail(err)
-        return
     if sql:
         typer.echo("\n".join(result.statements))
         return
@@ -340,11 +400,8 @@ def measure_cmd(
 
     Example: sbc-sql measure --db clinic.duckdb --original patients --release patients_k5
     """
-    try:
+    with reported():
         m = api.measure(db, original, release)
-    except SbcError as err:
-        _fail(err)
-        return
     if as_json:
         typer.echo(json.dumps(m.as_dict(), indent=2))
         return
@@ -366,11 +423,8 @@ def verify_cmd(
 
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
-    try:
+    with reported():
         verdict = api.verify(db, original, release, k)
-    except SbcError as err:
-        _fail(err)
-        return
     facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
     if verdict.ok:
         typer.echo(f"ok: '{release}' is {k}-anonymous and complete ({facts})")
@@ -412,7 +466,7 @@ def evaluate_cmd(
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
     """
-    try:
+    with reported():
         w = parse_weights(weights) if weights else None
         if sql:
             typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive, weights=w)))
@@ -431,9 +485,6 @@ def evaluate_cmd(
             k=k,
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
         )
-    except SbcError as err:
-        _fail(err)
-        return
     if as_json:
         typer.echo(json.dumps(report.grouped(result), indent=2))
         return
@@ -474,8 +525,11 @@ def compare_cmd(
     """
     from . import compare as cmp
 
-    try:
+    kept = "Interrupted; the releases finished before it are kept, the one under way was rolled back."
+    with reported(kept if keep_releases else INTERRUPTED):
         ks = cmp.parse_ks(k)
+        # the outputs are checked before any work, so that none is lost for the want of one
+        cmp.check_outputs(csv_path, plot)
         header = cmp.table_text([]).splitlines()[0]
         typer.echo(header)
         rows = cmp.compare(
@@ -492,18 +546,7 @@ def compare_cmd(
             max_suppression=max_suppression,
             on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
         )
-    except SbcError as err:
-        _fail(err)
-        return
-    if csv_path:
-        cmp.write_csv(rows, csv_path)
-    if plot:
-        cmp.plot(rows, plot, title=f"{table}: total NCP against k")
-
-
-def main() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    main()
+        if csv_path:
+            cmp.write_csv(rows, csv_path)
+        if plot:
+            cmp.plot(rows, plot, title=f"{table}: total NCP against k")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import importlib.util
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -14,7 +16,7 @@ from .cluster import registry
 from .engines.duckdb import looks_like_file
 from .errors import InputError, OutputExistsError
 from .hierarchies import HierarchySpec
-from .plan import release_objects_of
+from .plan import check_writable_path, release_objects_of
 from .session import cluster, make_options, prepare, publish
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql
@@ -84,17 +86,44 @@ def compare(
             seconds = time.perf_counter() - started
             m = result.measures
             assert m is not None
-            layout = Layout(plan.qis, plan.verbatim, plan.weights)
-            tuples = int(engine.fetch_one(tuple_sizes_sql(layout, output))[0])
-            row = CompareRow(algorithm, k, m.total_ncp, m.utility, m.classes, tuples, m.suppressed, seconds)
-            rows.append(row)
-            if on_row is not None:
-                on_row(row)
+            names = plan.release_objects
+            try:
+                layout = Layout(plan.qis, plan.verbatim, plan.weights)
+                tuples = int(engine.fetch_one(tuple_sizes_sql(layout, output))[0])
+                row = CompareRow(
+                    algorithm, k, m.total_ncp, m.utility, m.classes, tuples, m.suppressed, seconds
+                )
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+            except BaseException:
+                # a release counted nowhere is not left behind (an error or Ctrl-C here)
+                if not keep_releases:
+                    with contextlib.suppress(Exception):
+                        _drop(engine, names)
+                raise
             if not keep_releases:
-                names = plan.release_objects
-                for tree in drop_release_sql(engine.object_kinds(names), names):
-                    engine.execute(tree)
+                _drop(engine, names)
     return rows
+
+
+def _drop(engine: engines.Engine, names: Sequence[str]) -> None:
+    for tree in drop_release_sql(engine.object_kinds(names), names):
+        engine.execute(tree)
+
+
+def check_outputs(csv_path: str | Path | None, plot_path: str | Path | None) -> None:
+    """Before any work: ``--csv`` and ``--plot`` go to files in folders that exist and can
+    be written, and ``--plot`` has matplotlib (the optional extra 'plot')."""
+    if csv_path:
+        check_writable_path(csv_path, "--csv")
+    if plot_path:
+        check_writable_path(plot_path, "--plot")
+        if importlib.util.find_spec("matplotlib") is None:
+            raise InputError(
+                "--plot needs matplotlib, which is not installed; install it with "
+                "pip install 'sbc-sql[plot]', or leave --plot out"
+            )
 
 
 def parse_ks(text: str) -> list[int]:

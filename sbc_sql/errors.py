@@ -32,6 +32,19 @@ class ResourceError(SbcError):
     """The run would exceed this machine's memory."""
 
 
+class EngineError(SbcError):
+    """The database engine could not run what was asked (a full disk, a corrupt file, too
+    little memory, a value its type cannot hold). The message names the operation, the
+    cause and the fix, never the data: the engine's own text, which may quote rows and
+    values, is read by the engine's module and never shown."""
+
+    def __init__(self, message: str, kind: str = "other") -> None:
+        super().__init__(message)
+        #: what went wrong, for callers that branch on it: 'disk-full', 'permission',
+        #: 'missing', 'corrupt', 'locked', 'memory', 'conversion', 'csv' or 'other'
+        self.kind = kind
+
+
 #: a flag whose Python keyword has another name or takes no value
 _KEYWORDS = {
     "db": "database",

@@ -249,21 +249,37 @@ def anonymize(
         )
     from .engines.duckdb import looks_like_file
 
-    engine = engines.connect(database, must_exist=not (database and looks_like_file(table)))
-    engine.dry = sql_only
-    engine.trace = trace
-    if out_file is not None:
-        inputs = [table] if looks_like_file(table) else []
-        out_file = planning.check_out_file(
-            out_file, protected=[*engine.database_files(), *inputs], replace=replace
-        )
-    if memory_limit and not sql_only:
-        engine.limit_memory(memory_limit)
-    say = log or _warnings_only
-    prepared = prepare(engine, table, options, hierarchies=hierarchies, log=say)
-    clustering = cluster(prepared, progress=progress, log=say)
-    prepared.release_arrays()
-    return publish(prepared, clustering, out_file=out_file)
+    given = [Path(database)] if isinstance(database, (str, Path)) else []
+    # a dry run writes nothing: an existing file is opened read-only, and a file that does
+    # not exist yet (an input file into a new --db) is not made: the run plans in memory
+    new_file = bool(given) and not given[0].exists() and looks_like_file(table)
+    engine = engines.connect(
+        None if sql_only and new_file else database,
+        must_exist=not (database and looks_like_file(table)),
+        read_only=sql_only,
+    )
+    try:
+        engine.dry = sql_only
+        engine.trace = trace
+        if out_file is not None:
+            inputs = [table] if looks_like_file(table) else []
+            out_file = planning.check_out_file(
+                out_file, protected=[*engine.database_files(), *given, *inputs], replace=replace
+            )
+        if memory_limit and not sql_only:
+            engine.limit_memory(memory_limit)
+        say = log or _warnings_only
+        prepared = prepare(engine, table, options, hierarchies=hierarchies, log=say)
+        clustering = cluster(prepared, progress=progress, log=say)
+        prepared.release_arrays()
+        return publish(prepared, clustering, out_file=out_file)
+    except BaseException:
+        # a failed run keeps nothing open, and a database file it created (which would
+        # hold nothing) goes
+        engine.discard_created()
+        if engine is not database:
+            engine.close()
+        raise
 
 
 def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:

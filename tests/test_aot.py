@@ -135,6 +135,7 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
             "pool": 64,
             "wide": 256,
             "budget": n,
+            "stop": np.zeros(1, dtype=np.bool_),
         }
         done = kernel(*call_args("greedy_pass", values))
         outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))

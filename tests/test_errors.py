@@ -219,12 +219,12 @@ CASES = [
 
 def check_failure(res, needles, after_roles: bool = False) -> str:
     """Exit 1, nothing on stdout, one 'Error:' line on stderr; with after_roles the run got
-    past planning, so the role log lines may come first."""
+    past planning, so the role log lines (and the clustering line) may come first."""
     assert res.exit_code == 1, (res.stdout, res.stderr)
     assert res.stdout == ""
     lines = res.stderr.strip().splitlines()
     if after_roles:
-        assert all(re.match(r"column '.*' \(.*\): ", x) for x in lines[:-1]), res.stderr
+        assert all(re.match(r"column '.*' \(.*\): |clustering: ", x) for x in lines[:-1]), res.stderr
     else:
         assert len(lines) == 1, res.stderr
     line = lines[-1]
@@ -593,3 +593,368 @@ def test_choices_are_usage_errors_naming_the_choices(bad_db, cli, extra, needles
     for needle in needles:
         assert needle in flat
     assert file_catalog(bad_db) == before
+
+
+# ---- what the engine reports, read at the boundary: one line, no value, nothing left ----
+
+
+def ragged_csv(path: Path, last: str) -> Path:
+    """A CSV whose one bad line comes after DuckDB's sniffing sample."""
+    path.write_text("age,zip,dis\n" + "".join(f"{30 + i % 40},{i % 7},flu\n" for i in range(30000)) + last)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("last", "needles"),
+    [
+        ("31,3,SECRET-VALUE-123,extra\n", ["line 30002", "has 4 columns, expected 3", "--table"]),
+        ("SECRET-VALUE-123,3,flu\n", ["line 30002", "column 'age'", "BIGINT", "--table"]),
+    ],
+    ids=["too many columns", "type broken late"],
+)
+def test_a_bad_csv_line_into_a_new_database(cli, tmp_path, last, needles):
+    csv = ragged_csv(tmp_path / "p.csv", last)
+    db = tmp_path / "new.duckdb"
+    res = cli(["anonymize", "--db", db, "--table", csv, "--k", "2", "--sensitive", "dis"])
+    check_failure(res, [f"CSV file '{csv}'", *needles])
+    # the database file the run would have created is not left behind
+    assert not db.exists() and not Path(f"{db}.wal").exists()
+
+
+def test_a_view_whose_cast_fails(bad_db, cli):
+    with duckdb.connect(str(bad_db)) as con:
+        con.execute("CREATE VIEW casted AS SELECT CAST(name AS INTEGER) AS n, age, dis FROM patients")
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "casted", "--k", "2", "--sensitive", "dis"])
+    check_failure(res, ["view 'casted'", "column 'name'", "INT32", "fix or remove"])
+    assert file_catalog(bad_db) == before
+
+
+def test_enum_categories_are_never_shown(tmp_path, cli):
+    path = tmp_path / "enum.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TYPE secret_kind AS ENUM ('SECRET-VALUE-123', 'SECRET-NOTE')")
+        con.execute(
+            "CREATE TABLE t AS SELECT 20 + i % 9 AS age, CAST(CASE WHEN i % 2 = 0 "
+            "THEN 'SECRET-NOTE' ELSE 'SECRET-VALUE-123' END AS secret_kind) AS kind, "
+            "{'k': CAST('SECRET-NOTE' AS secret_kind)} AS nested, 'flu' AS dis FROM range(40) r(i)"
+        )
+    # the roles are printed with the types: ENUM, STRUCT(k ENUM)
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            "t",
+            "--k",
+            "2",
+            "--qi",
+            "age,kind",
+            "--drop",
+            "nested",
+            "--sensitive",
+            "dis",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "column 'kind' (ENUM): categorical" in res.stderr
+    assert "column 'nested' (STRUCT(k ENUM)): identifier" in res.stderr
+    # and in an error
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            "t",
+            "--k",
+            "2",
+            "--qi",
+            "age,nested",
+            "--keep",
+            "kind",
+            "--sensitive",
+            "dis",
+            "--output",
+            "other",
+        ]
+    )
+    check_failure(res, ["'nested'", "STRUCT(k ENUM)", "--drop"])
+
+
+@pytest.mark.parametrize(
+    ("limit", "needles"),
+    [
+        ("1KB", ["'1KB'", "below 16MB", "--memory-limit 16MB"]),
+        ("99999999TB", ["'99999999TB'", "above this machine's", "leave it out"]),
+    ],
+)
+def test_memory_limits_out_of_range(bad_db, cli, limit, needles):
+    before = file_catalog(bad_db)
+    res = cli(
+        ["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--memory-limit", limit]
+    )
+    check_failure(res, needles)
+    assert file_catalog(bad_db) == before
+
+
+def test_a_memory_limit_too_small_for_the_table(tmp_path, cli):
+    # above the floor, below what this table needs: DuckDB's out-of-memory error, read
+    path = tmp_path / "big.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT 20 + i % 60 AS age, 'z' || (i % 500) AS zip, 'd' || (i % 9) AS dis "
+            "FROM range(200000) r(i)"
+        )
+    before = file_catalog(path)
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "--table",
+            "t",
+            "--k",
+            "5",
+            "--sensitive",
+            "dis",
+            "--memory-limit",
+            "16MB",
+        ]
+    )
+    line = check_failure(res, ["ran out of memory", "--memory-limit"], after_roles=True)
+    assert "MiB" in line
+    assert file_catalog(path) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        (b"PAR1" + b"SECRET-VALUE-123" * 40, ["not a valid Parquet file"]),
+        (b"PAR1", ["not a valid Parquet file"]),
+    ],
+    ids=["noise", "too short"],
+)
+def test_a_corrupt_parquet_input(cli, tmp_path, content, needles):
+    parquet = tmp_path / "p.parquet"
+    parquet.write_bytes(content)
+    out = tmp_path / "release.csv"
+    res = cli(["anonymize", "--table", parquet, "--k", "2", "--out-file", out])
+    check_failure(res, [f"'{parquet}'", *needles])
+    assert not out.exists() and not Path(f"{out}.sbc-partial").exists()
+
+
+@pytest.mark.parametrize("command", ["anonymize", "measure", "verify", "evaluate"])
+def test_a_corrupt_database(cli, tmp_path, command):
+    path = tmp_path / "bad.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE patients AS SELECT range AS i FROM range(100000)")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    args = {
+        "anonymize": ["--table", "patients", "--k", "2"],
+        "measure": ["--original", "patients", "--release", "r"],
+        "verify": ["--original", "patients", "--release", "r", "--k", "2"],
+        "evaluate": ["--original", "patients", "--release", "r"],
+    }[command]
+    check_failure(cli([command, "--db", path, *args]), [f"--db '{path}'", "not a valid DuckDB database"])
+    assert len(path.read_bytes()) == len(data) // 3
+
+
+def full_device(path: Path) -> Path:
+    """``path`` made a link to /dev/full, where every write fails with ENOSPC: a full disk
+    for whatever writes there, for any user, in any CI."""
+    path.symlink_to("/dev/full")
+    return path
+
+
+def test_a_full_disk_during_the_export(bad_db, cli, tmp_path):
+    out = tmp_path / "release.csv"
+    partial = full_device(Path(f"{out}.sbc-partial"))
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--out-file", out])
+    check_failure(res, ["No space left on device", "free space"], after_roles=True)
+    assert not out.exists() and not partial.exists() and not partial.is_symlink()
+    assert file_catalog(bad_db) == before
+
+
+def test_a_full_disk_for_a_new_database(cli, tmp_path):
+    csv = ragged_csv(tmp_path / "p.csv", "")
+    db = tmp_path / "new.duckdb"
+    wal = full_device(Path(f"{db}.wal"))  # the commit writes the log first
+    res = cli(["anonymize", "--db", db, "--table", csv, "--k", "2", "--sensitive", "dis"])
+    line = check_failure(res, ["committing", "No space left on device", "free space"], after_roles=True)
+    assert "Traceback" not in res.stderr and line.count("Error") == 1
+    # the database file the run made goes; the log it found there was not its own
+    assert not db.exists() and wal.is_symlink()
+
+
+def test_outputs_in_a_missing_folder_are_refused_before_any_work(bad_db, cli, tmp_path):
+    before = file_catalog(bad_db)
+    out = tmp_path / "nodir" / "release.parquet"
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "--out-file", out])
+    check_failure(res, ["--out-file", str(out.parent), "does not exist"])
+    for flag in ("--csv", "--plot"):
+        target = tmp_path / "nodir" / "ncp.out"
+        res = cli(
+            [
+                "compare",
+                "--db",
+                bad_db,
+                "--table",
+                "patients",
+                "--k",
+                "2",
+                "--algorithms",
+                "sbca",
+                *GOOD,
+                flag,
+                target,
+            ]
+        )
+        check_failure(res, [flag, str(target.parent), "does not exist"])
+    assert file_catalog(bad_db) == before
+
+
+def test_plot_without_matplotlib_names_the_extra(bad_db, cli, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
+    )
+    before = file_catalog(bad_db)
+    res = cli(
+        [
+            "compare",
+            "--db",
+            bad_db,
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            "--algorithms",
+            "sbca",
+            *GOOD,
+            "--plot",
+            tmp_path / "ncp.png",
+        ]
+    )
+    check_failure(res, ["--plot", "matplotlib", "pip install 'sbc-sql[plot]'"])
+    assert file_catalog(bad_db) == before
+
+
+def test_a_dry_run_creates_no_database(cli, tmp_path):
+    csv = ragged_csv(tmp_path / "p.csv", "")
+    db = tmp_path / "new.duckdb"
+    res = cli(["anonymize", "--db", db, "--table", csv, "--k", "2", "--sensitive", "dis", "--sql"])
+    assert res.exit_code == 0, res.stderr
+    assert "CREATE TABLE" in res.stdout
+    assert not db.exists() and not Path(f"{db}.wal").exists()
+
+
+def test_an_internal_error_is_one_line_without_its_message(bad_db, cli, monkeypatch):
+    from sbc_sql.stages import stats
+
+    def broken(*args, **kwargs):
+        raise ValueError("SECRET-VALUE-123 leaked by a bug")
+
+    monkeypatch.setattr(stats, "collect_stats", broken)
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
+    check_failure(res, ["internal error: ValueError", "--debug"])
+    # --debug shows where, message included (the user asked for it)
+    res = cli(["--debug", "anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
+    assert res.exit_code == 1
+    assert "Traceback" in res.stderr and "collect_stats" in res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith("Error: internal error: ValueError")
+    assert file_catalog(bad_db) == before
+
+
+def test_debug_shows_the_stack_of_an_engine_error_without_its_text(bad_db, cli):
+    with duckdb.connect(str(bad_db)) as con:
+        con.execute("CREATE VIEW casted AS SELECT CAST(name AS INTEGER) AS n, age, dis FROM patients")
+    res = cli(["--debug", "anonymize", "--db", bad_db, "--table", "casted", "--k", "2", "--sensitive", "dis"])
+    assert res.exit_code == 1
+    assert "Traceback" in res.stderr and "open_source" in res.stderr
+    for secret in SECRETS:
+        assert secret not in res.stderr
+
+
+def test_ctrl_c_inside_a_run_rolls_back_and_says_so(bad_db, cli, monkeypatch):
+    from sbc_sql.stages import verify
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(verify, "verify_with_labels", interrupted)
+    before = file_catalog(bad_db)
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
+    assert res.exit_code == 130
+    assert res.stderr.strip().splitlines()[-1] == "Interrupted; nothing was written."
+    assert "Traceback" not in res.stderr
+    assert file_catalog(bad_db) == before
+
+
+def test_an_unfinished_progress_line_is_ended_before_the_message(capsys):
+    from sbc_sql.cli import ProgressBar
+
+    def stopped_while_drawing() -> None:
+        with ProgressBar("clustering", enabled=True) as bar:
+            bar(3, 10)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stopped_while_drawing()
+    assert capsys.readouterr().err.endswith("eta   0.0s\n")
+
+
+def read_only_copy(bad_db: Path, cli) -> Path:
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
+    assert res.exit_code == 0, res.stderr
+    bad_db.chmod(0o444)
+    return bad_db
+
+
+@pytest.mark.parametrize(
+    ("command", "expect"),
+    [
+        (["verify", "--original", "patients", "--release", "patients_k2", "--k", "2"], "ok: 'patients_k2'"),
+        (["measure", "--original", "patients", "--release", "patients_k2"], "total NCP"),
+        (
+            ["evaluate", "--original", "patients", "--release", "patients_k2", "--sensitive", "dis"],
+            "l-diversity",
+        ),
+        (["anonymize", "--table", "patients", "--k", "3", *GOOD, "--sql"], "CREATE TABLE"),
+    ],
+    ids=["verify", "measure", "evaluate", "sql"],
+)
+def test_reading_commands_work_on_a_file_nobody_may_write(bad_db, cli, command, expect):
+    """Opened read-only: the file may be one the user cannot write (mode 0444), and one
+    another process has open read-only (which excludes any writer: the test holds for root
+    too, whom mode bits do not stop)."""
+    import subprocess
+    import sys
+
+    path = read_only_copy(bad_db, cli)
+    data = path.read_bytes()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
+            "print(1, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        res = cli([command[0], "--db", path, *command[1:]])
+    finally:
+        holder.communicate("")
+    assert res.exit_code == 0, res.stderr
+    assert expect in res.stdout
+    assert path.read_bytes() == data

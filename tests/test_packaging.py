@@ -26,7 +26,7 @@ def test_the_wheel_contains_every_template(wheel):
     assert shipped == SQL_FILES
     assert "sbc_sql/sql/templates.py" in names and "sbc_sql/cluster/sbca_paper.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "sbc-sql = sbc_sql.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "sbc-sql = sbc_sql.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 def _installed(wheel: Path, tmp_path: Path) -> Path:

@@ -315,6 +315,7 @@ def blocked(
     workers: int | None = None,
     progress: Progress | None = None,
     categorical_by: str = "frequency",
+    stop: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cluster every block with ``algorithm(block_data, k)``; class ids unique over blocks.
 
@@ -325,7 +326,14 @@ def blocked(
     (``QIData.coarse_rank``), so a block's own coarse order is read rather than recomputed.
     Threads gain where the algorithm spends its time in code that releases the GIL (the
     SBCA+ kernels are ``nogil``).
+
+    Ctrl-C (or a block that fails) cancels the blocks not yet started and sets ``stop``, the
+    flag the kernels of an algorithm bound to it read (``sbca_plus(..., stop=stop)``), so
+    the blocks running return at their next check instead of running on. With one worker
+    the blocks run in this thread, where the kernels see Ctrl-C themselves (see
+    :mod:`.sbca_plus.compiled`).
     """
+    stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     order = None
     if categorical_by == "coarse" and data.n_rows > 0:
         order = coarse_order(data, workers)
@@ -345,10 +353,15 @@ def blocked(
     else:
         with ThreadPoolExecutor(max_workers=n_workers) as pool:
             futures = {pool.submit(run, rows): b for b, rows in enumerate(blocks)}
-            for done, fut in enumerate(as_completed(futures), start=1):
-                results[futures[fut]] = fut.result()
-                if progress is not None:
-                    progress(done, len(blocks))
+            try:
+                for done, fut in enumerate(as_completed(futures), start=1):
+                    results[futures[fut]] = fut.result()
+                    if progress is not None:
+                        progress(done, len(blocks))
+            except BaseException:
+                stop[0] = True
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
     return _merge(data.n_rows, blocks, results)
 
 

@@ -103,11 +103,14 @@ class Clusterer:
         return self.runner(data, k, options or ClusterOptions(), progress)
 
 
-def block_algorithm(k: int, leftover: str = "nearest", rows: int | None = None) -> Callable[..., np.ndarray]:
+def block_algorithm(
+    k: int, leftover: str = "nearest", rows: int | None = None, stop: np.ndarray | None = None
+) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
-    that many rows, chosen by the user) every row of a block is a candidate for each class."""
+    that many rows, chosen by the user) every row of a block is a candidate for each class;
+    ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`)."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
-    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k))
+    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k), stop=stop)
 
 
 def _threads(workers: int | None) -> str:
@@ -128,14 +131,16 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
             "cluster-aware SBCA (growth, seeds far from the last class, refinement, coarse order), one block",
         )
     size = options.block_rows or default_block_rows(k)
+    stop = np.zeros(1, dtype=np.bool_)
     labels = blocked(
         data,
         k,
-        block_algorithm(k, options.leftover, options.block_rows),
+        block_algorithm(k, options.leftover, options.block_rows, stop),
         block_size=size,
         workers=options.workers,
         progress=progress,
         categorical_by="coarse",
+        stop=stop,
     )
     n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
     return ClusterRun(
@@ -157,7 +162,10 @@ def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Pro
     if mode == "exact":
         labels = paper(data, k, progress=progress)
         return ClusterRun(labels, "sbca-paper", "exact", f"the paper's SBCA, one block, {engine}")
-    labels = blocked(data, k, paper, workers=options.workers, progress=progress)
+    stop = np.zeros(1, dtype=np.bool_)
+    labels = blocked(
+        data, k, functools.partial(paper, stop=stop), workers=options.workers, progress=progress, stop=stop
+    )
     return ClusterRun(
         labels,
         "sbca-paper",

@@ -2,22 +2,49 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .base import Capabilities, ColumnInfo, Engine, TableInfo
 
-__all__ = ["Capabilities", "ColumnInfo", "Engine", "TableInfo", "as_frame", "connect", "duckdb_from_frame"]
+__all__ = [
+    "Capabilities",
+    "ColumnInfo",
+    "Engine",
+    "TableInfo",
+    "as_frame",
+    "connect",
+    "duckdb_from_frame",
+    "reading",
+]
 
 
-def connect(database: Engine | str | Path | Any | None, *, must_exist: bool = True) -> Engine:
+def connect(
+    database: Engine | str | Path | Any | None, *, must_exist: bool = True, read_only: bool = False
+) -> Engine:
     """The engine for ``database``: an Engine as it is; a DuckDB connection, a DuckDB file
-    path or None (in memory) for DuckDB."""
+    path or None (in memory) for DuckDB. ``read_only`` opens a file read-only (what only
+    reads: measure, verify, evaluate and a dry run)."""
     if isinstance(database, Engine):
         return database
     from .duckdb import DuckDBEngine
 
-    return DuckDBEngine.connect(database, must_exist=must_exist)
+    return DuckDBEngine.connect(database, must_exist=must_exist, read_only=read_only)
+
+
+@contextlib.contextmanager
+def reading(database: Engine | str | Path | Any | None) -> Iterator[Engine]:
+    """An engine for what only reads (measure, verify, evaluate): a file is opened read-only
+    and closed on the way out, so that nothing of it stays open after an error either; an
+    engine or connection given is used as it is and left open."""
+    engine = connect(database, read_only=True)
+    try:
+        yield engine
+    finally:
+        if engine is not database:
+            engine.close()
 
 
 def as_frame(data: Any) -> Any | None:

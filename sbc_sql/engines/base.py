@@ -12,6 +12,12 @@ that a real run and its ``--sql`` print list the same statements. Catalog look-u
 the engine itself (does a name exist, what are its columns) are not part of a run and are
 not logged. A dry run (``dry=True``) still runs the reads that planning needs, and only logs
 what would write or read the release (:meth:`Engine.show`).
+
+The boundary: the driver's exceptions never leave an engine. Its running methods run the
+driver inside :meth:`Engine.driver_call`, which turns a driver error into an
+:class:`~sbc_sql.errors.EngineError` naming the operation, the cause and the fix, never a
+value (each engine reads its driver's messages in :meth:`Engine.translate`), and a query
+the driver gave up because of Ctrl-C back into KeyboardInterrupt.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from ..errors import SbcError
 from ..sql.templates import ident
 
 Statement = exp.Expression | str
@@ -48,7 +56,8 @@ class Capabilities:
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str
-    #: the type as the engine names it
+    #: the type as the engine names it, without values: an ENUM's categories are data, so
+    #: ``ENUM('a', 'b')`` is ``ENUM`` here (the kind below is read from the full type)
     type: str
     comment: str | None
     #: how the engine's type reads as a QI: 'numeric' (numbers, dates, timestamps) or
@@ -92,6 +101,10 @@ class Engine(ABC):
         self.dry = False
         #: called with each statement's SQL as it is logged (``--verbose``)
         self.trace: Callable[[str], None] | None = None
+        #: database files this engine created when it connected: a run that fails or
+        #: writes nothing removes them (:meth:`discard_created`)
+        self.created: list[Path] = []
+        self._in_driver = False
 
     # ---- rendering and running; every statement of a run is logged ----
 
@@ -111,6 +124,63 @@ class Engine(ABC):
     def show(self, statement: Statement) -> None:
         """Log a statement without running it (a dry run's writes, and what reads them)."""
         self._record(statement)
+
+    # ---- the boundary: driver errors become EngineError, never a driver's text ----
+
+    @contextlib.contextmanager
+    def driver_call(self, doing: str | Callable[[], str]) -> Iterator[None]:
+        """Run driver calls inside; a driver error becomes the EngineError of
+        :meth:`translate` for ``doing`` (what is being done, e.g. "reading CSV file 'x'"; a
+        callable is asked only on failure). Nested, the outermost names the operation."""
+        if self._in_driver:
+            yield
+            return
+        self._in_driver = True
+        try:
+            yield
+        except SbcError:
+            raise
+        except Exception as err:
+            translated = self.translate(err, doing() if callable(doing) else doing)
+            if translated is None:
+                raise
+            raise translated from None
+        finally:
+            self._in_driver = False
+
+    def operation(self, sql: str) -> str:
+        """What a statement does, in words, for an error message: its kind and the names
+        of the tables it creates or reads (identifiers only; values are bound parameters)."""
+        try:
+            tree = sqlglot.parse_one(sql, dialect=self.dialect)
+        except sqlglot.errors.SqlglotError:
+            return "running a statement"
+        if isinstance(tree, (exp.Create, exp.Drop)):
+            verb = "creating" if isinstance(tree, exp.Create) else "dropping"
+            target = tree.find(exp.Table)
+            kind = str(tree.args.get("kind") or "table").lower()
+            return f"{verb} {kind} '{target.name}'" if target is not None else f"{verb} a {kind}"
+        if isinstance(tree, exp.Alter):
+            return f"renaming table '{tree.this.name}'"
+        if isinstance(tree, exp.Copy):
+            files = [f.name for f in tree.args.get("files") or [] if isinstance(f, exp.Literal)]
+            return f"exporting to '{files[0]}'" if files else "exporting"
+        if isinstance(tree, exp.Transaction):
+            return "starting the transaction"
+        if isinstance(tree, exp.Commit):
+            return "committing the release"
+        if isinstance(tree, exp.Rollback):
+            return "rolling back"
+        names = sorted({t.name for t in tree.find_all(exp.Table) if t.name})
+        return "reading " + ", ".join(f"'{n}'" for n in names) if names else "running a query"
+
+    @abstractmethod
+    def translate(self, err: Exception, doing: str) -> BaseException | None:
+        """The driver's exception as an EngineError naming ``doing``, the cause and the fix
+        and never a value (KeyboardInterrupt for a query Ctrl-C stopped); None for an
+        exception that is not the driver's."""
+
+    # ---- running, logged ----
 
     def execute(self, statement: Statement, params: Params = None) -> None:
         """Run a statement for its effect; in a dry run it is only logged."""
@@ -186,6 +256,10 @@ class Engine(ABC):
         ``fmt``: 'parquet', 'csv' (with a header), 'json' (an array) or 'ndjson'."""
 
     @abstractmethod
+    def close(self) -> None:
+        """Release the connection (one the caller opened and passed in is left open)."""
+
+    @abstractmethod
     def begin(self) -> None:
         """Start the transaction the release is written in."""
 
@@ -196,14 +270,20 @@ class Engine(ABC):
     def rollback(self) -> None: ...
 
     @abstractmethod
-    def close(self) -> None:
-        """Close the connection if the engine opened it (a caller's own stays open)."""
-
-    @abstractmethod
     def limit_memory(self, size: str) -> None:
         """Cap the engine's memory at ``size`` (already validated, e.g. '2GB')."""
 
     # ---- shared, in terms of the above ----
+
+    def discard_created(self) -> None:
+        """Close, and remove the database files this engine created: a run that failed or
+        wrote nothing leaves no file behind."""
+        if not self.created:
+            return
+        self.close()
+        for path in self.created:
+            path.unlink(missing_ok=True)
+        self.created = []
 
     def table_exists(self, name: str) -> bool:
         """A table or view of that name exists in the working schema."""
@@ -221,7 +301,11 @@ class Engine(ABC):
             yield
             self.commit()
         except BaseException:
-            self.rollback()
+            # the first failure is the one to report: a rollback that fails too (the
+            # transaction already gone with a failed commit) must not replace it, and the
+            # engine drops an unfinished transaction with its connection anyway
+            with contextlib.suppress(Exception):
+                self.rollback()
             raise
 
     @staticmethod

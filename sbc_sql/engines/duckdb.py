@@ -1,5 +1,6 @@
 """DuckDB, the embedded default engine: the only module that touches raw DuckDB result
-objects (an unfinished result holds its connection)."""
+objects (an unfinished result holds its connection). Its errors are read for what may be
+shown in :mod:`.duckdb_messages`."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ..errors import InputError
 from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
+from .duckdb_messages import display_type, explain
 
 FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
@@ -97,14 +99,20 @@ class DuckDBEngine(Engine):
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()
         self.connection = connection
-        #: the engine opened the connection, so closing is its to do
+        #: the connection was opened here (not passed in), so closing it is ours to do
         self.owned = owned
 
     @classmethod
     def connect(
-        cls, db: str | Path | duckdb.DuckDBPyConnection | None, *, must_exist: bool = True
+        cls,
+        db: str | Path | duckdb.DuckDBPyConnection | None,
+        *,
+        must_exist: bool = True,
+        read_only: bool = False,
     ) -> DuckDBEngine:
-        """An engine over the database file (or the connection given; None: in memory)."""
+        """An engine over the database file (or the connection given; None: in memory).
+        ``read_only`` opens the file read-only: it may be a file the user cannot write, or
+        one another process reads."""
         if isinstance(db, duckdb.DuckDBPyConnection):
             return cls(db)
         if db is None or str(db) == ":memory:":
@@ -115,28 +123,53 @@ class DuckDBEngine(Engine):
                 f"database file '{path}' does not exist; pass an existing DuckDB file "
                 "with --db (examples/make_clinic_db.py makes one)"
             )
+        # the files this connect makes: the database, and its log unless one is there
+        wal = path.with_name(path.name + ".wal")
+        created: list[Path] = []
+        if not path.exists():
+            created = [path] if wal.exists() or wal.is_symlink() else [path, wal]
         try:
-            return cls(_quiet(duckdb.connect(str(path))), owned=True)
-        except duckdb.Error as err:
-            first = str(err).splitlines()[0]
-            raise InputError(
-                f"cannot open '{path}' as a DuckDB database ({first}); pass a DuckDB database file with --db"
-            ) from None
+            connection = _quiet(_open(path, read_only))
+        except BaseException as err:
+            for made in created:  # a file half made by a failed open goes too
+                made.unlink(missing_ok=True)
+            translated = _translate(err, f"opening --db '{path}'")
+            if translated is None:
+                raise
+            raise translated from None
+        engine = cls(connection, owned=True)
+        engine.created = created
+        return engine
 
-    # ---- running ----
+    # ---- running: every driver call inside the boundary ----
+
+    def translate(self, err: Exception, doing: str) -> BaseException | None:
+        return _translate(err, doing)
 
     def _fetch(self, sql: str, params: Params) -> list[tuple[Any, ...]]:
-        return self.connection.execute(sql, dict(params) if params else None).fetchall()
+        with self.driver_call(lambda: self.operation(sql)):
+            return self.connection.execute(sql, dict(params) if params else None).fetchall()
 
     def _arrow(self, sql: str) -> pa.Table:
-        return self.connection.sql(sql).to_arrow_table()
+        with self.driver_call(lambda: self.operation(sql)):
+            return self.connection.sql(sql).to_arrow_table()
 
     def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        reader = self.connection.sql(sql).to_arrow_reader(batch_rows)
+        with self.driver_call(lambda: self.operation(sql)):
+            reader = self.connection.sql(sql).to_arrow_reader(batch_rows)
         try:
-            yield from reader
+            while True:
+                with self.driver_call(lambda: self.operation(sql)):
+                    batch = next(reader, None)
+                if batch is None:
+                    return
+                yield batch
         finally:
             reader.close()
+
+    def close(self) -> None:
+        if self.owned:
+            self.connection.close()
 
     # ---- catalog (not part of a run's log) ----
 
@@ -147,7 +180,9 @@ class DuckDBEngine(Engine):
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})
-        return TableInfo(name, tuple(ColumnInfo(r[0], r[1], r[2], *type_kind(r[1])) for r in rows))
+        return TableInfo(
+            name, tuple(ColumnInfo(r[0], display_type(r[1]), r[2], *type_kind(r[1])) for r in rows)
+        )
 
     def database_files(self) -> list[Path]:
         rows = self._fetch("SELECT path FROM duckdb_databases() WHERE path IS NOT NULL", None)
@@ -174,13 +209,14 @@ class DuckDBEngine(Engine):
                     "Parquet file, or a table name, with --table"
                 )
             parquet = table.lower().endswith((".parquet", ".pq"))
-            if parquet:
-                self._read_file(path, "read_parquet($path)")
-            else:
-                given: dict[str, Any] = {"delim": csv.delimiter, "header": csv.header}
-                options = {k: v for k, v in given.items() if v is not None}
-                reader = ", ".join(["$path", *(f"{k} = ${k}" for k in options)])
-                self._read_file(path, f"read_csv({reader})", **options)
+            with self.driver_call(f"reading {'Parquet' if parquet else 'CSV'} file '{table}'"):
+                if parquet:
+                    self._read_file(path, "read_parquet($path)")
+                else:
+                    given: dict[str, Any] = {"delim": csv.delimiter, "header": csv.header}
+                    options = {k: v for k, v in given.items() if v is not None}
+                    reader = ", ".join(["$path", *(f"{k} = ${k}" for k in options)])
+                    self._read_file(path, f"read_csv({reader})", **options)
             info = self.describe(SOURCE_ALIAS, temporary=True)
             if not parquet and len(info.columns) == 1 and csv.delimiter is None:
                 header = info.columns[0].name
@@ -204,7 +240,8 @@ class DuckDBEngine(Engine):
             reads = self._view_reads(table)
             # a view has no row positions: read it once into a temporary table
             view = self.sql(exp.Table(this=ident(table)))
-            self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {view}', None)
+            with self.driver_call(f"reading view '{table}'"):
+                self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {view}', None)
             info = self.describe(SOURCE_ALIAS, temporary=True)
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
         raise InputError(self._missing(table))
@@ -255,11 +292,13 @@ class DuckDBEngine(Engine):
 
     @contextlib.contextmanager
     def upload(self, name: str, table: pa.Table) -> Iterator[None]:
-        self.connection.register(name, table)
+        with self.driver_call(f"uploading '{name}'"):
+            self.connection.register(name, table)
         try:
             yield
         finally:
-            self.connection.unregister(name)
+            with self.driver_call(f"dropping '{name}'"):
+                self.connection.unregister(name)
 
     def export_sql(self, table: str, path: str, fmt: str) -> exp.Expression:
         options = {
@@ -286,10 +325,6 @@ class DuckDBEngine(Engine):
     def rollback(self) -> None:
         self._fetch("ROLLBACK", None)
 
-    def close(self) -> None:
-        if self.owned:
-            self.connection.close()
-
     def load_frame(self, name: str, frame: object) -> None:
         """Copy a DataFrame or Arrow table into the table ``name`` (a new one)."""
         scan = f"sbc_frame_{id(frame):x}"
@@ -301,7 +336,30 @@ class DuckDBEngine(Engine):
             self.connection.unregister(scan)
 
     def limit_memory(self, size: str) -> None:
-        self._fetch(f"SET memory_limit = {self.sql(exp.Literal.string(size.strip()))}", None)
+        with self.driver_call(f"setting --memory-limit {size.strip()}"):
+            self._fetch(f"SET memory_limit = {self.sql(exp.Literal.string(size.strip()))}", None)
+
+
+def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to the file, read-only if asked; but a file this process holds open for
+    writing already (a Python session that has just anonymized into it) can only be shared
+    as it is open, and reading it through that is as good."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.ConnectionException as err:
+        if read_only and "different configuration" in str(err):
+            return duckdb.connect(str(path))
+        raise
+
+
+def _translate(err: BaseException, doing: str) -> BaseException | None:
+    """A DuckDB error as sbc-sql's EngineError (see :mod:`.duckdb_messages`); a query DuckDB
+    stopped on Ctrl-C (or on a signal whose handler raised) as KeyboardInterrupt."""
+    if isinstance(err, RuntimeError) and str(err) == "Query interrupted":
+        return KeyboardInterrupt()
+    if isinstance(err, duckdb.Error):
+        return explain(str(err), doing)
+    return None
 
 
 def _ragged_line(path: Path, delimiter: str) -> tuple[int, int, int] | None:

@@ -681,7 +681,18 @@ def evaluation_sql(
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
-    engine = engines.connect(database_or_con)
+    with engines.reading(database_or_con) as engine:
+        return _evaluation_sql(engine, original, release, sensitive=sensitive, weights=weights)
+
+
+def _evaluation_sql(
+    engine: Engine,
+    original: str,
+    release: str,
+    *,
+    sensitive: str | None,
+    weights: Mapping[str, float] | None,
+) -> list[str]:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
@@ -728,9 +739,38 @@ def evaluate(
     ``k`` is the k of C_AVG (default: the smallest class). ``queries=0`` skips the query
     error. ``log`` receives a line as each step starts and ends (with its seconds).
     """
-    step = _Steps(log)
     _check(k_r, n_r, queries, selectivities, k)
-    engine = engines.connect(database_or_con)
+    with engines.reading(database_or_con) as engine:
+        return _evaluate(
+            engine,
+            original,
+            release,
+            sensitive,
+            k_r,
+            n_r,
+            queries,
+            selectivities,
+            seed,
+            weights,
+            k,
+            _Steps(log),
+        )
+
+
+def _evaluate(
+    engine: Engine,
+    original: str,
+    release: str,
+    sensitive: str | None,
+    k_r: float,
+    n_r: float,
+    queries: int,
+    selectivities: Sequence[float],
+    seed: int,
+    weights: Mapping[str, float] | None,
+    k: int | None,
+    step: _Steps,
+) -> Evaluation:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)

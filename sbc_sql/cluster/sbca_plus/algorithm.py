@@ -104,6 +104,7 @@ def sbca_plus(
     window: int | None = None,
     passes: int = PASSES,
     order: str = "coarse",
+    stop: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
@@ -115,7 +116,9 @@ def sbca_plus(
     and options give the same labels. ``progress(done, total)`` is called as rows are
     clustered. ``contingency`` (counts of the rows to cluster, built from ``data`` when not
     given) is decremented as classes form, as in :func:`.sbca`. ``pool``, ``wide``,
-    ``window`` (default ``max(16, 2k)``) and ``passes`` tune the switches.
+    ``window`` (default ``max(16, 2k)``) and ``passes`` tune the switches. ``stop`` (one
+    boolean) is the flag the kernels read: set it from another thread to stop them at their
+    next check, and this call raises KeyboardInterrupt (see :mod:`.compiled`).
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -140,6 +143,7 @@ def sbca_plus(
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     if n == 0:
         return labels
+    stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     counts = contingency if contingency is not None else Contingency(data)
     rows = coarse_order(data) if order == "coarse" else data.sort_order()
     arr = _kernel_arrays(data, counts, rows)
@@ -164,11 +168,13 @@ def sbca_plus(
         "pool": pool_rows,
         "wide": max(int(wide) * k, pool_rows) if growth else 0,
         "budget": max(n // 32, k) if progress is not None else n,
+        "stop": stop,
     }
-    while state[1] >= k:
+    while state[1] >= k and not stop[0]:
         kern.greedy_pass(values)
         if progress is not None:
             progress(n - int(state[1]), n)
+    _stopped(stop)
     if contingency is not None:
         _write_back(counts, arr)
     n_classes = int(state[2])
@@ -195,12 +201,20 @@ def sbca_plus(
                 "window": win,
                 "max_passes": n_passes,
                 "stats": stats,
+                "stop": stop,
             }
         )
+        _stopped(stop)
     labels[rows] = lab
     if progress is not None:
         progress(n, n)
     return labels
+
+
+def _stopped(stop: np.ndarray) -> None:
+    """A stopped kernel's labels are unfinished: they never leave this module."""
+    if stop[0]:
+        raise KeyboardInterrupt
 
 
 def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict[str, np.ndarray]:

@@ -74,6 +74,7 @@ KERNELS = {
             ("pool", "i8"),
             ("wide", "i8"),
             ("budget", "i8"),
+            ("stop", "b1[::1]"),
         ),
         # the narrowest codes the caller's cardinalities allow (see algorithm._kernel_arrays)
         ("u1", "u2", "i4"),
@@ -98,6 +99,7 @@ KERNELS = {
             ("window", "i8"),
             ("max_passes", "i8"),
             ("stats", "i8[::1]"),
+            ("stop", "b1[::1]"),
         ),
         ("i4",),
     ),

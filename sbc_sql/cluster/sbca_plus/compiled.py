@@ -7,6 +7,14 @@ see :mod:`.aot`) when it is there, was built from the kernels' current source an
 arguments' types; otherwise numba's JIT, imported on first use. Both compile the same
 source, so they give the same classes. ``SBC_SQL_KERNELS=jit`` in the environment forces
 the JIT (to compare the two).
+
+Ctrl-C: a compiled kernel holds the thread that calls it until it returns, and Python runs
+its signal handlers in the main thread only between its own steps. So a kernel that takes
+a ``stop`` flag (``greedy_pass``, ``finish``), called from the main thread, runs on a helper
+thread while the main thread waits; on KeyboardInterrupt (or any exception) the flag is
+set, the kernel returns at its next check (the next class, the next row of a refinement
+pass), and the exception goes on. Block mode's worker threads call the kernels directly and
+share one flag, which :func:`..blocks.blocked` sets.
 """
 
 from __future__ import annotations
@@ -14,7 +22,10 @@ from __future__ import annotations
 import functools
 import importlib
 import os
+import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from types import ModuleType
 
 import numpy as np
@@ -69,7 +80,29 @@ def _call(kernel: str, values: Mapping[str, object]) -> int | None:
     )
     if fn is None or not _contiguous(args):
         fn = jit_kernel(kernel)
+    stop = values.get("stop")
+    if isinstance(stop, np.ndarray) and threading.current_thread() is threading.main_thread():
+        return _stoppable(fn, args, stop)
     return fn(*args)
+
+
+@functools.cache
+def _helper() -> ThreadPoolExecutor:
+    """The thread the main thread's kernel calls run on (one: the main thread waits)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="sbc-kernel")
+
+
+def _stoppable(fn: EntryKernel, args: tuple, stop: np.ndarray) -> int | None:
+    """``fn(*args)`` on the helper thread while this (the main) thread waits, so that Ctrl-C
+    is seen at once: then ``stop[0]`` is set, the kernel returns at its next check, and the
+    interruption goes on."""
+    future = _helper().submit(fn, *args)
+    try:
+        return future.result()
+    except BaseException:
+        stop[0] = True
+        wait_for([future])
+        raise
 
 
 def greedy_pass(values: Mapping[str, object]) -> int:

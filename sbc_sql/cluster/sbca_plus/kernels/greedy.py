@@ -33,7 +33,8 @@ def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn,
             continue
         for i in range(n):
             x = col[i]
-            if np.isnan(x):
+            # a NULL's cost and a number's, each on its line
+            if np.isnan(x):  # noqa: SIM108
                 e = 0.0 if cnn[j] else 1.0
             else:
                 e = max(hi, x) - min(lo, x) - (hi - lo)
@@ -76,8 +77,10 @@ def greedy_pass(
     pool,
     wide,
     budget,
+    stop,
 ):
-    """Form classes of k rows while at least k rows remain (until ``budget`` rows are done).
+    """Form classes of k rows while at least k rows remain (until ``budget`` rows are done,
+    or ``stop[0]`` is set: the run was interrupted and its labels will not be used).
 
     ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
     row order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
@@ -163,7 +166,7 @@ def greedy_pass(
     inset = np.zeros(cbase[dc], dtype=np.bool_)
     mslot = np.empty((k, dc), dtype=np.int64)
     done = 0
-    while n_alive >= k and done < budget:
+    while n_alive >= k and done < budget and not stop[0]:
         for q in range(dc):
             seed_codes[q] = cat[q, seed]
         sbc_tables(

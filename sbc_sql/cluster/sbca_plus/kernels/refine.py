@@ -223,7 +223,23 @@ def _remove_row(
 
 @njit(cache=True, nogil=True)
 def finish(
-    raw, span, wn, num_act, cat, card, wc, cat_act, qkind, qidx, lab, k, place, window, max_passes, stats
+    raw,
+    span,
+    wn,
+    num_act,
+    cat,
+    card,
+    wc,
+    cat_act,
+    qkind,
+    qidx,
+    lab,
+    k,
+    place,
+    window,
+    max_passes,
+    stats,
+    stop,
 ):
     """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
     increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
@@ -234,7 +250,8 @@ def finish(
     order (rows that agree on its leading QIs). Rows labelled -1 (suppressed) are left
     alone. ``qkind``/``qidx`` give the QIs in the data's column order (0 numeric, 1
     categorical; index into raw/cat) so sums run in the same order as leftover.py.
-    ``stats`` receives [passes, moves, swaps].
+    ``stats`` receives [passes, moves, swaps]. ``stop[0]`` set (the run was interrupted, its
+    labels will not be used) ends the refinement at the next row.
     """
     n = lab.shape[0]
     dn = raw.shape[0]
@@ -374,10 +391,12 @@ def finish(
     swaps = 0
     passes = 0
     eps = 1e-9
-    for p in range(max_passes):
+    for _ in range(max_passes):
         passes += 1
         improved = 0
         for r in range(n):
+            if stop[0]:
+                break
             A = lab[r]
             if A < 0:
                 continue
@@ -607,7 +626,7 @@ def finish(
             S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             if used[0] * 2 > cap:
                 used[0] = _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_)
-        if improved == 0:
+        if improved == 0 or stop[0]:
             break
     stats[0] = passes
     stats[1] = moves

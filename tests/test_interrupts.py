@@ -1,0 +1,219 @@
+"""Ctrl-C and SIGTERM: the run stops promptly, says so in one line with exit code 130, and
+leaves nothing behind (its transaction rolled back, its partial export and any database
+file it created removed).
+
+The kernels hold their thread until they return, so they read a stop flag: set from another
+thread, or by Ctrl-C in the main thread while a kernel runs on the helper thread, it ends
+them at their next check. End to end, a real signal goes to a real ``python -m sbc_sql``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from helpers import checkout_env, file_catalog
+from strategies import data_from_arrays
+
+from sbc_sql.cluster import blocks
+from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.registry import block_algorithm
+from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
+
+INTERRUPTED = "Interrupted; nothing was written."
+
+
+def synthetic(n: int, seed: int = 0) -> QIData:
+    rng = np.random.default_rng(seed)
+    age = np.round(rng.normal(45, 15, n))
+    income = np.round(age * 900 + rng.normal(0, 9000, n), -2)
+    cats = [(rng.integers(0, card, n), card) for card in (2, 6, 40)]
+    return data_from_arrays([age, income], cats)
+
+
+def stop_after(seconds: float, stop: np.ndarray) -> threading.Timer:
+    timer = threading.Timer(seconds, stop.__setitem__, (0, True))
+    timer.start()
+    return timer
+
+
+def test_a_stop_flag_ends_one_exact_block_at_once():
+    data = synthetic(60_000)
+    stop = np.zeros(1, dtype=np.bool_)
+    timer = stop_after(0.3, stop)
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        sbca_plus(data, 5, stop=stop)  # the greedy pass over 60,000 rows takes seconds
+    timer.cancel()
+    assert time.perf_counter() - started < 1.5
+
+
+def test_a_stop_flag_ends_the_blocks_running_and_cancels_the_rest():
+    data = synthetic(400_000)
+    stop = np.zeros(1, dtype=np.bool_)
+    done: list[int] = []
+    timer = stop_after(0.3, stop)
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        blocks.blocked(
+            data,
+            5,
+            block_algorithm(5, stop=stop),
+            block_size=1536,
+            workers=2,
+            progress=lambda d, t: done.append(d),
+            categorical_by="coarse",
+            stop=stop,
+        )
+    timer.cancel()
+    assert time.perf_counter() - started < 1.5
+    assert len(done) < 260  # of 261 blocks
+
+
+def test_ctrl_c_reaches_a_kernel_in_the_main_thread():
+    data = synthetic(60_000)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sbca_plus(data, 5)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - started < 1.5
+
+
+def test_an_unstopped_run_gives_the_same_labels():
+    data = synthetic(5_000, seed=3)
+    stop = np.zeros(1, dtype=np.bool_)
+    assert np.array_equal(sbca_plus(data, 4, stop=stop), sbca_plus(data, 4))
+    assert not stop[0]
+
+
+# ---- end to end: a real signal to a real process ----
+
+
+def make_people(path: Path, rows: int, note_chars: int = 0) -> Path:
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || ((i * 104729) % 500) AS zip, "
+            "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex, 'd' || (i % 13) AS dis, "
+            f"repeat('n', {note_chars}) || (i % 7) AS note FROM range({rows}) r(i)"
+        )
+    return path
+
+
+def sbc_sql(*args: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sbc_sql", *map(str, args)],
+        env=checkout_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_line(proc: subprocess.Popen[str], start: str) -> list[str]:
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith(start):
+            return seen
+    raise AssertionError("".join(seen))
+
+
+def stopped(proc: subprocess.Popen[str], sig: int) -> tuple[float, str]:
+    """Send ``sig``; the seconds until the process ended, and the rest of its stderr."""
+    sent = time.perf_counter()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    return time.perf_counter() - sent, err
+
+
+def assert_interrupted(proc: subprocess.Popen[str], err: str) -> None:
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == INTERRUPTED
+    assert "Traceback" not in err and "Error" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("rows", "mode"), [(300_000, "blocks"), (60_000, "exact")])
+def test_ctrl_c_while_clustering(tmp_path, rows, mode):
+    db = make_people(tmp_path / "p.duckdb", rows)
+    before = file_catalog(db)
+    proc = sbc_sql(
+        "anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis", "--keep", "note",
+        "--mode", mode,
+    )  # fmt: skip
+    wait_for_line(proc, "column 'note'")  # the last role line: the pull, then clustering
+    time.sleep(0.5)
+    seconds, err = stopped(proc, signal.SIGINT)
+    assert "clustering:" not in err  # printed once clustering is done: it was not
+    assert_interrupted(proc, err)
+    assert seconds < 10, seconds  # about 0.2 s on a 2-core machine (the report's figure)
+    assert file_catalog(db) == before
+
+
+@pytest.mark.slow
+def test_sigterm_during_the_export(tmp_path):
+    # long notes make the export take a while: the signal lands while it is written
+    db = make_people(tmp_path / "p.duckdb", 300_000, note_chars=200)
+    out = tmp_path / "release.csv"
+    partial = Path(f"{out}.sbc-partial")
+    before = file_catalog(db)
+    proc = sbc_sql(
+        "anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis,note", "--out-file", out
+    )
+    while not partial.exists():
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.002)
+    seconds, err = stopped(proc, signal.SIGTERM)
+    assert_interrupted(proc, err)
+    assert seconds < 10, seconds
+    assert not partial.exists() and not out.exists()
+    assert file_catalog(db) == before
+
+
+@pytest.mark.slow
+def test_sigint_into_a_new_database_removes_it(tmp_path):
+    csv = tmp_path / "p.csv"
+    make_people(tmp_path / "source.duckdb", 300_000)
+    with duckdb.connect(str(tmp_path / "source.duckdb")) as con:
+        con.execute(f"COPY people TO '{csv}'")
+    db = tmp_path / "new.duckdb"
+    proc = sbc_sql(
+        "anonymize", "--db", db, "--table", csv, "--k", "5", "--sensitive", "dis", "--keep", "note"
+    )
+    wait_for_line(proc, "column 'note'")
+    assert db.exists()
+    _, err = stopped(proc, signal.SIGINT)
+    assert_interrupted(proc, err)
+    assert not db.exists() and not Path(f"{db}.wal").exists()
+
+
+def handles_sigterm(pid: int) -> bool:
+    """The process catches SIGTERM: the entry point has installed its handlers."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line for line in status.splitlines() if line.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_start_up(tmp_path):
+    db = make_people(tmp_path / "p.duckdb", 100)
+    proc = sbc_sql("anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis")
+    while not handles_sigterm(proc.pid):  # then the app is being imported (about a second)
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.001)
+    _, err = stopped(proc, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert err == INTERRUPTED + "\n"
