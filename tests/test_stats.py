@@ -240,10 +240,6 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         [verification.inside(c, "sbc_s", "g") for c in layout.qis]
         + [verification._same(c, "sbc_s", "g") for c in layout.verbatim]
     )
-    view_projection = [ref("eq_class", "t")] + [
-        alias(ref(c.name + "_sbc_text", "t"), c.name) if c.role == "qi" else ref(c.name, "t")
-        for c in plan.columns
-    ]
     return {
         "row_count": {"source": SOURCE},
         "distinct_counts": {
@@ -293,7 +289,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "num": [c.name for c in plan.numeric_qis if not c.temporal],
             "tnum": [c.name for c in plan.numeric_qis if c.temporal],
             "cat": cats,
-            "projection": view_projection,
+            "verb": ["dis"],
+            "col": [c.name for c in plan.columns],
         },
         "label_coverage": {"source": SOURCE, "row_id": row_id, "labels": LABELS},
         "class_sizes": {"release": RELEASE, "weight": metrics.row_weight(None)},

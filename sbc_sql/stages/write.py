@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from ..plan import CLASS_SIZE, Plan
+from ..plan import CLASS_SIZE, Column, Plan
 from ..sql.nodes import alias, ref
 from ..sql.templates import ident, render
 
@@ -81,20 +81,21 @@ def drop_release_sql(kinds: Mapping[str, str], names: Sequence[str]) -> list[exp
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:
-    projection: list[exp.Expression] = [ref("eq_class", "t")]
-    for c in plan.columns:
-        if c.role == "identifier":
-            continue
-        if c.role == "qi":
-            projection.append(alias(ref(c.name + "_sbc_text", "t"), c.name))
-        else:
-            projection.append(ref(c.name, "t"))
+    return text_view_sql(plan.columns, view, release)
+
+
+def text_view_sql(columns: Sequence[Column], view: str, release: exp.Query | str) -> exp.Expression:
+    """The text view over ``release`` (the release view, or a query of its rows), for a
+    source of these columns (see create_view.sql; verification renders its query over the
+    row and class tables and compares it with the view)."""
+    qis = [c for c in columns if c.role == "qi"]
     return render(
         "create_view",
         view=view,
         release=release,
-        num=[c.name for c in plan.numeric_qis if not c.temporal],
-        tnum=[c.name for c in plan.numeric_qis if c.temporal],
-        cat=[c.name for c in plan.categorical_qis],
-        projection=projection,
+        num=[c.name for c in qis if c.kind == "numeric" and not c.temporal],
+        tnum=[c.name for c in qis if c.kind == "numeric" and c.temporal],
+        cat=[c.name for c in qis if c.kind != "numeric"],
+        verb=[c.name for c in columns if c.role in ("sensitive", "insensitive")],
+        col=[c.name for c in columns if c.role != "identifier"],
     )
