@@ -29,6 +29,12 @@ _KINDS = (
     "list_contains($names, view_name) AND schema_name = 'main' AND "
     "database_name = current_database()"
 )
+_COMMENT = (
+    "SELECT comment FROM duckdb_tables() WHERE table_name = $name AND schema_name = 'main' "
+    "AND database_name = current_database() UNION ALL SELECT comment FROM duckdb_views() "
+    "WHERE NOT internal AND view_name = $name AND schema_name = 'main' AND "
+    "database_name = current_database()"
+)
 _COLUMNS = (
     "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = $name "
     "AND schema_name = 'main' AND database_name = COALESCE($database, current_database()) "
@@ -131,6 +137,10 @@ class DuckDBEngine(Engine):
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         rows = self._fetch(_KINDS, {"names": list(names)})
         return dict(rows)
+
+    def comment(self, name: str) -> str | None:
+        rows = self._fetch(_COMMENT, {"name": name})
+        return rows[0][0] if rows else None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})

@@ -99,3 +99,16 @@ def text_view_sql(columns: Sequence[Column], view: str, release: exp.Query | str
         verb=[c.name for c in columns if c.role in ("sensitive", "insensitive")],
         col=[c.name for c in columns if c.role != "identifier"],
     )
+
+
+def comment_release_sql(plan: Plan, text: str) -> list[exp.Expression]:
+    """COMMENT statements that store the run's provenance (``text``) on the release view
+    and on its row and class tables."""
+    return [
+        exp.Comment(this=exp.Table(this=ident(name)), kind=kind, expression=exp.Literal.string(text))
+        for name, kind in (
+            (plan.output, "VIEW"),
+            (plan.rows_table, "TABLE"),
+            (plan.classes_table, "TABLE"),
+        )
+    ]
