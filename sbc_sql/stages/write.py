@@ -28,11 +28,11 @@ def classes_projection(plan: Plan) -> list[exp.Expression]:
     return out + [alias(ref(name, "g"), name) for c in plan.qis for name in c.release_columns]
 
 
-def release_projection(plan: Plan) -> list[exp.Expression]:
+def release_projection(columns: Sequence[Column]) -> list[exp.Expression]:
     """The view's columns after eq_class: the source's columns in order, identifiers dropped."""
     return [
         alias(ref(name, "c" if c.role == "qi" else "r"), name)
-        for c in plan.columns
+        for c in columns
         if c.role != "identifier"
         for name in c.release_columns
     ]
@@ -64,8 +64,18 @@ def create_rows_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression)
 
 
 def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> exp.Expression:
+    return release_view_sql(plan.columns, view, rows, classes)
+
+
+def release_view_sql(columns: Sequence[Column], view: str, rows: str, classes: str) -> exp.Expression:
+    """The release view over a row and a class table, for a source of these columns (its
+    query, ``.expression``, is what the view must show: verification compares the two)."""
     return render(
-        "create_release_view", release=view, rows=rows, classes=classes, projection=release_projection(plan)
+        "create_release_view",
+        release=view,
+        rows=rows,
+        classes=classes,
+        projection=release_projection(columns),
     )
 
 
