@@ -41,7 +41,8 @@ class ProvenanceError(ValueError):
 
 @dataclass(frozen=True)
 class Provenance:
-    """The parts of the document that verification reads (``document`` is all of it)."""
+    """The parts of the document that are read back, checked for their types (``document``
+    is all of it)."""
 
     columns: tuple[Column, ...]
     weights: Mapping[str, float]
@@ -50,16 +51,7 @@ class Provenance:
     released: int
     suppressed: int
     classes: int
-    release: Mapping[str, str]
     document: Mapping[str, Any]
-
-    @property
-    def qis(self) -> tuple[Column, ...]:
-        return tuple(c for c in self.columns if c.role == "qi")
-
-    @property
-    def verbatim(self) -> tuple[Column, ...]:
-        return tuple(c for c in self.columns if c.role in ("sensitive", "insensitive"))
 
 
 def document(
@@ -156,7 +148,6 @@ def parse(text: str | None) -> Provenance | None:
     try:
         columns = tuple(_column(c) for c in doc["columns"])
         rows = doc["rows"]
-        release = {key: str(doc["release"][key]) for key in ("view", "rows", "classes", "text_view")}
         weights = {str(name): float(w) for name, w in doc["weights"].items()}
         return Provenance(
             columns=columns,
@@ -166,7 +157,6 @@ def parse(text: str | None) -> Provenance | None:
             released=int(rows["released"]),
             suppressed=int(rows["suppressed"]),
             classes=int(doc["classes"]),
-            release=release,
             document=doc,
         )
     except (KeyError, TypeError, ValueError, AttributeError):
