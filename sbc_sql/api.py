@@ -10,8 +10,9 @@ from typing import Any, ParamSpec, TypeVar
 from . import engines
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
+from .stages import audit
 from .stages import measure as metrics
-from .stages.verify import Verdict, verify_pair
+from .stages.verify import Verdict, release_tables_problems, text_view_problems, verify_pair
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -43,13 +44,24 @@ def _tables(engine: Engine, original: str, release: str) -> None:
 def _layout(
     engine: Engine, original: str, release: str, weights: Mapping[str, float] | None
 ) -> metrics.Layout:
-    layout = metrics.infer_layout(engine, original, release, weights)
-    if not layout.qis:
+    """The release's layout: the run's roles and weights from its provenance, else read off
+    its columns (``weights`` override either)."""
+    read = _read(engine, original, release, weights)
+    if not read.readable:
+        raise InputError(
+            f"'{release}' lacks columns of its release ({'; '.join(read.problems)}); run sbc-sql verify on it"
+        )
+    return read.layout
+
+
+def _read(engine: Engine, original: str, release: str, weights: Mapping[str, float] | None) -> audit.Release:
+    read = audit.read(engine, original, release, weights)
+    if not read.layout.qis:
         raise InputError(
             f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
             "or value list); pass the release made from that original"
         )
-    return layout
+    return read
 
 
 def measure(
@@ -73,9 +85,27 @@ def measure(
 
 
 def verify(database: str | Path | Engine | Any, original: str, release: str, k: int) -> Verdict:
-    """k-anonymity and completeness of ``release`` against ``original``."""
+    """``release`` against ``original`` as an auditor: the roles the run recorded (or the
+    source's comments), no identifier and no QI published raw, k-anonymity, each class's
+    released values against the source, the class table against the rows, the release view
+    against its tables and the text view against the text they give."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     with engines.reading(database) as engine:
         _tables(engine, original, release)
-        return verify_pair(engine, _layout(engine, original, release, None), original, release, k)
+        read = _read(engine, original, release, None)
+        problems = list(read.problems)
+        facts: dict[str, int] = {}
+        if read.readable:
+            verdict = verify_pair(engine, read.layout, original, release, k, recorded=read.provenance)
+            problems += verdict.problems
+            facts = verdict.facts
+            if read.rows_table is not None and read.classes_table is not None:
+                problems += release_tables_problems(
+                    engine, read.columns, release, read.rows_table, read.classes_table
+                )
+            if read.text_view is not None:
+                problems += text_view_problems(
+                    engine, read.columns, read.text_view, read.rows_table, read.classes_table, release
+                )
+        return Verdict(k, tuple(problems), facts, read.notes)

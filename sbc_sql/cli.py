@@ -412,6 +412,10 @@ def measure_cmd(
         typer.echo(f"  NCP {q}: {v:.4f}")
 
 
+#: exit code of a release that fails verification (1 is bad input, 2 typer's usage errors)
+VERIFY_FAILED = 3
+
+
 @app.command("verify")
 def verify_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
@@ -419,19 +423,30 @@ def verify_cmd(
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
 ) -> None:
-    """Exit 0 only if RELEASE is k-anonymous and complete against ORIGINAL.
+    """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
+    (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
+    usage error.
+
+    It reads the roles from the release's provenance and the source's column comments, and
+    refuses identifiers and QIs published raw; checks k-anonymity, each class's released
+    values against the source, the class table against the rows, the release view against
+    its tables and the text view against the text they give. A release without provenance
+    is checked on roles read off its columns, and the output says so.
 
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
     with reported():
         verdict = api.verify(db, original, release, k)
-    facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
+    notes = "".join(f"; {note}" for note in verdict.notes)
     if verdict.ok:
-        typer.echo(f"ok: '{release}' is {k}-anonymous and complete ({facts})")
+        facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
+        typer.echo(f"ok: '{release}' is {k}-anonymous and complete{notes} ({facts})")
         return
+    for note in verdict.notes:
+        typer.echo(f"note: {note}", err=True)
     for problem in verdict.problems:
         typer.echo(f"Error: {problem}", err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(VERIFY_FAILED)
 
 
 @app.command("evaluate")

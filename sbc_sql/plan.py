@@ -26,8 +26,9 @@ COMMENT_PREFIX = "sbc:"
 MODES = ("auto", "exact", "blocks")
 # the class table's size column (beside eq_class and the QIs' release columns)
 CLASS_SIZE = "class_size"
-# working names of the release's SQL; a source column may not take them
-RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows")
+# working names of the release's SQL and of verification's (a tuple of a release or of its
+# source, the QI values it joins them on); a source column may not take them
+RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows", "sbc_tuple", "sbc_key", "sbc_key2")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import arrays, engines
+from . import arrays, engines, provenance
 from . import plan as planning
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
@@ -454,6 +454,9 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                 write.create_release_view_sql(plan, plan.output, plan.rows_table, plan.classes_table)
             )
             engine.execute(write.create_view_sql(plan, plan.view, plan.output))
+            text = provenance.to_json(_provenance(prepared, clustering, verdict, measures))
+            for tree in write.comment_release_sql(plan, text):
+                engine.execute(tree)
             if export_tmp:
                 fmt = planning.export_format(str(out_file))
                 # CSV has no lists: it holds the text view ('25-40', 'F|M'), the others the release
@@ -478,6 +481,35 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
         dict(timings),
         written=not engine.dry,
         exported=Path(out_file) if out_file and not engine.dry else None,
+    )
+
+
+# counts the provenance takes from verification, not from the measures
+_COUNTS = ("rows", "released", "suppressed", "classes")
+
+
+def _provenance(
+    prepared: Prepared,
+    clustering: Clustering,
+    verdict: verify.Verdict | None,
+    measures: measure.Measures | None,
+) -> dict[str, Any]:
+    """How this release was made (see :mod:`sbc_sql.provenance`); a dry run has no counts
+    or measures yet, and records none."""
+    from . import __version__
+
+    plan, run = clustering.plan, clustering.run
+    models = [{"name": m.name, **m.params()} for m in verify.default_models(plan.k)]
+    return provenance.document(
+        plan,
+        version=__version__,
+        algorithm=run.algorithm if run else plan.options.algorithm,
+        mode=run.mode if run else plan.options.mode,
+        models=models,
+        facts=verdict.facts if verdict else {},
+        measures={k: v for k, v in measures.as_dict().items() if k not in _COUNTS} if measures else None,
+        timings=prepared.timings,
+        hierarchies=list(prepared.hierarchies or ()),
     )
 
 

@@ -52,6 +52,17 @@ def rows(
     return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
+def comment(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """The comment on a table or view (where a release keeps its provenance)."""
+    found = rows(
+        con,
+        "SELECT comment FROM duckdb_tables() WHERE table_name = ? UNION ALL "
+        "SELECT comment FROM duckdb_views() WHERE view_name = ?",
+        [name, name],
+    )
+    return found[0]["comment"] if found else None
+
+
 def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
     """A query's result as an object-typed DataFrame of Python values."""
     cur = con.execute(sql)

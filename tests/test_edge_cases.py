@@ -638,7 +638,7 @@ def test_an_existing_class_table_name_is_refused_without_replace(prepared):
     assert catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
 
 
-@pytest.mark.parametrize("name", ["sbc_size", "sbc_eq_class", "sbc_rows"])
+@pytest.mark.parametrize("name", ["sbc_size", "sbc_eq_class", "sbc_rows", "sbc_tuple", "sbc_key", "sbc_key2"])
 def test_a_column_named_like_a_working_name_is_refused(con, name):
     # the class table's aggregate and the checks use these names inside their SQL
     con.execute(f"CREATE TABLE t AS SELECT i % 7 AS a, 'x' || (i % 3) AS {name} FROM range(20) AS r(i)")

@@ -25,6 +25,8 @@ from sbc_sql.engines.duckdb import DuckDBEngine
 from sbc_sql.sql import templates
 from sbc_sql.sql.dialects.postgres import SbcPostgres
 from sbc_sql.sql.dialects.spark import SbcSpark
+from sbc_sql.stages import audit
+from sbc_sql.stages import verify as verification
 
 TYPES = {
     "pay": "INTEGER",
@@ -67,8 +69,10 @@ def table() -> duckdb.DuckDBPyConnection:
 
 
 def normalized(statements: list[str]) -> list[str]:
-    """The statements with the run's random working names made equal."""
-    return [re.sub(r"(sbc_(labels|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
+    """The statements with the run's random working names made equal, and its provenance
+    (whose counts, measures and seconds a dry run does not have) shown as one word."""
+    names = [re.sub(r"(sbc_(labels|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
+    return [re.sub(r" IS '\{\"schema\":\"sbc-sql/provenance\".*\}';$", " IS <provenance>;", s) for s in names]
 
 
 ROLES = {"qi": ["age", "born", "seen", "sex", "zip"], "sensitive": ["dis", "pay"], "drop": ["id"]}
@@ -82,11 +86,25 @@ def test_the_sql_print_lists_what_a_real_run_executes(table, tmp_path) -> None:
     assert real.written and out.is_file()
     assert normalized(real.statements) == normalized(shown.statements)
     # one list: statistics, the pull, the writes, the privacy model and the row checks,
-    # measures, names, the export
+    # measures, names, the provenance, the export
     text = "\n".join(real.statements)
-    for part in ("GROUPING SETS", "CREATE TABLE", "class_size", "ALTER TABLE", "CREATE VIEW", "COPY"):
+    for part in (
+        "GROUPING SETS",
+        "CREATE TABLE",
+        "class_size",
+        "ALTER TABLE",
+        "CREATE VIEW",
+        "COMMENT ON",
+        "COPY",
+    ):
         assert part in text
-    assert len(real.statements) == 18
+    assert len(real.statements) == 21
+    # the provenance on the release view and its two tables, before the export
+    assert [s.split(" IS ")[0] for s in normalized(real.statements)[-4:-1]] == [
+        'COMMENT ON VIEW "r"',
+        'COMMENT ON TABLE "r_rows"',
+        'COMMENT ON TABLE "r_classes"',
+    ]
 
 
 def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
@@ -96,6 +114,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.anonymize(engine, "t", 3, output="r", **ROLES)
     compare(engine, "t", [4], ["sbca"], **ROLES)
     sbc_sql.verify(engine, "t", "r", 3)
+    # verify joins on one QI or two, as the data decides: render the two-QI join too
+    layout = audit.read(engine, "t", "r").layout
+    engine.fetch_one(verification.class_values_sql(layout, "t", "r", layout.qis[:2]))
     sbc_sql.measure(engine, "t", "r")
     sbc_sql.evaluate(engine, "t", "r", sensitive="dis")
     sbc_sql.evaluate(engine, "t", "r", sensitive="pay")

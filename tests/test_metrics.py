@@ -220,8 +220,11 @@ def test_weights_given_to_anonymize_weight_the_total(con):
     # only the ratios matter: the weights reach the clustering scaled so the largest is 1
     assert data.weights == (1.0, 0.0, 0.5)
     assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-12)
-    # an unweighted measure of the same release differs
-    assert sbc_sql.measure(con, "t", "t_k4").total_ncp != pytest.approx(m.total_ncp)
+    # measure takes the run's weights from the release's provenance; weights given win
+    assert sbc_sql.measure(con, "t", "t_k4").total_ncp == pytest.approx(m.total_ncp, abs=1e-12)
+    unweighted = sbc_sql.measure(con, "t", "t_k4", weights={"age": 1, "sex": 1, "city": 1})
+    assert unweighted.total_ncp != pytest.approx(m.total_ncp)
+    assert unweighted.ncp == pytest.approx(m.ncp, abs=1e-12)
 
 
 def test_the_runs_measures_equal_a_measure_from_scratch():

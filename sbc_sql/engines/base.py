@@ -227,6 +227,11 @@ class Engine(ABC):
         'VIEW' (one catalog query for all of them)."""
 
     @abstractmethod
+    def comment(self, name: str) -> str | None:
+        """The comment on a table or view of the working schema (None: none, or no such
+        name); a release's provenance is kept there."""
+
+    @abstractmethod
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         """Columns, types, comments and type kinds of a table or view, in column order."""
 

@@ -37,6 +37,12 @@ _KINDS = (
     "list_contains($names, lower(view_name)) AND schema_name = 'main' AND "
     "database_name = current_database()"
 )
+_COMMENT = (
+    "SELECT comment FROM duckdb_tables() WHERE table_name = $name AND schema_name = 'main' "
+    "AND database_name = current_database() UNION ALL SELECT comment FROM duckdb_views() "
+    "WHERE NOT internal AND view_name = $name AND schema_name = 'main' AND "
+    "database_name = current_database()"
+)
 _COLUMNS = (
     "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE lower(table_name) = lower($name) "
     "AND schema_name = 'main' AND database_name = COALESCE($database, current_database()) "
@@ -177,6 +183,10 @@ class DuckDBEngine(Engine):
         rows = self._fetch(_KINDS, {"names": [n.lower() for n in names]})
         kinds = {found.lower(): kind for found, kind in rows}
         return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
+
+    def comment(self, name: str) -> str | None:
+        rows = self._fetch(_COMMENT, {"name": name})
+        return rows[0][0] if rows else None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})

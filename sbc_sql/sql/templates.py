@@ -6,6 +6,8 @@ A template is one query. Identifiers that start with ``__`` are slots:
 * a slot followed by a suffix (``__qi_min`` with slot ``__qi``) becomes the name plus the
   suffix, still quoted, so release columns can be named after their source column;
 * a slot bound to a sqlglot expression replaces the whole column reference;
+* a slot in a table position (``FROM __pairs AS p``) bound to a query becomes that query as
+  a subquery under the same alias, so one template can read another's result;
 * a slot bound to a list repeats, once per element, the outermost item of a projection,
   GROUP BY, GROUPING SETS, ORDER BY or VALUES list that mentions it; list slots mentioned
   by one item are zipped. Repeated aliases get ``_0``, ``_1``... unless they are slots.
@@ -161,6 +163,16 @@ def _substitute(tree: exp.Expression, keys: Mapping[str, SlotValue]) -> exp.Expr
     # Slots are unquoted in the templates; a quoted identifier is a name already filled in
     # (a column called "__source" must stay that column, not become the source table).
     def replace(node: exp.Expression) -> exp.Expression:
+        if (
+            isinstance(node, exp.Table)
+            and not node.args.get("db")
+            and isinstance(node.this, exp.Identifier)
+            and node.this.name.startswith("__")
+            and not node.this.quoted
+        ):
+            hit = _slot_of_bound(node.this.name, keys)
+            if hit is not None and isinstance(hit[0], exp.Query) and not hit[1]:
+                return exp.Subquery(this=copy.deepcopy(hit[0]), alias=node.args.get("alias"))
         if (
             isinstance(node, exp.Column)
             and not node.table

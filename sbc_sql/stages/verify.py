@@ -4,14 +4,20 @@ With the run's class labels (during ``anonymize``) the check is row-exact over t
 class tables just written: every source row is labelled once, released once with its own
 values, and lies inside its class's ranges and sets; every class has one tuple; and every
 privacy model holds (k-anonymity by default: every class has >= k rows; each model's
-violation check is its own query, see :mod:`sbc_sql.privacy`). For any other original +
-release pair, :func:`verify_pair` checks the privacy models, one tuple per class, row
-counts, released values and that every input row is covered by some class. A release
-passes only if no check reports a problem.
-"""
+violation check is its own query, see :mod:`sbc_sql.privacy`).
+
+For any other original + release pair there are no labels, and :func:`verify_pair` checks
+the privacy models, one tuple per class, the counts the run recorded in its provenance, and
+each class's released values against the source rows that lie inside its generalization
+(:func:`class_values_sql`, joined on one or two QIs' values so that no class meets every
+row); :func:`release_tables_problems` holds a release view to its row and class tables and
+:func:`text_view_problems` its text view to the text they give. A release passes only if
+no check reports a problem."""
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -20,8 +26,10 @@ from sqlglot import exp
 from ..engines.base import Engine
 from ..plan import Column
 from ..privacy import KAnonymity, PrivacyModel, check_all
+from ..provenance import Provenance
 from ..sql.nodes import conj, list_contains, list_has_null, ref
 from ..sql.templates import render
+from . import write
 from .measure import Layout, class_sizes_sql
 
 
@@ -30,6 +38,8 @@ class Verdict:
     k: int
     problems: tuple[str, ...] = field(default_factory=tuple)
     facts: dict[str, int] = field(default_factory=dict)
+    #: what the verdict rests on, e.g. roles inferred for want of provenance
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def ok(self) -> bool:
@@ -229,36 +239,199 @@ def verify_with_labels(
     return Verdict(k, tuple(problems), facts)
 
 
+def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:
+    """(class, value) pairs of QI c: a categorical QI's value sets unnested, a numeric QI's
+    ranges joined to the source's distinct values."""
+    if c.kind == "numeric":
+        return render("value_pairs_range", release=release, original=original, key=c.name)
+    return render("value_pairs_set", release=release, key=c.name)
+
+
+def key_cost_sql(c: Column, original: str, release: str) -> exp.Expression:
+    return render("key_cost", pairs=value_pairs_sql(c, original, release), original=original, key=c.name)
+
+
+def join_keys(
+    engine: Engine, layout: Layout, original: str, release: str, classes: int, n_rows: int
+) -> tuple[Column, ...]:
+    """The one or two QIs on whose values :func:`class_values_sql` joins the source to the
+    classes: those of the lowest estimated work. Per QI, one query counts its (class, value)
+    pairs and the source rows they meet; the estimate per released tuple is the pairs it
+    is crossed with (the product of the QIs' pairs per class) plus the source rows that
+    match them and its released values (as if the QIs and the values were independent). A
+    skewed QI of many values can meet more rows than a numeric one of narrow ranges, and
+    two QIs together usually meet far fewer than either: counting decides, not kinds."""
+    if len(layout.qis) == 1 or classes <= 0 or n_rows <= 0:
+        return layout.qis[:1]
+    counted: dict[str, tuple[int, int]] = {}
+    for c in layout.qis:
+        pairs, met = engine.fetch_one(key_cost_sql(c, original, release))
+        counted[c.name] = (int(pairs), int(met))
+    (tuples,) = engine.fetch_one(
+        render("verbatim_tuples", original=original, verb=[c.name for c in layout.verbatim])
+    )
+    rows_per_tuple = n_rows / max(int(tuples), 1)
+
+    def estimate(chosen: tuple[Column, ...]) -> float:
+        pairs = math.prod(counted[c.name][0] / classes for c in chosen)
+        met = rows_per_tuple * math.prod(counted[c.name][1] / (classes * n_rows) for c in chosen)
+        return pairs + met
+
+    options: list[tuple[Column, ...]] = [(c,) for c in layout.qis]
+    options += list(itertools.combinations(layout.qis, 2))
+    return min(options, key=estimate)
+
+
+def class_values_sql(layout: Layout, original: str, release: str, keys: Sequence[Column]) -> exp.Expression:
+    pairs = [value_pairs_sql(c, original, release) for c in keys]
+    names = ["sbc_key", "sbc_key2"][: len(keys)]
+    return render(
+        "class_values",
+        release=release,
+        original=original,
+        pairs=pairs[0] if len(pairs) == 1 else render("value_pairs_two", first=pairs[0], second=pairs[1]),
+        keys=[ref(name, "p") for name in names],
+        match=conj(
+            [
+                exp.NullSafeEQ(this=ref(c.name, "s"), expression=ref(name, "r"))
+                for c, name in zip(keys, names, strict=True)
+            ]
+            + [_same(c, "s", "r") for c in layout.verbatim]
+        ),
+        qi=[c.name for c in layout.qis],
+        qicol=layout.qi_columns(),
+        verb=[c.name for c in layout.verbatim],
+        inside=conj([inside(c, "s", "r") for c in layout.qis]),
+    )
+
+
 def verify_pair(
-    engine: Engine, layout: Layout, original: str, release: str, k: int, models: Models | None = None
+    engine: Engine,
+    layout: Layout,
+    original: str,
+    release: str,
+    k: int,
+    models: Models | None = None,
+    recorded: Provenance | None = None,
 ) -> Verdict:
     """Verification of any original + release pair (no class labels at hand) against the
-    privacy models (k-anonymity unless named)."""
+    privacy models (k-anonymity unless named): one tuple per class, and each class's
+    released values against the source rows inside its generalization. With the run's
+    provenance (``recorded``) the release must hold exactly the rows and classes the run
+    wrote; without it, every input row the release lacks counts as suppressed."""
     problems, facts = check_release(engine, layout, release, k, models, original)
     (n_rows,) = engine.fetch_one(render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:
         problems.append(f"the release has {facts['released']} rows, more than the {n_rows} input rows")
-    facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
-    cover = conj(
-        [inside(c, "sbc_s", "g") for c in layout.qis] + [_same(c, "sbc_s", "g") for c in layout.verbatim]
-    )
-    uncovered, extra = engine.fetch_one(
-        render(
-            "rows_uncovered",
-            original=original,
-            release=release,
-            qicol=layout.qi_columns(),
-            verb=[c.name for c in layout.verbatim],
-            inside=cover,
-        ),
-    )
-    facts.update(uncovered=int(uncovered), extra=int(extra))
+    if recorded is None:
+        facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
+    else:
+        problems += recorded_problems(recorded, facts)
+        facts["suppressed"] = recorded.suppressed
+    keys = join_keys(engine, layout, original, release, facts["classes"], int(n_rows))
+    overdrawn, uncovered, extra = engine.fetch_one(class_values_sql(layout, original, release, keys))
+    facts.update(overdrawn=int(overdrawn), uncovered=int(uncovered), extra=int(extra))
+    if overdrawn:
+        problems.append(
+            f"{overdrawn} class(es) release values more often than the source has rows with "
+            "those values inside the class's ranges and sets (values moved between classes, "
+            "or made up)"
+        )
     if uncovered > facts["suppressed"]:
         problems.append(
             f"{uncovered} input row(s) are covered by no class of the release, but "
-            f"only {facts['suppressed']} are missing from it"
+            f"only {facts['suppressed']} are suppressed"
         )
     if extra:
         problems.append(f"{extra} release row(s) carry released values that the input lacks")
     return Verdict(k, tuple(problems), facts)
+
+
+def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
+    """The release against the counts its run recorded: a row or a class missing now was
+    not suppressed by the run."""
+    n, released, classes = facts["source_rows"], facts["released"], facts["classes"]
+    problems: list[str] = []
+    if recorded.input_rows != n:
+        problems.append(
+            f"the run read {recorded.input_rows} input rows; the source has {n}: verify against "
+            "the table the release was made from"
+        )
+    if recorded.released + recorded.suppressed != recorded.input_rows:
+        problems.append(
+            f"the provenance records {recorded.released} released and {recorded.suppressed} "
+            f"suppressed rows, which are not its {recorded.input_rows} input rows"
+        )
+    if released != recorded.released:
+        problems.append(
+            f"the release has {released} rows; the run released {recorded.released} and suppressed "
+            f"{recorded.suppressed} of {recorded.input_rows} (a suppressed row must be recorded as "
+            "suppressed by the run)"
+        )
+    if classes != recorded.classes:
+        problems.append(f"the release has {classes} classes; the run wrote {recorded.classes}")
+    return problems
+
+
+def same_rows_sql(expected: exp.Query, actual: str, columns: Sequence[str]) -> exp.Expression:
+    return render("same_rows", expected=expected, actual=actual, col=list(columns))
+
+
+def release_tables_problems(
+    engine: Engine, columns: Sequence[Column], release: str, rows: str, classes: str
+) -> list[str]:
+    """A release view against its two tables: each class's stored size is its row count in
+    the row table, the class ids of both tables agree, and the view shows exactly the row
+    table joined to the class table."""
+    n_classes, distinct, unmatched = engine.fetch_one(
+        render("class_table_checks", classes=classes, rows=rows)
+    )
+    problems: list[str] = []
+    if int(distinct or 0) < int(n_classes or 0):
+        problems.append(
+            f"{int(n_classes) - int(distinct)} class id(s) occur twice in the class table '{classes}'"
+        )
+    if unmatched:
+        problems.append(
+            f"{unmatched} class(es) of '{classes}' disagree with '{rows}' (class_size is not the "
+            "class's row count, or the class is in one table only)"
+        )
+    joined = _query(write.release_view_sql(columns, release, rows, classes))
+    names = ["eq_class"] + [n for c in columns if c.role != "identifier" for n in c.release_columns]
+    missing, extra = engine.fetch_one(same_rows_sql(joined, release, names))
+    if missing or extra:
+        problems.append(
+            f"the release view '{release}' is not its row table joined to its class table "
+            f"({missing} row(s) missing, {extra} row(s) beyond them)"
+        )
+    return problems
+
+
+def text_view_problems(
+    engine: Engine, columns: Sequence[Column], view: str, rows: str | None, classes: str | None, release: str
+) -> list[str]:
+    """The text view against the text its tables give (the release view's rows when the
+    release is one table): each class's ranges and sets rendered again and compared, row for
+    row, with what the view shows."""
+    if rows is not None and classes is not None:
+        source: exp.Query | str = _query(write.release_view_sql(columns, release, rows, classes))
+    else:
+        source = release
+    expected = _query(write.text_view_sql(columns, view, source))
+    names = ["eq_class"] + [c.name for c in columns if c.role != "identifier"]
+    missing, extra = engine.fetch_one(same_rows_sql(expected, view, names))
+    if missing or extra:
+        return [
+            f"the text view '{view}' does not show the text of its release ({missing} row(s) "
+            f"missing, {extra} row(s) beyond them): it was redefined, or written by an earlier version"
+        ]
+    return []
+
+
+def _query(create: exp.Expression) -> exp.Query:
+    """The query of a CREATE VIEW statement: what the view must show."""
+    query = create.args.get("expression")
+    if not isinstance(query, exp.Query):
+        raise TypeError("expected CREATE VIEW ... AS <query>")
+    return query

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
-from ..plan import CLASS_SIZE, Plan
+from ..plan import CLASS_SIZE, Column, Plan
 from ..sql.nodes import alias, ref
 from ..sql.templates import ident, render
 
@@ -28,11 +28,11 @@ def classes_projection(plan: Plan) -> list[exp.Expression]:
     return out + [alias(ref(name, "g"), name) for c in plan.qis for name in c.release_columns]
 
 
-def release_projection(plan: Plan) -> list[exp.Expression]:
+def release_projection(columns: Sequence[Column]) -> list[exp.Expression]:
     """The view's columns after eq_class: the source's columns in order, identifiers dropped."""
     return [
         alias(ref(name, "c" if c.role == "qi" else "r"), name)
-        for c in plan.columns
+        for c in columns
         if c.role != "identifier"
         for name in c.release_columns
     ]
@@ -64,8 +64,18 @@ def create_rows_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression)
 
 
 def create_release_view_sql(plan: Plan, view: str, rows: str, classes: str) -> exp.Expression:
+    return release_view_sql(plan.columns, view, rows, classes)
+
+
+def release_view_sql(columns: Sequence[Column], view: str, rows: str, classes: str) -> exp.Expression:
+    """The release view over a row and a class table, for a source of these columns (its
+    query, ``.expression``, is what the view must show: verification compares the two)."""
     return render(
-        "create_release_view", release=view, rows=rows, classes=classes, projection=release_projection(plan)
+        "create_release_view",
+        release=view,
+        rows=rows,
+        classes=classes,
+        projection=release_projection(columns),
     )
 
 
@@ -81,20 +91,34 @@ def drop_release_sql(kinds: Mapping[str, str], names: Sequence[str]) -> list[exp
 
 
 def create_view_sql(plan: Plan, view: str, release: str) -> exp.Expression:
-    projection: list[exp.Expression] = [ref("eq_class", "t")]
-    for c in plan.columns:
-        if c.role == "identifier":
-            continue
-        if c.role == "qi":
-            projection.append(alias(ref(c.name + "_sbc_text", "t"), c.name))
-        else:
-            projection.append(ref(c.name, "t"))
+    return text_view_sql(plan.columns, view, release)
+
+
+def text_view_sql(columns: Sequence[Column], view: str, release: exp.Query | str) -> exp.Expression:
+    """The text view over ``release`` (the release view, or a query of its rows), for a
+    source of these columns (see create_view.sql; verification renders its query over the
+    row and class tables and compares it with the view)."""
+    qis = [c for c in columns if c.role == "qi"]
     return render(
         "create_view",
         view=view,
         release=release,
-        num=[c.name for c in plan.numeric_qis if not c.temporal],
-        tnum=[c.name for c in plan.numeric_qis if c.temporal],
-        cat=[c.name for c in plan.categorical_qis],
-        projection=projection,
+        num=[c.name for c in qis if c.kind == "numeric" and not c.temporal],
+        tnum=[c.name for c in qis if c.kind == "numeric" and c.temporal],
+        cat=[c.name for c in qis if c.kind != "numeric"],
+        verb=[c.name for c in columns if c.role in ("sensitive", "insensitive")],
+        col=[c.name for c in columns if c.role != "identifier"],
     )
+
+
+def comment_release_sql(plan: Plan, text: str) -> list[exp.Expression]:
+    """COMMENT statements that store the run's provenance (``text``) on the release view
+    and on its row and class tables."""
+    return [
+        exp.Comment(this=exp.Table(this=ident(name)), kind=kind, expression=exp.Literal.string(text))
+        for name, kind in (
+            (plan.output, "VIEW"),
+            (plan.rows_table, "TABLE"),
+            (plan.classes_table, "TABLE"),
+        )
+    ]
