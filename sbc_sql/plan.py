@@ -489,12 +489,22 @@ def _check_release_names(plan: Plan) -> None:
             raise InputError(f"column '{c.name}' is reserved by sbc-sql; rename it in the source")
 
 
-def check_output(plan: Plan, taken: Mapping[str, str]) -> None:
-    """The release must not overwrite anything unless --replace, and never the source.
+def check_output(plan: Plan, taken: Mapping[str, str], owners: Mapping[str, str] | None = None) -> None:
+    """The release must not overwrite anything unless --replace, never the source, and never
+    a part of another release.
 
     ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
-    'VIEW', as an engine's object_kinds gives them)."""
+    'VIEW', as an engine's object_kinds gives them); ``owners``: of those, the ones that
+    belong to a release, and its name (as its provenance records it)."""
     existing = [n for n in plan.release_objects if n in taken]
+    for n in existing:
+        owner = (owners or {}).get(n)
+        if owner is not None and owner.lower() != plan.output.lower():
+            raise OutputExistsError(
+                f"'{n}' belongs to the release '{owner}'; --output '{plan.output}' would "
+                f"replace it even under --replace: choose another --output (or replace "
+                f"'{owner}' itself with --output {owner})"
+            )
     read = {n.lower(): n for n in plan.source.reads}
     for n in plan.release_objects:
         if n.lower() in read:

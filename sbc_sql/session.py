@@ -299,6 +299,32 @@ def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:
     return database, table, k
 
 
+def release_owners(engine: Engine, names: Iterable[str]) -> dict[str, str]:
+    """Which of these existing names belong to a release, and its name: a release's view and
+    tables carry its provenance; its text view ``<release>_view`` belongs to the release
+    whose provenance names it."""
+    owners: dict[str, str] = {}
+    for name in names:
+        doc = _provenance_of(engine, name)
+        if doc is not None:
+            owners[name] = str(doc["release"]["view"])
+            continue
+        base, _, suffix = name.rpartition("_")
+        if base and suffix == "view":
+            doc = _provenance_of(engine, base)
+            if doc is not None and str(doc["release"]["text_view"]).lower() == name.lower():
+                owners[name] = str(doc["release"]["view"])
+    return owners
+
+
+def _provenance_of(engine: Engine, name: str) -> Mapping[str, Any] | None:
+    try:
+        found = provenance.parse(engine.comment(name))
+    except provenance.ProvenanceError:
+        return None
+    return found.document if found is not None else None
+
+
 def _warnings_only(line: str) -> None:
     """Without a log, warnings still reach a Python caller (as Python warnings)."""
     if line.startswith("warning: "):
@@ -335,7 +361,8 @@ def prepare(
     csv = CsvOptions(options.csv_delimiter, options.csv_header)
     info = engine.open_source(table, csv)
     plan = planning.make_plan(info, options, display_name=table)
-    planning.check_output(plan, engine.object_kinds(plan.release_objects))
+    taken = engine.object_kinds(plan.release_objects)
+    planning.check_output(plan, taken, release_owners(engine, taken))
     timings["plan"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -400,7 +427,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
     engine, plan, st = prepared.engine, clustering.plan, prepared.stats
     timings = prepared.timings
     taken = engine.object_kinds(plan.release_objects)
-    planning.check_output(plan, taken)
+    planning.check_output(plan, taken, release_owners(engine, taken))
     labels_name = f"sbc_labels_{secrets.token_hex(4)}"
     temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"  # + _rows, _classes
     layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)

@@ -958,3 +958,32 @@ def test_reading_commands_work_on_a_file_nobody_may_write(bad_db, cli, command, 
     assert res.exit_code == 0, res.stderr
     assert expect in res.stdout
     assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("other", ["patients_k2_rows", "patients_k2_classes", "patients_k2_view"])
+def test_replace_never_takes_a_part_of_another_release(bad_db, cli, other):
+    assert cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD]).exit_code == 0
+    before = file_catalog(bad_db)
+    res = cli(
+        ["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "-o", other, "--replace"]
+    )
+    check_failure(res, [f"'{other}' belongs to the release 'patients_k2'", "another --output"])
+    assert file_catalog(bad_db) == before
+    res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD, "-o", "patients_k2"])
+    assert res.exit_code == 1  # the release itself: already exists, and --replace replaces it
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            bad_db,
+            "--table",
+            "patients",
+            "--k",
+            "2",
+            *GOOD,
+            "-o",
+            "patients_k2",
+            "--replace",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
