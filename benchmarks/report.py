@@ -1,13 +1,14 @@
-"""Render README's benchmark tables from the JSON files the benchmarks write.
+"""Render the benchmark tables of README.md and benchmarks/README.md from the JSON files the
+benchmarks write.
 
-Each table sits in README.md between marker comments, e.g.
+Each table sits in one of those files between marker comments, e.g.
 ``<!-- bench:utility -->`` ... ``<!-- /bench:utility -->``; this script replaces what is
-between them with the table rendered from benchmarks/results/*.json, so a figure in README is
-always one a benchmark run produced. tests/test_bench_report.py checks that README equals
-what this renders.
+between them with the table rendered from benchmarks/results/*.json, so a figure in either
+file is always one a benchmark run produced. tests/test_bench_report.py checks that both
+equal what this renders.
 
-    python benchmarks/report.py           # rewrite README.md's tables
-    python benchmarks/report.py --check   # exit 1 if README.md differs from the rendering
+    python benchmarks/report.py           # rewrite both files' tables
+    python benchmarks/report.py --check   # exit 1 if either differs from the rendering
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import record
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+#: the files whose tables are rendered
+PAGES = (ROOT / "README.md", ROOT / "benchmarks" / "README.md")
 DASH = "—"
 
 
@@ -249,18 +252,20 @@ def render(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
-    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page is not up to date")
+    parser.add_argument("--page", type=Path, action="append", help="a page to render (default: both)")
     args = parser.parse_args(argv)
-    text = args.readme.read_text()
-    rendered = render(text)
-    if args.check:
-        if rendered != text:
-            print(f"{args.readme} differs from the benchmark JSON; run python benchmarks/report.py")
-            return 1
-        return 0
-    args.readme.write_text(rendered)
-    return 0
+    stale = 0
+    for page in args.page or PAGES:
+        text = page.read_text()
+        rendered = render(text)
+        if args.check:
+            if rendered != text:
+                print(f"{page} differs from the benchmark JSON; run python benchmarks/report.py")
+                stale = 1
+        else:
+            page.write_text(rendered)
+    return stale
 
 
 if __name__ == "__main__":
