@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from . import engines
+from . import engines, names
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .stages import audit
@@ -34,6 +34,8 @@ def speaks_python(function: Callable[P, R]) -> Callable[P, R]:
 
 
 def _tables(engine: Engine, original: str, release: str) -> None:
+    if not engine.table_exists(original) and names.parse(original).qualified:
+        engine.copy_in(original)  # of another schema or attached database
     for name, flag in ((original, "--original"), (release, "--release")):
         if not engine.table_exists(name):
             raise InputError(

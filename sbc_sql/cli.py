@@ -167,7 +167,10 @@ def anonymize_cmd(
     table: Annotated[
         str,
         typer.Option(
-            "--table", "-t", help="Table or view to anonymize, or a CSV/Parquet path, e.g. -t patients."
+            "--table",
+            "-t",
+            help="Table or view to anonymize ([database.][schema.]name), or a CSV/Parquet path, "
+            "e.g. -t patients or -t ward.main.patients.",
         ),
     ],
     k: Annotated[int, typer.Option("--k", "-k", help="Minimum class size, 2 or more, e.g. -k 5.")],
@@ -270,6 +273,13 @@ def anonymize_cmd(
             show_default=False,
         ),
     ] = None,
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another DuckDB file to read the table from, read-only (repeatable), as FILE or "
+            "FILE:ALIAS; then -t ALIAS.main.t. E.g. --attach ward.duckdb:ward."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -334,6 +344,7 @@ def anonymize_cmd(
             block_rows=block_rows,
             csv_delimiter=csv_delimiter,
             csv_header=csv_header,
+            attach=attach or (),
             log=log,
             progress=bar,
             trace=trace if verbose else None,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import names as table_names
 from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
 from .engines.base import TableInfo
@@ -276,6 +277,19 @@ def check_csv_options(table: str, delimiter: str | None, header: bool | None) ->
     return char
 
 
+def parse_attach(text: str) -> tuple[Path, str]:
+    """'clinic.duckdb' -> (clinic.duckdb, 'clinic'); 'a/b.duckdb:src' -> (a/b.duckdb, 'src')."""
+    path, sep, alias = text.rpartition(":")
+    if not sep or not alias or "/" in alias or "\\" in alias or not path:
+        path, alias = text, Path(text).stem
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", alias):
+        raise InputError(
+            f"--attach '{text}': the alias '{alias}' is not a plain name; give one, e.g. "
+            f"--attach {path}:other"
+        )
+    return Path(path), alias
+
+
 def check_memory_limit(value: str | None) -> None:
     """A DuckDB memory size such as 2GB or 512MiB (None: DuckDB's own setting), between the
     least DuckDB runs a release in and this machine's memory."""
@@ -344,6 +358,12 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
     weights = _weights(columns, options.weights)
+    if options.output and table_names.parse(options.output).qualified:
+        raise InputError(
+            f"--output '{options.output}' names a schema; the release is written into the main "
+            "schema of --db: give a name without one, e.g. --output "
+            f"{table_names.parse(options.output).name}"
+        )
     output = options.output or _default_output(name, options.k)
     plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)
     _check_release_names(plan)
@@ -429,12 +449,11 @@ def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, 
 
 
 def _default_output(name: str, k: int) -> str:
-    stem = re.sub(
-        r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$",
-        "",
-        name.replace("\\", "/").split("/")[-1],
-        flags=re.IGNORECASE,
-    )
+    """<table>_k<k>: a file's stem, or a (schema-qualified) table's own name."""
+    base = name.replace("\\", "/").split("/")[-1]
+    stem = re.sub(r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$", "", base, flags=re.IGNORECASE)
+    if stem == base:
+        stem = table_names.parse(name).name
     return f"{stem}_k{k}"
 
 

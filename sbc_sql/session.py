@@ -173,6 +173,7 @@ def anonymize(
     block_rows: int | None = None,
     csv_delimiter: str | None = None,
     csv_header: bool | None = None,
+    attach: Iterable[str] = (),
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
@@ -205,7 +206,10 @@ def anonymize(
     memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block is
     a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
     block size). ``csv_delimiter`` (one character, '\\t' for a tab) and ``csv_header``
-    (True/False) tell DuckDB how to read a CSV input instead of sniffing it.
+    (True/False) tell DuckDB how to read a CSV input instead of sniffing it. ``table`` may
+    name a schema or an attached database (``schema.t``, ``db.schema.t``); ``attach`` lists
+    other DuckDB files to read from, each ``FILE`` or ``FILE:ALIAS`` (the alias defaults to
+    the file's stem), opened read-only.
     Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
     :class:`~sbc_sql.RoleError` and :class:`~sbc_sql.OutputExistsError`),
     :class:`~sbc_sql.VerificationError` and :class:`~sbc_sql.ResourceError`.
@@ -235,6 +239,7 @@ def anonymize(
         csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
         csv_header=csv_header,
     )
+    attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
     planning.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
@@ -261,6 +266,8 @@ def anonymize(
     try:
         engine.dry = sql_only
         engine.trace = trace
+        for path, alias in attachments:
+            engine.attach(path, alias)
         if out_file is not None:
             inputs = [table] if looks_like_file(table) else []
             out_file = planning.check_out_file(

@@ -210,10 +210,26 @@ CASES = [
         ["'x'", "wider than the largest double", "rescale"],
     ),
     (
-        "a table in another schema",
-        ["--table", "other.t", "--k", "2"],
-        ["'other.t'", "main schema", "other.t"],
+        "a missing table of another schema",
+        ["--table", "other.nope", "--k", "2"],
+        ["'other.nope'", "schema 'other'"],
     ),
+    (
+        "an output in another schema",
+        ["--table", "patients", "--k", "2", *GOOD, "--output", "other.rel"],
+        ["'other.rel'", "main schema", "--output rel"],
+    ),
+    (
+        "a bad attach alias",
+        ["--table", "patients", "--k", "2", "--attach", "x.duckdb:9x"],
+        ["'9x'", "plain name"],
+    ),
+    (
+        "a missing attached file",
+        ["--table", "patients", "--k", "2", "--attach", "nope.duckdb"],
+        ["nope.duckdb"],
+    ),
+    ("a table in no schema of the database", ["--table", "t", "--k", "2"], ["other.t", "--table schema.t"]),
 ]
 
 

@@ -93,3 +93,41 @@ def test_the_error_types_are_exported():
     assert issubclass(sbc_sql.InputError, sbc_sql.SbcError)
     assert issubclass(sbc_sql.VerificationError, sbc_sql.SbcError)
     assert {"InputError", "VerificationError", "RoleError", "OutputExistsError"} <= set(sbc_sql.__all__)
+
+
+def test_a_table_of_another_schema_or_database_keeps_its_roles(tmp_path, cli):
+    """`-t schema.t` and `--attach FILE[:ALIAS]` with `-t ALIAS.schema.t`: read once into the
+    run, the column comments (the roles) kept; verify and measure read the same names."""
+    main, ward = tmp_path / "main.duckdb", tmp_path / "ward.duckdb"
+    with duckdb.connect(str(ward)) as con:
+        con.execute("CREATE SCHEMA clinic")
+        con.execute(
+            "CREATE TABLE clinic.visits AS SELECT 'SECRET-' || i AS name, 20 + i % 40 AS age, "
+            "['F', 'M'][1 + i % 2] AS sex, 'dx' || (i % 5) AS dx FROM range(300) AS r(i)"
+        )
+        con.execute("COMMENT ON COLUMN clinic.visits.name IS 'sbc:identifier'")
+        con.execute("COMMENT ON COLUMN clinic.visits.dx IS 'sbc:sensitive'")
+    duckdb.connect(str(main)).close()
+    res = cli(["anonymize", "--db", main, "--attach", f"{ward}:ward", "-t", "ward.clinic.visits", "-k", "5"])
+    assert res.exit_code == 0, res.stderr
+    assert "column 'name' (VARCHAR): identifier [comment]" in res.stderr
+    assert res.stdout.startswith("release 'visits_k5' (view 'visits_k5_view'): verified 5-anonymous")
+    with duckdb.connect(str(main)) as con:
+        columns = [d[0] for d in con.execute("SELECT * FROM visits_k5 LIMIT 0").description]
+    assert "name" not in columns and "dx" in columns
+    with duckdb.connect(str(ward)) as con:  # the attached file is read, never written
+        assert [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == ["visits"]
+    # a schema of the same database, and the reading commands on it
+    with duckdb.connect(str(main)) as con:
+        con.execute("CREATE SCHEMA s")
+        con.execute(f"ATTACH '{ward}' AS ward (READ_ONLY)")
+        con.execute("CREATE TABLE s.people AS SELECT * FROM ward.clinic.visits")
+        con.execute("COMMENT ON COLUMN s.people.name IS 'sbc:identifier'")
+        con.execute("COMMENT ON COLUMN s.people.dx IS 'sbc:sensitive'")
+    res = cli(["anonymize", "--db", main, "-t", "s.people", "-k", "4", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("release 'people_k4'")
+    res = cli(["verify", "--db", main, "--original", "s.people", "--release", "people_k4", "-k", "4"])
+    assert res.exit_code == 0, res.stderr
+    res = cli(["measure", "--db", main, "--original", "s.people", "--release", "people_k4"])
+    assert res.exit_code == 0 and res.stdout.startswith("rows 300, released 300"), res.stderr

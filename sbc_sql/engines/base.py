@@ -247,6 +247,17 @@ class Engine(ABC):
         ``csv`` says)."""
 
     @abstractmethod
+    def attach(self, path: Path, alias: str) -> None:
+        """Make the database in the file ``path`` readable, read-only, as ``alias``: its
+        tables are then ``alias.schema.table`` to ``open_source``."""
+
+    @abstractmethod
+    def copy_in(self, table: str) -> None:
+        """Make a table or view of another schema or attached database (``schema.t``,
+        ``db.schema.t``) readable under that name for this connection: a temporary copy
+        with its columns' comments, for the commands that only read."""
+
+    @abstractmethod
     def row_id(self, table_alias: str) -> exp.Expression:
         """A source row's stable id inside a statement, for the table aliased so: the key
         the class labels are joined back on. Stable for the run, unique per row."""

@@ -9,7 +9,7 @@ import csv
 import dataclasses
 import gzip
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from .. import names
 from ..errors import InputError
 from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
@@ -30,28 +31,32 @@ SOURCE_ALIAS = "sbc_source_file"
 
 # DuckDB's catalog is case-insensitive ("Patients" and "patients" are one table, quoted or
 # not), so every look-up compares lower-cased names
+_WHERE = (
+    "schema_name = COALESCE($schema, current_schema()) "
+    "AND database_name = COALESCE($database, current_database())"
+)
 _KINDS = (
     "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE list_contains($names, lower(table_name)) "
-    "AND schema_name = 'main' AND database_name = current_database() UNION ALL "
+    f"AND {_WHERE} UNION ALL "
     "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE NOT internal AND "
-    "list_contains($names, lower(view_name)) AND schema_name = 'main' AND "
-    "database_name = current_database()"
+    f"list_contains($names, lower(view_name)) AND {_WHERE}"
 )
 _COMMENT = (
-    "SELECT comment FROM duckdb_tables() WHERE table_name = $name AND schema_name = 'main' "
-    "AND database_name = current_database() UNION ALL SELECT comment FROM duckdb_views() "
-    "WHERE NOT internal AND view_name = $name AND schema_name = 'main' AND "
-    "database_name = current_database()"
+    f"SELECT comment FROM duckdb_tables() WHERE lower(table_name) = lower($name) AND {_WHERE} "
+    "UNION ALL SELECT comment FROM duckdb_views() WHERE NOT internal AND "
+    f"lower(view_name) = lower($name) AND {_WHERE}"
 )
 _COLUMNS = (
     "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE lower(table_name) = lower($name) "
-    "AND schema_name = 'main' AND database_name = COALESCE($database, current_database()) "
-    "ORDER BY column_index"
+    f"AND {_WHERE} ORDER BY column_index"
 )
 _VIEW_SQL = (
-    "SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower($name) "
-    "AND schema_name = 'main' AND database_name = current_database()"
+    f"SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower($name) AND {_WHERE}"
 )
+#: the catalog queries' place: where unqualified names are read and written
+_HERE: dict[str, str | None] = {"database": None, "schema": None}
+#: the connection's temporary objects
+_TEMP: dict[str, str | None] = {"database": "temp", "schema": "main"}
 
 
 _INTEGER = {
@@ -179,17 +184,66 @@ class DuckDBEngine(Engine):
 
     # ---- catalog (not part of a run's log) ----
 
+    # An unqualified name is looked up as SQL resolves it: a temporary object first (such as
+    # a table of another schema read in by copy_in), then the working schema.
+
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
-        rows = self._fetch(_KINDS, {"names": [n.lower() for n in names]})
-        kinds = {found.lower(): kind for found, kind in rows}
+        kinds: dict[str, str] = {}
+        for where in (_TEMP, _HERE):
+            for found, kind in self._fetch(_KINDS, {"names": [n.lower() for n in names], **where}):
+                kinds.setdefault(found.lower(), kind)
         return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
 
     def comment(self, name: str) -> str | None:
-        rows = self._fetch(_COMMENT, {"name": name})
-        return rows[0][0] if rows else None
+        for where in (_TEMP, _HERE):
+            rows = self._fetch(_COMMENT, {"name": name, **where})
+            if rows:
+                return rows[0][0]  # type: ignore[no-any-return]
+        return None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
-        rows = self._fetch(_COLUMNS, {"name": name, "database": "temp" if temporary else None})
+        if not temporary:
+            info = self._describe_at(name, _TEMP)
+            if info.columns:
+                return info
+        return self._describe_at(name, _TEMP if temporary else _HERE)
+
+    def copy_in(self, table: str) -> None:
+        name = names.parse(table)
+        if not name.qualified:
+            raise InputError(f"table or view '{table}' does not exist in the database")
+        where = {"database": name.catalog, "schema": name.schema}
+        if not self._fetch(_KINDS, {"names": [name.name.lower()], **where}):
+            raise InputError(
+                f"table or view '{table}' does not exist: no '{name.name}' in schema '{name.schema}'"
+                f"{f' of database {name.catalog!r}' if name.catalog else ''}"
+            )
+        copy, source = self.sql(ident(table)), self._qualified(name)
+        with self.driver_call(f"reading '{table}'"):
+            self._fetch(f"CREATE OR REPLACE TEMP TABLE {copy} AS SELECT * FROM {source}", None)
+            # the roles live in the columns' comments
+            for column in self._describe_at(name.name, where).columns:
+                if column.comment is not None:
+                    target = self.sql(
+                        exp.Column(
+                            this=ident(column.name),
+                            table=ident(table),
+                            db=ident("main"),
+                            catalog=ident("temp"),
+                        )
+                    )
+                    self._fetch(
+                        f"COMMENT ON COLUMN {target} IS {self.sql(exp.Literal.string(column.comment))}", None
+                    )
+
+    def _qualified(self, name: names.Name) -> str:
+        parts: dict[str, Any] = {"this": ident(name.name), "db": ident(name.schema or "")}
+        if name.catalog:
+            parts["catalog"] = ident(name.catalog)
+        return self.sql(exp.Table(**parts))
+
+    def _describe_at(self, name: str, where: Mapping[str, str | None]) -> TableInfo:
+        rows = self._fetch(_COLUMNS, {"name": name, **where})
         return TableInfo(
             name, tuple(ColumnInfo(r[0], display_type(r[1]), r[2], *type_kind(r[1])) for r in rows)
         )
@@ -254,7 +308,38 @@ class DuckDBEngine(Engine):
                 self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {view}', None)
             info = self.describe(SOURCE_ALIAS, temporary=True)
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
+        name = names.parse(table)
+        if name.qualified:
+            return self._open_elsewhere(table, name)
         raise InputError(self._missing(table))
+
+    def _open_elsewhere(self, table: str, name: names.Name) -> TableInfo:
+        """A table or view of another schema or attached database, read once into a temporary
+        table for the run, its columns' comments (the roles) kept."""
+        where = {"database": name.catalog, "schema": name.schema}
+        if not self._fetch(_KINDS, {"names": [name.name.lower()], **where}):
+            raise InputError(
+                f"table '{table}' does not exist: no table or view '{name.name}' in schema "
+                f"'{name.schema}'{f' of database {name.catalog!r}' if name.catalog else ''}; "
+                "pass an existing one with --table (attach another database file with --attach FILE)"
+            )
+        source = self._qualified(name)
+        with self.driver_call(f"reading '{table}'"):
+            self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {source}', None)
+        comments = {c.name: c.comment for c in self._describe_at(name.name, where).columns}
+        info = self.describe(SOURCE_ALIAS, temporary=True)
+        columns = tuple(dataclasses.replace(c, comment=comments.get(c.name)) for c in info.columns)
+        # nothing of another schema can be an output (outputs are written here)
+        return TableInfo(info.name, columns, from_file=table)
+
+    def attach(self, path: Path, alias: str) -> None:
+        if not path.exists():
+            raise InputError(f"--attach '{path}' does not exist; give an existing DuckDB database file")
+        statement = (
+            f"ATTACH {self.sql(exp.Literal.string(str(path)))} AS {self.sql(ident(alias))} (READ_ONLY)"
+        )
+        with self.driver_call(f"attaching '{path}' as '{alias}'"):
+            self._fetch(statement, None)
 
     def _read_file(self, path: Path, reader: str, **params: Any) -> None:
         self._fetch(
@@ -274,8 +359,8 @@ class DuckDBEngine(Engine):
         if where:
             return (
                 f"table '{table}' is not in the main schema of the database (found: "
-                f"{', '.join(sorted(r[0] for r in where))}); sbc-sql reads tables and views of the "
-                "main schema: create a view there, e.g. CREATE VIEW t AS SELECT * FROM schema.t"
+                f"{', '.join(sorted(r[0] for r in where))}); name it with its schema, e.g. "
+                "--table schema.t (or database.schema.t)"
             )
         return f"table '{table}' does not exist in the database; pass an existing table or view with --table"
 
@@ -289,7 +374,7 @@ class DuckDBEngine(Engine):
             if name.lower() in (f.lower() for f in found):
                 continue
             found.append(name)
-            rows = self._fetch(_VIEW_SQL, {"name": name})
+            rows = self._fetch(_VIEW_SQL, {"name": name, **_HERE})
             if rows:
                 pending.extend(_selected_tables(rows[0][0], name))
         return tuple(found)
