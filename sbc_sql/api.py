@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -73,27 +73,30 @@ def measure(
     *,
     weights: Mapping[str, float] | None = None,
     ranges: Mapping[str, tuple[float, float]] | None = None,
+    attach: Iterable[str] = (),
 ) -> metrics.Measures:
     """NCP per QI and total, utility and class sizes of ``release`` against ``original``.
 
     ``ranges`` overrides a numeric QI's domain (e.g. ``{"age": (10, 100)}``) when the
     denominator of its NCP should be a declared domain rather than the data's range.
     """
-    with engines.reading(database) as engine:
+    with engines.reading(database, attach) as engine:
         _tables(engine, original, release)
         return metrics.measure_tables(
             engine, _layout(engine, original, release, weights), original, release, ranges
         )
 
 
-def verify(database: str | Path | Engine | Any, original: str, release: str, k: int) -> Verdict:
+def verify(
+    database: str | Path | Engine | Any, original: str, release: str, k: int, *, attach: Iterable[str] = ()
+) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
     source's comments), no identifier and no QI published raw, k-anonymity, each class's
     released values against the source, the class table against the rows, the release view
     against its tables and the text view against the text they give."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
-    with engines.reading(database) as engine:
+    with engines.reading(database, attach) as engine:
         _tables(engine, original, release)
         read = _read(engine, original, release, None)
         problems = list(read.problems)

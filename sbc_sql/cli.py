@@ -17,7 +17,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any
 
 import typer
@@ -280,6 +280,14 @@ def anonymize_cmd(
             "FILE:ALIAS; then -t ALIAS.main.t. E.g. --attach ward.duckdb:ward."
         ),
     ] = None,
+    target_db: Annotated[
+        str | None,
+        typer.Option(
+            help="Write the release into this DuckDB file (created if missing) instead of --db, "
+            "so that it can be shipped alone; --db is then opened read-only. E.g. --target-db "
+            "release.duckdb."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -345,6 +353,7 @@ def anonymize_cmd(
             csv_delimiter=csv_delimiter,
             csv_header=csv_header,
             attach=attach or (),
+            target_db=target_db,
             log=log,
             progress=bar,
             trace=trace if verbose else None,
@@ -355,7 +364,9 @@ def anonymize_cmd(
     if as_json:
         typer.echo(json.dumps(summary_dict(result), indent=2))
     else:
-        typer.echo(summary_text(result))
+        # where the evaluate hint finds the release and its source
+        where = {"db": target_db, "attach": db} if target_db and db else {"db": target_db or db}
+        typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
 
 
 def summary_dict(result: Result) -> dict[str, object]:
@@ -371,13 +382,12 @@ def summary_dict(result: Result) -> dict[str, object]:
     }
 
 
-def summary_text(result: Result) -> str:
+def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "write", "measure", "verify")
     plan = result.plan
-    files = result.engine.database_files()
-    db = f" --db {files[0]}" if files else ""
+    db = "".join(f" --{flag} {value}" for flag, value in (where or {}).items())
     exported = []
     if result.exported is not None:
         fmt = planning.export_format(result.exported)
@@ -394,9 +404,8 @@ def summary_text(result: Result) -> str:
         f"sbc-sql evaluate{db} --original {plan.display_name} --release {result.release} for risk and loss",
     ]
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
-    if plan.source.from_file is None or plan.source.reads:
-        held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"
-        lines.append(f"note: '{plan.display_name}' still holds {held}; publish the release, not the source")
+    held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"
+    lines.append(f"note: '{plan.display_name}' still holds {held}; publish the release, not the source")
     return "\n".join(lines)
 
 
@@ -405,6 +414,13 @@ def measure_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
+            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """NCP per QI and total, utility, classes and smallest class of a release.
@@ -412,7 +428,7 @@ def measure_cmd(
     Example: sbc-sql measure --db clinic.duckdb --original patients --release patients_k5
     """
     with reported():
-        m = api.measure(db, original, release)
+        m = api.measure(db, original, release, attach=attach or ())
     if as_json:
         typer.echo(json.dumps(m.as_dict(), indent=2))
         return
@@ -433,6 +449,13 @@ def verify_cmd(
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
+            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
+        ),
+    ] = None,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -447,7 +470,7 @@ def verify_cmd(
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
     with reported():
-        verdict = api.verify(db, original, release, k)
+        verdict = api.verify(db, original, release, k, attach=attach or ())
     notes = "".join(f"; {note}" for note in verdict.notes)
     if verdict.ok:
         facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
@@ -485,6 +508,13 @@ def evaluate_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the figures: no step lines on stderr.")
     ] = False,
+    attach: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
+            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
+        ),
+    ] = None,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
     --sensitive, l-diversity, t-closeness and beta-likeness of a release.
@@ -510,6 +540,7 @@ def evaluate_cmd(
             weights=w,
             k=k,
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
+            attach=attach or (),
         )
     if as_json:
         typer.echo(json.dumps(report.grouped(result), indent=2))

@@ -290,6 +290,40 @@ def parse_attach(text: str) -> tuple[Path, str]:
     return Path(path), alias
 
 
+def check_target_db(target: str | Path, database: object, table: str) -> Path:
+    """The release's own database file: never the source database or the input file; the
+    source must be given as a file path (it is then opened read-only)."""
+    path = Path(target)
+    if database is not None and not isinstance(database, (str, Path)):
+        raise InputError(
+            f"--target-db '{path}' needs the source database as a file path, which sbc-sql "
+            "opens read-only; pass --db FILE rather than a connection"
+        )
+    for other in ([Path(database)] if database is not None else []) + (
+        [Path(table)] if Path(table).suffix else []
+    ):
+        if path.resolve() == other.resolve() or (
+            path.exists() and other.exists() and os.path.samefile(path, other)
+        ):
+            raise InputError(f"--target-db '{path}' is '{other}', which the run reads; give another file")
+    if path.is_dir():
+        raise InputError(f"--target-db '{path}' is a folder; give a DuckDB file path")
+    if not path.parent.is_dir():
+        raise InputError(
+            f"--target-db '{path}': the folder '{path.parent}' does not exist; create it or give "
+            "a path in an existing one"
+        )
+    return path
+
+
+def target_alias(target: Path, source: str) -> str:
+    """The name the release's database is attached under: its file's stem as a plain name,
+    unless that is the source database's name."""
+    stem = re.sub(r"\W", "_", target.stem) or "release"
+    stem = stem if not stem[0].isdigit() else f"db_{stem}"
+    return stem if stem.lower() != source.lower() else f"{stem}_release"
+
+
 def check_memory_limit(value: str | None) -> None:
     """A DuckDB memory size such as 2GB or 512MiB (None: DuckDB's own setting), between the
     least DuckDB runs a release in and this machine's memory."""

@@ -32,6 +32,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from . import arrays, engines, provenance
+from . import names as table_names
 from . import plan as planning
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
@@ -174,6 +175,7 @@ def anonymize(
     csv_delimiter: str | None = None,
     csv_header: bool | None = None,
     attach: Iterable[str] = (),
+    target_db: str | Path | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
@@ -209,7 +211,9 @@ def anonymize(
     (True/False) tell DuckDB how to read a CSV input instead of sniffing it. ``table`` may
     name a schema or an attached database (``schema.t``, ``db.schema.t``); ``attach`` lists
     other DuckDB files to read from, each ``FILE`` or ``FILE:ALIAS`` (the alias defaults to
-    the file's stem), opened read-only.
+    the file's stem), opened read-only. ``target_db`` writes the release into another DuckDB
+    file (created if missing), so that it can be shipped alone; the source database is then
+    opened read-only (``database`` must be a file path, or None for a file input).
     Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
     :class:`~sbc_sql.RoleError` and :class:`~sbc_sql.OutputExistsError`),
     :class:`~sbc_sql.VerificationError` and :class:`~sbc_sql.ResourceError`.
@@ -255,19 +259,24 @@ def anonymize(
     from .engines.duckdb import looks_like_file
 
     given = [Path(database)] if isinstance(database, (str, Path)) else []
+    target = planning.check_target_db(target_db, database, table) if target_db is not None else None
     # a dry run writes nothing: an existing file is opened read-only, and a file that does
     # not exist yet (an input file into a new --db) is not made: the run plans in memory
     new_file = bool(given) and not given[0].exists() and looks_like_file(table)
     engine = engines.connect(
         None if sql_only and new_file else database,
         must_exist=not (database and looks_like_file(table)),
-        read_only=sql_only,
+        read_only=sql_only or target is not None,
     )
     try:
         engine.dry = sql_only
         engine.trace = trace
         for path, alias in attachments:
             engine.attach(path, alias)
+        if target is not None:
+            # the source named where it is, before the target becomes the working schema
+            table = _qualified_input(engine, table)
+            engine.write_into(target, planning.target_alias(target, engine.working()[0]))
         if out_file is not None:
             inputs = [table] if looks_like_file(table) else []
             out_file = planning.check_out_file(
@@ -287,6 +296,19 @@ def anonymize(
         if engine is not database:
             engine.close()
         raise
+
+
+def _qualified_input(engine: Engine, table: str) -> str:
+    """``table`` with its database and schema (a file input as it is)."""
+    from .engines.duckdb import looks_like_file
+
+    if looks_like_file(table):
+        return table
+    name = table_names.parse(table)
+    if name.catalog is not None and name.schema is not None:
+        return table
+    database, schema = engine.working()
+    return str(table_names.Name(name.name, name.schema or schema, database))
 
 
 def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:

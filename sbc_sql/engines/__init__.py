@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +35,18 @@ def connect(
 
 
 @contextlib.contextmanager
-def reading(database: Engine | str | Path | Any | None) -> Iterator[Engine]:
+def reading(database: Engine | str | Path | Any | None, attach: Iterable[str] = ()) -> Iterator[Engine]:
     """An engine for what only reads (measure, verify, evaluate): a file is opened read-only
     and closed on the way out, so that nothing of it stays open after an error either; an
-    engine or connection given is used as it is and left open."""
+    engine or connection given is used as it is and left open. ``attach``: other database
+    files to read from, each FILE or FILE:ALIAS, attached read-only."""
+    from ..plan import parse_attach
+
+    files = [parse_attach(a) for a in attach]
     engine = connect(database, read_only=True)
     try:
+        for path, alias in files:
+            engine.attach(path, alias)
         yield engine
     finally:
         if engine is not database:

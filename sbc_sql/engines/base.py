@@ -252,6 +252,17 @@ class Engine(ABC):
         tables are then ``alias.schema.table`` to ``open_source``."""
 
     @abstractmethod
+    def working(self) -> tuple[str, str]:
+        """Where unqualified names are written: (database, schema)."""
+
+    @abstractmethod
+    def write_into(self, path: Path, alias: str) -> None:
+        """Attach the database file ``path`` read-write as ``alias`` (created if missing; in a
+        dry run, one that does not exist yet is planned in memory and not made) and make it
+        where the release is written: its main schema becomes the working schema. A file
+        created here is removed if the run fails."""
+
+    @abstractmethod
     def copy_in(self, table: str) -> None:
         """Make a table or view of another schema or attached database (``schema.t``,
         ``db.schema.t``) readable under that name for this connection: a temporary copy

@@ -332,6 +332,25 @@ class DuckDBEngine(Engine):
         # nothing of another schema can be an output (outputs are written here)
         return TableInfo(info.name, columns, from_file=table)
 
+    def working(self) -> tuple[str, str]:
+        database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
+        return str(database), str(schema)
+
+    def write_into(self, path: Path, alias: str) -> None:
+        file, name = self.sql(exp.Literal.string(str(path))), self.sql(ident(alias))
+        attach, use = f"ATTACH {file} AS {name} (READ_WRITE)", f"USE {name}"
+        wal = path.with_name(path.name + ".wal")
+        made = [] if path.exists() else [path] if wal.exists() else [path, wal]
+        planned = attach if not (self.dry and made) else f"ATTACH ':memory:' AS {name} (READ_WRITE)"
+        with self.driver_call(f"opening --target-db '{path}'"):
+            self._fetch(planned, None)
+            self._fetch(use, None)
+        if not self.dry:
+            self.created += made
+        # the statements a replay of the run needs first
+        self.show(attach)
+        self.show(use)
+
     def attach(self, path: Path, alias: str) -> None:
         if not path.exists():
             raise InputError(f"--attach '{path}' does not exist; give an existing DuckDB database file")

@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -731,6 +731,7 @@ def evaluate(
     weights: Mapping[str, float] | None = None,
     k: int | None = None,
     log: Callable[[str], None] | None = None,
+    attach: Iterable[str] = (),
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
@@ -740,7 +741,7 @@ def evaluate(
     error. ``log`` receives a line as each step starts and ends (with its seconds).
     """
     _check(k_r, n_r, queries, selectivities, k)
-    with engines.reading(database_or_con) as engine:
+    with engines.reading(database_or_con, attach) as engine:
         return _evaluate(
             engine,
             original,

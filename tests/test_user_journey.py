@@ -1,12 +1,18 @@
-"""The Python API as a notebook uses it: data as a DataFrame, an Arrow table or a DuckDB
-relation, a Result that closes what it opened, and errors in keywords rather than flags."""
+"""A new user's journey: a first run on the example database with no flag but k, a table of
+another schema or database, a release written into a file of its own, and the Python API
+as a notebook uses it (data as a DataFrame, an Arrow table or a DuckDB relation, a Result
+that closes what it opened, errors in keywords rather than flags)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 import pytest
+from helpers import file_catalog, load_example
 
 import sbc_sql
 
@@ -131,3 +137,72 @@ def test_a_table_of_another_schema_or_database_keeps_its_roles(tmp_path, cli):
     assert res.exit_code == 0, res.stderr
     res = cli(["measure", "--db", main, "--original", "s.people", "--release", "people_k4"])
     assert res.exit_code == 0 and res.stdout.startswith("rows 300, released 300"), res.stderr
+
+
+@pytest.fixture
+def clinic(tmp_path: Path) -> Path:
+    path = tmp_path / "clinic.duckdb"
+    load_example("examples/make_clinic_db.py").main(["--out", str(path), "--rows", "600"])
+    return path
+
+
+def test_a_first_run_needs_nothing_but_k(clinic, cli):
+    res = cli(["anonymize", "--db", clinic, "-t", "patients", "-k", "5"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("release 'patients_k5' (view 'patients_k5_view'): verified 5-anonymous")
+    assert "note: 'patients' still holds identifiers (name, ssn)" in res.stdout
+    res = cli(["verify", "--db", clinic, "--original", "patients", "--release", "patients_k5", "-k", "5"])
+    assert res.exit_code == 0, res.stderr
+
+
+def test_the_release_in_a_file_of_its_own(clinic, cli, tmp_path):
+    """--target-db: the release alone in a new file; the source, opened read-only, may be a
+    file nobody may write, and is left as it was."""
+    os.chmod(clinic, 0o444)
+    before = file_catalog(clinic)
+    shipped = tmp_path / "out" / "release.duckdb"
+    shipped.parent.mkdir()
+    res = cli(["anonymize", "--db", clinic, "-t", "patients", "-k", "5", "--target-db", shipped])
+    assert res.exit_code == 0, res.stderr
+    assert f"sbc-sql evaluate --db {shipped} --attach {clinic} --original clinic.main.patients" in res.stdout
+    assert file_catalog(clinic) == before
+    with duckdb.connect(str(shipped), read_only=True) as con:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        views = {
+            r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+        }
+        assert con.execute("SELECT count(*) FROM patients_k5").fetchone() == (600,)
+    assert tables == {"patients_k5_rows", "patients_k5_classes"}
+    assert views == {"patients_k5", "patients_k5_view"}
+    res = cli(
+        ["verify", "--db", shipped, "--attach", clinic, "--original", "clinic.main.patients"]
+        + ["--release", "patients_k5", "-k", "5"]
+    )
+    assert res.exit_code == 0, res.stderr
+    # in Python too, and a failing or dry run leaves no file behind
+    result = sbc_sql.anonymize(str(clinic), "patients", 4, target_db=tmp_path / "py.duckdb", output="p4")
+    with result:
+        assert result.to_arrow().num_rows == 600
+    res = cli(
+        [*map(str, ["anonymize", "--db", clinic, "-t", "patients", "-k", "5", "--sql"])]
+        + ["--target-db", str(tmp_path / "dry2.duckdb")]
+    )
+    assert res.exit_code == 0 and res.stdout.startswith("ATTACH "), res.stderr
+    assert not (tmp_path / "dry2.duckdb").exists()
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            clinic,
+            "-t",
+            "patients",
+            "-k",
+            "9999",
+            "--target-db",
+            tmp_path / "failed.duckdb",
+        ]
+    )
+    assert res.exit_code == 1
+    assert not (tmp_path / "failed.duckdb").exists() and not (tmp_path / "failed.duckdb.wal").exists()
+    res = cli(["anonymize", "--db", clinic, "-t", "patients", "-k", "5", "--target-db", clinic])
+    assert res.exit_code == 1 and "which the run reads" in res.stderr
