@@ -34,6 +34,7 @@ from sqlglot import exp
 from . import arrays, engines, provenance
 from . import names as table_names
 from . import plan as planning
+from .cluster import registry
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
 from .engines.base import CsvOptions, Engine
@@ -429,6 +430,8 @@ def cluster(
     if prepared.data is None:
         raise RuntimeError("the prepared arrays were released; prepare the table again")
     options = plan.options
+    if log is not None and registry.compiles_first(options.algorithm):
+        log("compiling the clustering kernels (first run only: 20 to 30 s, cached afterwards)")
     t = time.perf_counter()
     run = run_clustering(
         prepared.data,

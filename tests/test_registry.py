@@ -231,3 +231,32 @@ def test_compare_never_replaces_a_table_it_did_not_create(con):
     # its own releases it drops as it goes, so a second comparison runs as the first did
     first = compare(con, "t", [4], ["sbca"])
     assert compare(con, "t", [4], ["sbca"])[0].ncp == first[0].ncp
+
+
+def test_a_first_compile_is_announced_and_a_cached_one_is_not(monkeypatch, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    import sbc_sql.cluster.registry as reg
+
+    folder = Path(reg.__file__).resolve().parent / "baselines" / "__pycache__"
+    kept = tmp_path / "kept"
+    moved = sorted(folder.glob("kmember.*.nbi")) if folder.exists() else []
+    kept.mkdir()
+    for f in moved:
+        shutil.move(str(f), kept / f.name)
+    try:
+        assert reg.compiles_first("kmember")
+    finally:
+        for f in kept.iterdir():
+            shutil.move(str(f), folder / f.name)
+    folder.mkdir(exist_ok=True)
+    marker = folder / "kmember._sbc_test-1.py311.nbi"
+    marker.write_text("")
+    try:
+        assert not reg.compiles_first("kmember")
+    finally:
+        marker.unlink()
+    assert not reg.compiles_first("mondrian")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert not reg.compiles_first("kmember")

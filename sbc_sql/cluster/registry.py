@@ -17,6 +17,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -111,6 +112,25 @@ def block_algorithm(
     ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`)."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k), stop=stop)
+
+
+def compiles_first(algorithm: str) -> bool:
+    """Whether this run's kernels will be compiled by numba's JIT, their cache being empty:
+    the first run of k-member, or of SBCA without the module built at install, spends 20 to
+    30 s compiling before it places a row, and is said so rather than looking hung."""
+    here = Path(__file__).resolve().parent
+    stems: tuple[str, ...]
+    if algorithm == "kmember":
+        folder, stems = here / "baselines", ("kmember",)
+    elif algorithm in ("sbca", "sbca-paper") and compiled.engine() == "jit":
+        folder = here / "sbca_plus" / "kernels"
+        stems = tuple(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    else:
+        return False
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return False  # cached elsewhere: nothing to tell
+    cache = folder / "__pycache__"
+    return not any(next(cache.glob(f"{stem}.*.nbi"), None) for stem in stems)
 
 
 def _threads(workers: int | None) -> str:
