@@ -520,7 +520,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                 fmt = planning.export_format(str(out_file))
                 # CSV has no lists: it holds the text view ('25-40', 'F|M'), the others the release
                 exported = plan.view if fmt == "csv" else plan.output
-                engine.execute(engine.export_sql(exported, export_tmp, fmt))
+                engine.execute(engine.export_sql(exported, export_tmp, fmt, provenance=text))
             prepared.stage("write", t)
         if export_tmp and not engine.dry:
             os.replace(export_tmp, out_file)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ BOOLEAN and ENUM QIs, roles from comments, file input and export, --sql, and run
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import duckdb
@@ -446,6 +447,14 @@ def test_out_file_export(tmp_path, small_file, cli, export):
     else:
         assert names == ["eq_class", "age_min", "age_max", "age_has_null", "sex", "dis"]
     assert f"exported 5 rows to {out} ({sbc_sql.plan.export_format(out)})" in res.stdout
+    if export.endswith(".parquet"):
+        # the file says how it was made: the provenance as key-value metadata 'sbc_sql'
+        with duckdb.connect() as c:
+            ((value,),) = c.execute(
+                f"SELECT value FROM parquet_kv_metadata('{out}') WHERE key = 'sbc_sql'"
+            ).fetchall()
+        doc = json.loads(value)
+        assert doc["schema"] == "sbc-sql/provenance" and doc["k"] == 2 and doc["rows"]["input"] == 5
 
 
 def test_out_file_of_another_kind_is_refused_before_any_work(tmp_path, small_file, cli):

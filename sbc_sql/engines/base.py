@@ -278,9 +278,10 @@ class Engine(ABC):
         """Make an Arrow table queryable under ``name`` for the block (the class labels)."""
 
     @abstractmethod
-    def export_sql(self, table: str, path: str, fmt: str) -> Statement:
+    def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> Statement:
         """The statement that writes ``table`` (in class order) to the file ``path`` as
-        ``fmt``: 'parquet', 'csv' (with a header), 'json' (an array) or 'ndjson'."""
+        ``fmt``: 'parquet', 'csv' (with a header), 'json' (an array) or 'ndjson'; a Parquet
+        file carries ``provenance`` as its key-value metadata 'sbc_sql'."""
 
     @abstractmethod
     def close(self) -> None:

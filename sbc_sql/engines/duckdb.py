@@ -414,20 +414,28 @@ class DuckDBEngine(Engine):
             with self.driver_call(f"dropping '{name}'"):
                 self.connection.unregister(name)
 
-    def export_sql(self, table: str, path: str, fmt: str) -> exp.Expression:
+    def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> exp.Expression:
         options = {
             "parquet": [("FORMAT", "PARQUET")],
             "csv": [("FORMAT", "CSV"), ("HEADER", "TRUE")],
             "json": [("FORMAT", "JSON"), ("ARRAY", "TRUE")],
             "ndjson": [("FORMAT", "JSON")],
         }[fmt]
+        params = [exp.CopyParameter(this=exp.var(k), expression=exp.var(v)) for k, v in options]
+        if fmt == "parquet" and provenance is not None:
+            # the file says how it was made, as key-value metadata 'sbc_sql'
+            metadata = exp.Struct(
+                expressions=[
+                    exp.PropertyEQ(
+                        this=exp.Literal.string("sbc_sql"), expression=exp.Literal.string(provenance)
+                    )
+                ]
+            )
+            params.append(exp.CopyParameter(this=exp.var("KV_METADATA"), expression=metadata))
         # in class order; within a class the row table's order (by released values)
         rows = exp.select(exp.Star()).from_(exp.Table(this=ident(table))).order_by(ident("eq_class"))
         return exp.Copy(
-            this=exp.Subquery(this=rows),
-            kind=False,
-            files=[exp.Literal.string(path)],
-            params=[exp.CopyParameter(this=exp.var(k), expression=exp.var(v)) for k, v in options],
+            this=exp.Subquery(this=rows), kind=False, files=[exp.Literal.string(path)], params=params
         )
 
     def begin(self) -> None:
