@@ -33,6 +33,25 @@ def speaks_python(function: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
+def _located(engine: Engine, original: str, release: str) -> tuple[str, str]:
+    """(original, release) as the engine reads them: a release of another schema
+    (``--release s.t_k5``) makes that schema the working one, its original read where it was
+    named (from the working schema before, unless qualified)."""
+    rel = names.parse(release)
+    if not rel.qualified or engine.table_exists(release):
+        return original, release
+    orig = names.parse(original)
+    if not orig.qualified and not engine.table_exists(original):
+        return original, release  # reported missing by _tables
+    if not orig.qualified:
+        database, schema = engine.working()
+        original = str(names.Name(orig.name, schema, database))
+    if not engine.table_exists(original):
+        engine.copy_in(original)
+    engine.use(rel.catalog, rel.schema)
+    return original, rel.name
+
+
 def _tables(engine: Engine, original: str, release: str) -> None:
     if not engine.table_exists(original) and names.parse(original).qualified:
         engine.copy_in(original)  # of another schema or attached database
@@ -81,6 +100,7 @@ def measure(
     denominator of its NCP should be a declared domain rather than the data's range.
     """
     with engines.reading(database, attach) as engine:
+        original, release = _located(engine, original, release)
         _tables(engine, original, release)
         return metrics.measure_tables(
             engine, _layout(engine, original, release, weights), original, release, ranges
@@ -97,6 +117,7 @@ def verify(
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     with engines.reading(database, attach) as engine:
+        original, release = _located(engine, original, release)
         _tables(engine, original, release)
         read = _read(engine, original, release, None)
         problems = list(read.problems)

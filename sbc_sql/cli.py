@@ -392,16 +392,26 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     if result.exported is not None:
         fmt = planning.export_format(result.exported)
         exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
+    schema = result.engine.working()[1]
+    # a release of another schema is named with it, as it is queried
+    release, view = (
+        (f"{schema}.{result.release}", f"{schema}.{result.view}")
+        if schema != "main"
+        else (
+            result.release,
+            result.view,
+        )
+    )
     lines = [
-        f"release '{result.release}' (view '{result.view}'): verified {plan.k}-anonymous and complete",
+        f"release '{release}' (view '{view}'): verified {plan.k}-anonymous and complete",
         f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}",
         f"  classes {m.classes:,}: smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
         *exported,
-        f"next: SELECT * FROM {result.view} (readable) or {result.release} (ranges and sets); "
-        f"sbc-sql evaluate{db} --original {plan.display_name} --release {result.release} for risk and loss",
+        f"next: SELECT * FROM {view} (readable) or {release} (ranges and sets); "
+        f"sbc-sql evaluate{db} --original {plan.display_name} --release {release} for risk and loss",
     ]
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
     held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"

@@ -394,9 +394,8 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     weights = _weights(columns, options.weights)
     if options.output and table_names.parse(options.output).qualified:
         raise InputError(
-            f"--output '{options.output}' names a schema; the release is written into the main "
-            "schema of --db: give a name without one, e.g. --output "
-            f"{table_names.parse(options.output).name}"
+            f"--output '{options.output}' names a schema, which a comparison's releases cannot "
+            f"take; give a name without one, e.g. --output {table_names.parse(options.output).name}"
         )
     output = options.output or _default_output(name, options.k)
     plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)

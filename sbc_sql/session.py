@@ -226,6 +226,15 @@ def anonymize(
     >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
     """
     database, table, k = _input(database, table, k)
+    # a release in another schema: written there once the input is read (see below)
+    place = table_names.parse(output) if output else None
+    if place is not None and place.qualified:
+        if target_db is not None:
+            raise InputError(
+                f"--output '{output}' names a schema and --target-db a database; the release is "
+                f"written into the main schema of --target-db: give --output {place.name}"
+            )
+        output = place.name
     options = make_options(
         k,
         qi=qi,
@@ -278,6 +287,9 @@ def anonymize(
             # the source named where it is, before the target becomes the working schema
             table = _qualified_input(engine, table)
             engine.write_into(target, planning.target_alias(target, engine.working()[0]))
+        elif place is not None and place.qualified:
+            table = _qualified_input(engine, table)
+            engine.use(place.catalog, place.schema)
         if out_file is not None:
             inputs = [table] if looks_like_file(table) else []
             out_file = planning.check_out_file(

@@ -215,9 +215,9 @@ CASES = [
         ["'other.nope'", "schema 'other'"],
     ),
     (
-        "an output in another schema",
-        ["--table", "patients", "--k", "2", *GOOD, "--output", "other.rel"],
-        ["'other.rel'", "main schema", "--output rel"],
+        "an output in a schema that does not exist",
+        ["--table", "patients", "--k", "2", *GOOD, "--output", "nope.rel"],
+        ["schema 'nope' does not exist", "CREATE SCHEMA"],
     ),
     (
         "a bad attach alias",

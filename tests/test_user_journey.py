@@ -137,6 +137,23 @@ def test_a_table_of_another_schema_or_database_keeps_its_roles(tmp_path, cli):
     assert res.exit_code == 0, res.stderr
     res = cli(["measure", "--db", main, "--original", "s.people", "--release", "people_k4"])
     assert res.exit_code == 0 and res.stdout.startswith("rows 300, released 300"), res.stderr
+    # a release written into a schema of its own, and read back there
+    res = cli(["anonymize", "--db", main, "-t", "s.people", "-k", "4", "-o", "s.people_k4", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith("release 's.people_k4' (view 's.people_k4_view')")
+    with duckdb.connect(str(main)) as con:
+        placed = con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE table_name LIKE 'people_k4%' "
+            "ORDER BY ALL"
+        ).fetchall()
+    assert placed == [
+        ("main", "people_k4_classes"),
+        ("main", "people_k4_rows"),
+        ("s", "people_k4_classes"),
+        ("s", "people_k4_rows"),
+    ]
+    res = cli(["verify", "--db", main, "--original", "s.people", "--release", "s.people_k4", "-k", "4"])
+    assert res.exit_code == 0, res.stderr
 
 
 @pytest.fixture

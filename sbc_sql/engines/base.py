@@ -256,6 +256,11 @@ class Engine(ABC):
         """Where unqualified names are written: (database, schema)."""
 
     @abstractmethod
+    def use(self, database: str | None, schema: str | None) -> None:
+        """Make ``database.schema`` (either part None: the current one) where unqualified names
+        are read and written; a schema that does not exist is an InputError."""
+
+    @abstractmethod
     def write_into(self, path: Path, alias: str) -> None:
         """Attach the database file ``path`` read-write as ``alias`` (created if missing; in a
         dry run, one that does not exist yet is planned in memory and not made) and make it

@@ -336,6 +336,24 @@ class DuckDBEngine(Engine):
         database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
         return str(database), str(schema)
 
+    def use(self, database: str | None, schema: str | None) -> None:
+        here_db, here_schema = self.working()
+        database, schema = database or here_db, schema or here_schema
+        known = self._fetch(
+            "SELECT 1 FROM duckdb_schemas() WHERE lower(database_name) = lower($database) "
+            "AND lower(schema_name) = lower($schema)",
+            {"database": database, "schema": schema},
+        )
+        if not known:
+            raise InputError(
+                f"schema '{schema}' does not exist in database '{database}'; create it first "
+                f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
+            )
+        use = f"USE {self.sql(ident(database))}.{self.sql(ident(schema))}"
+        with self.driver_call(f"using schema '{database}.{schema}'"):
+            self._fetch(use, None)
+        self.show(use)
+
     def write_into(self, path: Path, alias: str) -> None:
         file, name = self.sql(exp.Literal.string(str(path))), self.sql(ident(alias))
         attach, use = f"ATTACH {file} AS {name} (READ_WRITE)", f"USE {name}"

@@ -82,7 +82,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .. import engines
-from ..api import _layout, _tables
+from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import InputError
 from ..plan import Column
@@ -742,6 +742,7 @@ def evaluate(
     """
     _check(k_r, n_r, queries, selectivities, k)
     with engines.reading(database_or_con, attach) as engine:
+        original, release = _located(engine, original, release)
         return _evaluate(
             engine,
             original,
