@@ -72,7 +72,13 @@ def normalized(statements: list[str]) -> list[str]:
     """The statements with the run's random working names made equal, and its provenance
     (whose counts, measures and seconds a dry run does not have) shown as one word."""
     names = [re.sub(r"(sbc_(labels|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
-    return [re.sub(r" IS '\{\"schema\":\"sbc-sql/provenance\".*\}';$", " IS <provenance>;", s) for s in names]
+    names = [
+        re.sub(r" IS '\{\"schema\":\"sbc-sql/provenance\".*\}';$", " IS <provenance>;", s) for s in names
+    ]
+    return [
+        re.sub(r"'sbc_sql': '\{\"schema\":\"sbc-sql/provenance\".*\}'\}\);$", "'sbc_sql': <provenance>});", s)
+        for s in names
+    ]
 
 
 ROLES = {"qi": ["age", "born", "seen", "sex", "zip"], "sensitive": ["dis", "pay"], "drop": ["id"]}
