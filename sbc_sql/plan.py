@@ -291,17 +291,10 @@ def parse_attach(text: str) -> tuple[Path, str]:
 
 
 def check_target_db(target: str | Path, database: object, table: str) -> Path:
-    """The release's own database file: never the source database or the input file; the
-    source must be given as a file path (it is then opened read-only)."""
+    """The release's own database file: never the source database or the input file."""
     path = Path(target)
-    if database is not None and not isinstance(database, (str, Path)):
-        raise InputError(
-            f"--target-db '{path}' needs the source database as a file path, which sbc-sql "
-            "opens read-only; pass --db FILE rather than a connection"
-        )
-    for other in ([Path(database)] if database is not None else []) + (
-        [Path(table)] if Path(table).suffix else []
-    ):
+    given = database if isinstance(database, (str, Path)) else None
+    for other in ([Path(given)] if given is not None else []) + ([Path(table)] if Path(table).suffix else []):
         if path.resolve() == other.resolve() or (
             path.exists() and other.exists() and os.path.samefile(path, other)
         ):

@@ -214,7 +214,8 @@ def anonymize(
     other DuckDB files to read from, each ``FILE`` or ``FILE:ALIAS`` (the alias defaults to
     the file's stem), opened read-only. ``target_db`` writes the release into another DuckDB
     file (created if missing), so that it can be shipped alone; the source database is then
-    opened read-only (``database`` must be a file path, or None for a file input).
+    opened read-only when sbc-sql opens it; a connection of your own is used as it is, and
+    its working database becomes the release's (where ``Result`` reads it).
     Errors are :class:`~sbc_sql.InputError` (bad input; its subclasses
     :class:`~sbc_sql.RoleError` and :class:`~sbc_sql.OutputExistsError`),
     :class:`~sbc_sql.VerificationError` and :class:`~sbc_sql.ResourceError`.

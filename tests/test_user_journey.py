@@ -223,3 +223,17 @@ def test_the_release_in_a_file_of_its_own(clinic, cli, tmp_path):
     assert not (tmp_path / "failed.duckdb").exists() and not (tmp_path / "failed.duckdb.wal").exists()
     res = cli(["anonymize", "--db", clinic, "-t", "patients", "-k", "5", "--target-db", clinic])
     assert res.exit_code == 1 and "which the run reads" in res.stderr
+
+
+def test_a_release_of_its_own_through_a_read_only_connection(clinic, tmp_path):
+    con = duckdb.connect(str(clinic), read_only=True)
+    with pytest.raises(sbc_sql.InputError, match="k=9999 is larger"):
+        sbc_sql.anonymize(con, "patients", 9999, target_db=tmp_path / "failed.duckdb")
+    # a failed run leaves the caller's connection where it was, and no file
+    assert con.execute("SELECT current_database(), current_schema()").fetchone() == ("clinic", "main")
+    assert not (tmp_path / "failed.duckdb").exists()
+    result = sbc_sql.anonymize(con, "patients", 5, target_db=tmp_path / "shipped.duckdb")
+    assert result.to_arrow().num_rows == 600
+    con.close()
+    with duckdb.connect(str(tmp_path / "shipped.duckdb"), read_only=True) as shipped:
+        assert shipped.execute("SELECT count(*) FROM patients_k5").fetchone() == (600,)

@@ -110,6 +110,7 @@ class DuckDBEngine(Engine):
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()
         self.connection = connection
+        self._undo_target: tuple[tuple[str, str], str] | None = None
         #: the connection was opened here (not passed in), so closing it is ours to do
         self.owned = owned
 
@@ -181,6 +182,16 @@ class DuckDBEngine(Engine):
     def close(self) -> None:
         if self.owned:
             self.connection.close()
+
+    def discard_created(self) -> None:
+        undo = self._undo_target
+        if undo is not None and not self.owned:
+            # a caller's connection stays open: it goes back where it was, without the target
+            (database, schema), alias = undo
+            self._fetch(f"USE {self.sql(ident(database))}.{self.sql(ident(schema))}", None)
+            self._fetch(f"DETACH {self.sql(ident(alias))}", None)
+            self._undo_target = None
+        super().discard_created()
 
     # ---- catalog (not part of a run's log) ----
 
@@ -360,9 +371,12 @@ class DuckDBEngine(Engine):
         wal = path.with_name(path.name + ".wal")
         made = [] if path.exists() else [path] if wal.exists() else [path, wal]
         planned = attach if not (self.dry and made) else f"ATTACH ':memory:' AS {name} (READ_WRITE)"
+        before = self.working()
         with self.driver_call(f"opening --target-db '{path}'"):
             self._fetch(planned, None)
             self._fetch(use, None)
+        # on a caller's connection, what a failed run undoes before it removes a file it made
+        self._undo_target = (before, alias)
         if not self.dry:
             self.created += made
         # the statements a replay of the run needs first
