@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from ..plan import Column
-from .dialects import ListHasNull
+from .dialects import ListHasNull, ValueSet
 from .templates import col, ident
 
 
@@ -69,3 +69,8 @@ def list_has_null(values: exp.Expression) -> exp.Expression:
 def list_contains(values: exp.Expression, value: exp.Expression) -> exp.Expression:
     """The list holds ``value`` (a non-NULL value: NULL is asked with :func:`list_has_null`)."""
     return exp.ArrayContains(this=values, expression=value)
+
+
+def value_set(value: exp.Expression) -> exp.Expression:
+    """Aggregate: the group's distinct values of ``value`` sorted, NULL as one trailing element."""
+    return ValueSet(this=value)
