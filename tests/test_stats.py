@@ -271,7 +271,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "labels": LABELS,
             "num": numeric,
             "cat": cats,
-            "sets": [value_set(ref(c, "s")) for c in cats],
+            "sets": [value_set(ref(c, "s"), len(cats)) for c in cats],
             "projection": generalize.classes_projection(plan),
         },
         "create_rows": {

@@ -8,9 +8,9 @@
 -- Slots: __classes (new table), __source (table), __row_id (the engine's row id of the
 -- source aliased s), __labels (row_id, eq_class), __num and
 -- __cat (lists of QIs), __sets (list of aggregates over s: each categorical QI's value set
--- in __cat's order, the project's node, which DuckDB runs in one pass for every QI where a
--- DISTINCT aggregate per QI would cost a pass and a join each; see sql/dialects),
--- __projection (list of expressions over g, QIs in source order).
+-- in __cat's order, the project's node, so that an engine can choose its form: DuckDB's
+-- DISTINCT aggregates cost a pass and a join per QI, see sql/dialects), __projection (list
+-- of expressions over g, QIs in source order).
 -- Parameters: none.
 CREATE TABLE __classes AS
 WITH g AS (

@@ -71,6 +71,8 @@ def list_contains(values: exp.Expression, value: exp.Expression) -> exp.Expressi
     return exp.ArrayContains(this=values, expression=value)
 
 
-def value_set(value: exp.Expression) -> exp.Expression:
-    """Aggregate: the group's distinct values of ``value`` sorted, NULL as one trailing element."""
-    return ValueSet(this=value)
+def value_set(value: exp.Expression, sets: int) -> exp.Expression:
+    """Aggregate: the group's distinct values of ``value`` sorted, NULL as one trailing element;
+    ``sets``: how many value sets the same grouping computes (an engine may build many of
+    them differently from a few)."""
+    return ValueSet(this=value, sets=exp.Literal.number(sets))

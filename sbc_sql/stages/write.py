@@ -47,7 +47,7 @@ def create_classes_sql(plan: Plan, table: str, labels: str, row_id: exp.Expressi
         labels=labels,
         num=[c.name for c in plan.numeric_qis],
         cat=[c.name for c in plan.categorical_qis],
-        sets=[value_set(ref(c.name, "s")) for c in plan.categorical_qis],
+        sets=[value_set(ref(c.name, "s"), len(plan.categorical_qis)) for c in plan.categorical_qis],
         projection=classes_projection(plan),
     )
 
