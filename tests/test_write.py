@@ -22,8 +22,9 @@ ROWS = 60
 
 def wide(con: duckdb.DuckDBPyConnection, qis: int) -> tuple[spec.Plan, str]:
     """A table of one numeric and ``qis`` categorical QIs (an ENUM, a BOOLEAN, VARCHARs, each
-    with duplicates and NULLs in some classes), labelled in classes of 6; the plan and the
-    class table's CREATE statement as the DuckDB engine runs it."""
+    with duplicates and NULLs in some classes), labelled in classes of 6; the plan (for
+    Mondrian: the default caps categorical QIs at 64) and the class table's CREATE
+    statement as the DuckDB engine runs it."""
     con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')")
     cats = [
         "CASE WHEN i % 7 = 0 THEN NULL ELSE (['happy', 'sad', 'ok'][i % 3 + 1])::mood END AS c0",
@@ -34,7 +35,7 @@ def wide(con: duckdb.DuckDBPyConnection, qis: int) -> tuple[spec.Plan, str]:
     ]
     con.execute(f"CREATE TABLE t AS SELECT i % 40 AS age, {', '.join(cats[:qis])} FROM range({ROWS}) r(i)")
     engine = engines.connect(con)
-    plan = spec.make_plan(engine.open_source("t"), spec.Options(k=2))
+    plan = spec.make_plan(engine.open_source("t"), spec.Options(k=2, algorithm="mondrian"))
     row_id = con.execute("SELECT rowid FROM t").fetchnumpy()["rowid"]
     con.register("labs", pa.table({"row_id": row_id, "eq_class": np.arange(ROWS) // 6}))
     return plan, engine.sql(generalize.create_classes_sql(plan, "cls", "labs", engine.row_id("s")))
