@@ -60,6 +60,10 @@ SYNTH_SENSITIVE = "diagnosis"
 SYNTH_IDENTIFIER = "person_id"
 SYNTH_CHUNK_ROWS = 1_000_000
 
+#: the wide table's cardinalities, cycled over its columns, and each column's share of NULL
+WIDE_CARDINALITIES = (2, 3, 5, 8, 13, 20, 50)
+WIDE_NULL_SHARE = 0.02
+
 SYNTH_COLUMNS = {
     "person_id": "BIGINT",
     "age": "INTEGER",
@@ -409,6 +413,34 @@ def make_synthetic(
         con.register("synthetic_chunk", synthetic_chunk(seed, start, min(chunk_rows, rows - start)))
         con.execute(f"INSERT INTO {quote_ident(table)} SELECT {casts} FROM synthetic_chunk")
         con.unregister("synthetic_chunk")
+    return rows
+
+
+def wide_columns(qis: int) -> dict[str, int]:
+    """The wide table's categorical QIs, ``c000``, ``c001``..., each with its cardinality."""
+    return {f"c{j:03d}": WIDE_CARDINALITIES[j % len(WIDE_CARDINALITIES)] for j in range(qis)}
+
+
+def make_wide(con: duckdb.DuckDBPyConnection, table: str, rows: int, qis: int, seed: int = 11) -> int:
+    """(Re)create `table` with `rows` rows of `qis` Zipf-skewed VARCHAR columns (2 to 50
+    values, about 2 % NULL each); return the row count.
+
+    The shape of a wide survey or claims extract: many categorical QIs and few rows, to
+    measure how the SQL of a run grows with the number of QIs. The content depends only on
+    `seed`, `rows` and `qis`.
+    """
+    if rows < 0 or qis < 1:
+        raise ValueError(f"need rows >= 0 and qis >= 1, got {rows} and {qis}")
+    columns = {}
+    for j, (name, card) in enumerate(wide_columns(qis).items()):
+        codes = inverse_cdf(zipf_cdf(card, 1.0), uniforms(seed, 100 + 2 * j, 0, rows))
+        values = pa.array([f"{name}_v{v:02d}" for v in range(card)])
+        missing = uniforms(seed, 101 + 2 * j, 0, rows) < WIDE_NULL_SHARE
+        column = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32), mask=missing), values)
+        columns[name] = column.cast(pa.string())
+    con.register("wide_rows", pa.table(columns))
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT * FROM wide_rows")
+    con.unregister("wide_rows")
     return rows
 
 

@@ -228,6 +228,44 @@ def scale_utility() -> str:
     return _table(["input", "k", "exact NCP", "blocks NCP", "blocks / exact"], rows) + "\n\n" + summary
 
 
+def wide() -> str:
+    """Wide tables: every stage's seconds as categorical QIs are added, and the previous
+    build's on the same inputs when its figures were recorded (wide_before.json)."""
+    fig = record.read("wide")
+    stages = ("stats", "write", "verify")
+    rows = [
+        [
+            f"{m['rows']:,}",
+            str(m["qis"]),
+            m["algorithm"],
+            f"{m['seconds']:.2f}",
+            *(f"{m['stages'][s]:.2f}" for s in stages),
+            f"{sum(v for s, v in m['stages'].items() if s not in stages):.2f}",
+            f"{100 * m['ncp']:.2f} %",
+        ]
+        for m in fig["runs"]
+    ]
+    head = ["rows", "categorical QIs", "algorithm", "seconds", *stages, "other stages", "total NCP"]
+    loads = [m["load_average"][0] for m in fig["runs"]]
+    text = _table(head, rows) + (
+        f"\n\nMeasured on {fig['environment']['date']}, ending at load averages "
+        f"{min(loads):.1f}-{max(loads):.1f} on {fig['environment']['cpus']} cores."
+    )
+    try:
+        before = {(m["rows"], m["qis"]): m for m in record.read("wide_before")["runs"]}
+    except FileNotFoundError:
+        return text
+    pairs = [before[(m["rows"], m["qis"])] for m in fig["runs"] if (m["rows"], m["qis"]) in before]
+    if pairs:
+        writes = ", ".join(f"{b['stages']['write']:.2f} s at {b['qis']} QIs" for b in pairs)
+        runs = ", ".join(f"{b['seconds']:.2f} s" for b in pairs)
+        text += (
+            "\n\nThe previous build on the same inputs (`benchmarks/results/wide_before.json`): "
+            f"write {writes}; the whole run {runs}."
+        )
+    return text
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "paper-A": lambda: paper_setting("A", {"sbca": "sbca (default)"}),
     "paper-B": lambda: paper_setting("B", {"sbca": "sbca (default, `auto` mode)"}),
@@ -235,6 +273,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "synthetic": utility_synthetic,
     "scale": scale,
     "scale-utility": scale_utility,
+    "wide": wide,
 }
 
 

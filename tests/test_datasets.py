@@ -223,3 +223,23 @@ def test_synthetic_independent_of_chunk_size(synthetic):
     assert digest(synthetic, f"SELECT * FROM synth {order}") != digest(
         synthetic, f"SELECT * FROM synth_other {order}"
     )
+
+
+def test_wide_table_is_seeded_categorical_and_skewed():
+    con = duckdb.connect()
+    assert datasets.make_wide(con, "wide", 3000, 9, seed=11) == 3000
+    datasets.make_wide(con, "again", 3000, 9, seed=11)
+    datasets.make_wide(con, "other", 3000, 9, seed=12)
+    everything = "SELECT * FROM {} ORDER BY ALL"
+    assert digest(con, everything.format("wide")) == digest(con, everything.format("again"))
+    assert digest(con, everything.format("wide")) != digest(con, everything.format("other"))
+    info = column_info(con, "wide")
+    assert [c[:2] for c in info] == [(name, "VARCHAR") for name in datasets.wide_columns(9)]
+    for name, card in datasets.wide_columns(9).items():
+        distinct, nulls, top = con.execute(
+            f"SELECT count(DISTINCT {name}), count(*) - count({name}), max(n) "
+            f"FROM (SELECT {name}, count(*) OVER (PARTITION BY {name}) AS n FROM wide)"
+        ).fetchone()
+        assert distinct == card  # 3,000 rows draw every value of up to 50
+        assert 20 <= nulls <= 110  # about 2 %
+        assert top > 3000 / card  # the most frequent value is above the uniform share

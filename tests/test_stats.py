@@ -26,7 +26,7 @@ from strategies import NUMERIC_TYPES, TableCase, tables
 from sbc_sql import engines
 from sbc_sql import plan as spec
 from sbc_sql.sql import templates
-from sbc_sql.sql.nodes import alias, as_category, conj, ref
+from sbc_sql.sql.nodes import alias, as_category, conj, ref, value_set
 from sbc_sql.sql.nodes import as_number as sql_number
 from sbc_sql.stages import measure as metrics
 from sbc_sql.stages import pull, stats
@@ -267,6 +267,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "labels": LABELS,
             "num": numeric,
             "cat": cats,
+            "sets": [value_set(ref(c, "s"), len(cats)) for c in cats],
             "projection": generalize.classes_projection(plan),
         },
         "create_rows": {

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from ..plan import Column
-from .dialects import ListHasNull
+from .dialects import ListHasNull, ValueSet
 from .templates import col, ident
 
 
@@ -69,3 +69,10 @@ def list_has_null(values: exp.Expression) -> exp.Expression:
 def list_contains(values: exp.Expression, value: exp.Expression) -> exp.Expression:
     """The list holds ``value`` (a non-NULL value: NULL is asked with :func:`list_has_null`)."""
     return exp.ArrayContains(this=values, expression=value)
+
+
+def value_set(value: exp.Expression, sets: int) -> exp.Expression:
+    """Aggregate: the group's distinct values of ``value`` sorted, NULL as one trailing element;
+    ``sets``: how many value sets the same grouping computes (an engine may build many of
+    them differently from a few)."""
+    return ValueSet(this=value, sets=exp.Literal.number(sets))

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from sqlglot import exp
 
 from ..plan import CLASS_SIZE, Column, Plan
-from ..sql.nodes import alias, ref
+from ..sql.nodes import alias, ref, value_set
 from ..sql.templates import ident, render
 
 
@@ -47,6 +47,7 @@ def create_classes_sql(plan: Plan, table: str, labels: str, row_id: exp.Expressi
         labels=labels,
         num=[c.name for c in plan.numeric_qis],
         cat=[c.name for c in plan.categorical_qis],
+        sets=[value_set(ref(c.name, "s"), len(plan.categorical_qis)) for c in plan.categorical_qis],
         projection=classes_projection(plan),
     )
 

@@ -9,12 +9,18 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres as _Postgres
 from sqlglot.generator import Generator
 
-from . import ListHasNull
+from . import ListHasNull, ValueSet
 
 
 def _postgres_has_null(self: Generator, e: ListHasNull) -> str:
     # array_position compares with IS NOT DISTINCT FROM, so it finds a NULL element
     return f"ARRAY_POSITION({self.sql(e, 'this')}, NULL) IS NOT NULL"
+
+
+def _postgres_value_set(self: Generator, e: ValueSet) -> str:
+    # PostgreSQL keeps NULL in ARRAY_AGG and sorts it last in ascending order
+    values = self.sql(e, "this")
+    return f"ARRAY_AGG(DISTINCT {values} ORDER BY {values} NULLS LAST)"
 
 
 def _postgres_unix_micros(self: Generator, e: exp.UnixMicros) -> str:
@@ -75,6 +81,7 @@ class SbcPostgres(_Postgres):
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Postgres.Generator.TRANSFORMS,
             ListHasNull: _postgres_has_null,
+            ValueSet: _postgres_value_set,
             exp.UnixMicros: _postgres_unix_micros,
             exp.ArraySize: _postgres_array_size,
             exp.ArraySort: _postgres_array_sort,

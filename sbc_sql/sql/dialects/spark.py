@@ -9,30 +9,27 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark as _Spark
 from sqlglot.generator import Generator
 
-from . import ListHasNull
+from . import ListHasNull, ValueSet
 
 
 def _spark_has_null(self: Generator, e: ListHasNull) -> str:
     return f"EXISTS({self.sql(e, 'this')}, sbc_v -> sbc_v IS NULL)"
 
 
+def _spark_value_set(self: Generator, e: ValueSet) -> str:
+    # COLLECT_SET drops NULLs and keeps no order: the sorted set, plus one NULL when any
+    # value was NULL
+    values = self.sql(e, "this")
+    sorted_set = f"ARRAY_SORT(COLLECT_SET({values}))"
+    return f"CASE WHEN COUNT(*) > COUNT({values}) THEN ARRAY_APPEND({sorted_set}, NULL) ELSE {sorted_set} END"
+
+
 def _spark_array_agg(self: Generator, e: exp.ArrayAgg) -> str:
-    # COLLECT_LIST drops NULLs and keeps no order: a sorted distinct list with NULL last, as
-    # DuckDB's LIST(DISTINCT x ORDER BY x NULLS LAST) gives it, is the sorted set plus one
-    # NULL when any value was NULL
+    # COLLECT_LIST drops NULLs and keeps no order: an ordered list has no Spark form here
+    # (a sorted value set is the ValueSet node)
     arg = e.this
-    if isinstance(arg, exp.Order) and isinstance(arg.this, exp.Distinct):
-        (key,) = arg.this.expressions
-        ordered = arg.expressions
-        if len(ordered) == 1 and ordered[0].this == key and not ordered[0].args.get("desc"):
-            values = self.sql(key)
-            sorted_set = f"ARRAY_SORT(COLLECT_SET({values}))"
-            return (
-                f"CASE WHEN COUNT(*) > COUNT({values}) THEN ARRAY_APPEND({sorted_set}, NULL) "
-                f"ELSE {sorted_set} END"
-            )
     if isinstance(arg, exp.Order):
-        self.unsupported("an ordered list aggregate other than DISTINCT x ORDER BY x")
+        self.unsupported("an ordered list aggregate")
     return self.func("COLLECT_LIST", arg)
 
 
@@ -52,6 +49,7 @@ class SbcSpark(_Spark):
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Spark.Generator.TRANSFORMS,
             ListHasNull: _spark_has_null,
+            ValueSet: _spark_value_set,
             exp.ArrayAgg: _spark_array_agg,
             exp.CTE: _spark_cte,
         }
