@@ -162,6 +162,27 @@ def _names(flag: str, short: str | None, role: str, example: str) -> Any:
     )
 
 
+# the role options, alike wherever a table is anonymized
+QiOption = Annotated[list[str] | None, _names("--qi", None, "Quasi-identifiers", "age,zip")]
+SensitiveOption = Annotated[
+    list[str] | None, _names("--sensitive", None, "Sensitive columns, released as they are", "diagnosis")
+]
+DropOption = Annotated[
+    list[str] | None, _names("--drop", None, "Direct identifiers, never released", "name,ssn")
+]
+KeepOption = Annotated[
+    list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
+]
+#: the reading commands' --attach
+ReadAttachOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
+        "e.g. --attach clinic.duckdb with --original clinic.main.patients."
+    ),
+]
+
+
 @app.command("anonymize")
 def anonymize_cmd(
     table: Annotated[
@@ -178,16 +199,10 @@ def anonymize_cmd(
         str | None,
         typer.Option(help="DuckDB database file (created for a file input), e.g. --db clinic.duckdb."),
     ] = None,
-    qi: Annotated[list[str] | None, _names("--qi", None, "Quasi-identifiers", "age,zip")] = None,
-    sensitive: Annotated[
-        list[str] | None, _names("--sensitive", None, "Sensitive columns, released as they are", "diagnosis")
-    ] = None,
-    drop: Annotated[
-        list[str] | None, _names("--drop", None, "Direct identifiers, never released", "name,ssn")
-    ] = None,
-    keep: Annotated[
-        list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
-    ] = None,
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
     output: Annotated[
         str | None,
         typer.Option(
@@ -424,13 +439,7 @@ def measure_cmd(
     db: Annotated[str, typer.Option(help="DuckDB database file.")],
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
-    attach: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
-            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
-        ),
-    ] = None,
+    attach: ReadAttachOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """NCP per QI and total, utility, classes and smallest class of a release.
@@ -459,13 +468,7 @@ def verify_cmd(
     original: Annotated[str, typer.Option(help="The input table.")],
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
-    attach: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
-            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
-        ),
-    ] = None,
+    attach: ReadAttachOption = None,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -518,13 +521,7 @@ def evaluate_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the figures: no step lines on stderr.")
     ] = False,
-    attach: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
-            "e.g. --attach clinic.duckdb with --original clinic.main.patients."
-        ),
-    ] = None,
+    attach: ReadAttachOption = None,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
     --sensitive, l-diversity, t-closeness and beta-likeness of a release.
@@ -566,16 +563,10 @@ def compare_cmd(
     algorithms: Annotated[
         str, typer.Option(help="Comma-separated algorithms, e.g. --algorithms sbca,mondrian.")
     ] = ",".join(registry.names()),
-    qi: Annotated[list[str] | None, _names("--qi", None, "Quasi-identifiers", "age,zip")] = None,
-    sensitive: Annotated[
-        list[str] | None, _names("--sensitive", None, "Sensitive columns, released as they are", "diagnosis")
-    ] = None,
-    drop: Annotated[
-        list[str] | None, _names("--drop", None, "Direct identifiers, never released", "name,ssn")
-    ] = None,
-    keep: Annotated[
-        list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
-    ] = None,
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
     hierarchy: Annotated[
         list[str] | None, typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
     ] = None,

@@ -30,6 +30,19 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 @pytest.fixture
+def released(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A release 'rel' (k = 3) of 't', the banded patients, whose source comments declare pid
+    an identifier and dis sensitive (age and zip are QIs by default)."""
+    import sbc_sql
+
+    helpers.make_table(con, "t", helpers.banded_patients(), helpers.BANDED_TYPES)
+    con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
+    con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
+    sbc_sql.anonymize(con, "t", 3, output="rel")
+    return con
+
+
+@pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     """Where a test's database file goes (not created)."""
     return tmp_path / "test.duckdb"

@@ -165,3 +165,22 @@ def load_example(relative: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def banded_patients(n: int = 24) -> pd.DataFrame:
+    """Two clear age bands with their own diagnoses, so classes never overlap in age."""
+    return pd.DataFrame(
+        {
+            "pid": [f"p{i:03d}" for i in range(n)],
+            "age": [(20 if i < n // 2 else 70) + i // 2 for i in range(n)],
+            "zip": [f"9{i % 4}" for i in range(n)],
+            "dis": [
+                ("flu" if i % 2 else "cold") if i < n // 2 else ("gout" if i % 2 else "ache")
+                for i in range(n)
+            ],
+        },
+        dtype=object,
+    )
+
+
+BANDED_TYPES = {"pid": "VARCHAR", "age": "INTEGER", "zip": "VARCHAR", "dis": "VARCHAR"}

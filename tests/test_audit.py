@@ -17,6 +17,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pytest
+from helpers import BANDED_TYPES as TYPES
+from helpers import banded_patients as patients
 from helpers import comment, make_table, q, rows
 from hypothesis import HealthCheck, assume, given, settings
 from strategies import NUMERIC_TYPES, TableCase, tables_and_k
@@ -29,36 +31,6 @@ from sbc_sql.stages import write as generalize
 from sbc_sql.stages.verify import Verdict
 
 K = 3
-
-
-def patients(n: int = 24) -> pd.DataFrame:
-    """Two clear age bands with their own diagnoses, so classes never overlap in age."""
-    return pd.DataFrame(
-        {
-            "pid": [f"p{i:03d}" for i in range(n)],
-            "age": [(20 if i < n // 2 else 70) + i // 2 for i in range(n)],
-            "zip": [f"9{i % 4}" for i in range(n)],
-            "dis": [
-                ("flu" if i % 2 else "cold") if i < n // 2 else ("gout" if i % 2 else "ache")
-                for i in range(n)
-            ],
-        },
-        dtype=object,
-    )
-
-
-TYPES = {"pid": "VARCHAR", "age": "INTEGER", "zip": "VARCHAR", "dis": "VARCHAR"}
-
-
-@pytest.fixture
-def released(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """A release 'rel' of 't' whose source comments declare pid an identifier and dis
-    sensitive (age and zip are QIs by default)."""
-    make_table(con, "t", patients(), TYPES)
-    con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
-    con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
-    sbc_sql.anonymize(con, "t", K, output="rel")
-    return con
 
 
 def verdict(con: duckdb.DuckDBPyConnection, release: str = "rel", k: int = K) -> Verdict:

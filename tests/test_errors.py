@@ -813,24 +813,14 @@ def test_outputs_in_a_missing_folder_are_refused_before_any_work(bad_db, cli, tm
     check_failure(res, ["--out-file", str(out.parent), "does not exist"])
     for flag in ("--csv", "--plot"):
         target = tmp_path / "nodir" / "ncp.out"
-        res = cli(
-            [
-                "compare",
-                "--db",
-                bad_db,
-                "--table",
-                "patients",
-                "--k",
-                "2",
-                "--algorithms",
-                "sbca",
-                *GOOD,
-                flag,
-                target,
-            ]
-        )
+        res = cli(compare_args(bad_db, flag, target))
         check_failure(res, [flag, str(target.parent), "does not exist"])
     assert file_catalog(bad_db) == before
+
+
+def compare_args(db: Path, *extra: object) -> list[object]:
+    """A one-algorithm, one-k comparison of the patients table with the good roles."""
+    return ["compare", "--db", db, "--table", "patients", "--k", "2", "--algorithms", "sbca", *GOOD, *extra]
 
 
 def test_plot_without_matplotlib_names_the_extra(bad_db, cli, tmp_path, monkeypatch):
@@ -841,22 +831,7 @@ def test_plot_without_matplotlib_names_the_extra(bad_db, cli, tmp_path, monkeypa
         importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
     )
     before = file_catalog(bad_db)
-    res = cli(
-        [
-            "compare",
-            "--db",
-            bad_db,
-            "--table",
-            "patients",
-            "--k",
-            "2",
-            "--algorithms",
-            "sbca",
-            *GOOD,
-            "--plot",
-            tmp_path / "ncp.png",
-        ]
-    )
+    res = cli(compare_args(bad_db, "--plot", tmp_path / "ncp.png"))
     check_failure(res, ["--plot", "matplotlib", "pip install 'sbc-sql[plot]'"])
     assert file_catalog(bad_db) == before
 
