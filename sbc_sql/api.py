@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from . import engines, names
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
+from .plan import Column
+from .privacy.criteria import Criteria, check_sensitive, models
+from .sql.templates import render
 from .stages import audit
 from .stages import measure as metrics
 from .stages.verify import Verdict, release_tables_problems, text_view_problems, verify_pair
@@ -50,6 +53,15 @@ def _located(engine: Engine, original: str, release: str) -> tuple[str, str]:
         engine.copy_in(original)
     engine.use(rel.catalog, rel.schema)
     return original, rel.name
+
+
+def _distinct_values(engine: Engine, original: str, columns: Sequence[Column]) -> dict[str, int]:
+    """Each column's distinct values in ``original``, NULL counted as one."""
+    if not columns:
+        return {}
+    row = engine.fetch_one(render("distinct_counts", source=original, col=[c.name for c in columns]))
+    n, m = int(row[0]), len(columns)
+    return {c.name: int(row[1 + i]) + (1 if int(row[1 + m + i]) < n else 0) for i, c in enumerate(columns)}
 
 
 def _tables(engine: Engine, original: str, release: str) -> None:
@@ -108,22 +120,46 @@ def measure(
 
 
 def verify(
-    database: str | Path | Engine | Any, original: str, release: str, k: int, *, attach: Iterable[str] = ()
+    database: str | Path | Engine | Any,
+    original: str,
+    release: str,
+    k: int,
+    *,
+    attach: Iterable[str] = (),
+    l_diversity: int | None = None,
+    l_model: str = "distinct",
+    t_closeness: float | None = None,
+    beta_likeness: float | None = None,
+    beta_basic: bool = False,
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
     source's comments), no identifier and no QI published raw, k-anonymity, each class's
     released values against the source, the class table against the rows, the release view
-    against its tables and the text view against the text they give."""
+    against its tables and the text view against the text they give. ``l_diversity``
+    (``l_model`` distinct or entropy), ``t_closeness`` and ``beta_likeness`` (enhanced unless
+    ``beta_basic``) are checked too, on every sensitive column the release declares."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
+    criteria = Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic)
+    criteria.check()
     with engines.reading(database, attach) as engine:
         original, release = _located(engine, original, release)
         _tables(engine, original, release)
         read = _read(engine, original, release, None)
+        sensitive = [c for c in read.columns if c.role == "sensitive"]
+        check_sensitive(criteria, sensitive, _distinct_values(engine, original, sensitive))
         problems = list(read.problems)
         facts: dict[str, int] = {}
         if read.readable:
-            verdict = verify_pair(engine, read.layout, original, release, k, recorded=read.provenance)
+            verdict = verify_pair(
+                engine,
+                read.layout,
+                original,
+                release,
+                k,
+                models(k, criteria, sensitive),
+                recorded=read.provenance,
+            )
             problems += verdict.problems
             facts = verdict.facts
             if read.rows_table is not None and read.classes_table is not None:

@@ -29,6 +29,8 @@ from .cluster import registry
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
 from .plan import LEFTOVER_MODES, MODES, parse_weights
+from .privacy.criteria import Criteria
+from .privacy.l_diversity import VARIANTS
 from .quality import report
 from .quality.evaluate import evaluate, evaluation_sql
 from .session import Result, anonymize
@@ -173,6 +175,7 @@ DropOption = Annotated[
 KeepOption = Annotated[
     list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
 ]
+LModel = enum.Enum("LModel", {m: m for m in VARIANTS}, type=str)  # type: ignore[misc]
 #: the reading commands' --attach
 ReadAttachOption = Annotated[
     list[str] | None,
@@ -469,6 +472,29 @@ def verify_cmd(
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
     attach: ReadAttachOption = None,
+    l_diversity: Annotated[
+        int | None,
+        typer.Option(help="Also check l-diversity on every sensitive column, e.g. --l-diversity 3."),
+    ] = None,
+    l_model: Annotated[
+        LModel, typer.Option(help="Which l-diversity: distinct values or entropy.")
+    ] = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: Annotated[
+        float | None,
+        typer.Option(
+            help="Also check t-closeness (EMD to the whole table) on every sensitive column, "
+            "e.g. --t-closeness 0.2."
+        ),
+    ] = None,
+    beta_likeness: Annotated[
+        float | None,
+        typer.Option(
+            help="Also check enhanced beta-likeness on every sensitive column, e.g. --beta-likeness 1."
+        ),
+    ] = None,
+    beta_basic: Annotated[
+        bool, typer.Option("--beta-basic", help="Check the basic beta-likeness instead of the enhanced one.")
+    ] = False,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -483,11 +509,24 @@ def verify_cmd(
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
     with reported():
-        verdict = api.verify(db, original, release, k, attach=attach or ())
+        verdict = api.verify(
+            db,
+            original,
+            release,
+            k,
+            attach=attach or (),
+            l_diversity=l_diversity,
+            l_model=l_model.value,
+            t_closeness=t_closeness,
+            beta_likeness=beta_likeness,
+            beta_basic=beta_basic,
+        )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if verdict.ok:
         facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
-        typer.echo(f"ok: '{release}' is {k}-anonymous and complete{notes} ({facts})")
+        asked = Criteria(l_diversity, l_model.value, t_closeness, beta_likeness, beta_basic).describe()
+        held = f", {asked}," if asked else ""
+        typer.echo(f"ok: '{release}' is {k}-anonymous{held} and complete{notes} ({facts})")
         return
     for note in verdict.notes:
         typer.echo(f"note: {note}", err=True)
