@@ -91,16 +91,20 @@ def infer_layout(
 
 
 def cost_expression(
-    c: Column, ranges: Mapping[str, tuple[float, float]] | None = None, cards: Mapping[str, int] | None = None
+    c: Column,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+    cards: Mapping[str, int] | None = None,
+    span: str | None = None,
 ) -> exp.Expression:
     """NCP of one release row on QI c (over release alias r and input statistics src, or
     the input's range or cardinality when given)."""
     if c.kind == "numeric":
-        lo_hi = (ranges or {}).get(c.name)
-        if lo_hi is not None:
-            span: exp.Expression = exp.Literal.number(float(lo_hi[1]) - float(lo_hi[0]))
+        denominator: exp.Expression
+        if c.name in (ranges or {}):
+            # a known range's width is a value derived from the data: a bound parameter
+            denominator = exp.Placeholder(this=span or "span")
         else:
-            span = exp.Sub(
+            denominator = exp.Sub(
                 this=as_number(ref(c.name + "_hi", "src"), c),
                 expression=as_number(ref(c.name + "_lo", "src"), c),
             )
@@ -109,7 +113,8 @@ def cost_expression(
         )
         ratio = exp.Coalesce(
             this=exp.Div(
-                this=exp.Paren(this=width), expression=exp.Nullif(this=span, expression=exp.Literal.number(0))
+                this=exp.Paren(this=width),
+                expression=exp.Nullif(this=denominator, expression=exp.Literal.number(0)),
             ),
             expressions=[exp.Literal.number(0.0)],
         )
@@ -157,9 +162,20 @@ def ncp_sql(
         release=release,
         num=[c.name for c in layout.qis if c.kind == "numeric" and c.name not in ranges],
         cat=[c.name for c in layout.qis if c.kind == "categorical" and c.name not in cards],
-        cost=[cost_expression(c, ranges, cards) for c in layout.qis],
+        cost=[cost_expression(c, ranges, cards, span=f"span_{i}") for i, c in enumerate(layout.qis)],
         weight=row_weight(size_column),
     )
+
+
+def ncp_params(layout: Layout, ranges: Mapping[str, tuple[float, float]] | None) -> dict[str, float]:
+    """The NCP query's bound parameters: each known numeric range's width (``span_<i>``, i the
+    QI's position)."""
+    known = ranges or {}
+    return {
+        f"span_{i}": float(known[c.name][1]) - float(known[c.name][0])
+        for i, c in enumerate(layout.qis)
+        if c.kind == "numeric" and c.name in known
+    }
 
 
 def class_sizes_sql(release: str, size_column: str | None = None) -> exp.Expression:
@@ -196,7 +212,7 @@ def measure_tables(
     table whose rows each stand for that many released rows. ``ranges`` and ``cards``: the
     input's numeric ranges and categorical cardinalities, when already known."""
     costs_query, sizes_query = measure_sql(layout, original, release, ranges, size_column, cards)
-    row = engine.fetch_one(costs_query)
+    row = engine.fetch_one(costs_query, ncp_params(layout, ranges))
     n_rows, released = int(row[0]), int(row[1])
     suppressed = n_rows - released
     costs: Sequence[float | None] = row[2:]
