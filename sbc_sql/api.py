@@ -47,8 +47,7 @@ def _located(engine: Engine, original: str, release: str) -> tuple[str, str]:
     if not orig.qualified and not engine.table_exists(original):
         return original, release  # reported missing by _tables
     if not orig.qualified:
-        database, schema = engine.working()
-        original = str(names.Name(orig.name, schema, database))
+        original = str(orig.within(*engine.working()))
     if not engine.table_exists(original):
         engine.copy_in(original)
     engine.use(rel.catalog, rel.schema)

@@ -22,6 +22,10 @@ class Name:
     def qualified(self) -> bool:
         return self.schema is not None
 
+    def within(self, catalog: str, schema: str) -> Name:
+        """The name with the parts it does not give taken from ``catalog.schema``."""
+        return Name(self.name, self.schema or schema, self.catalog or catalog)
+
     def __str__(self) -> str:
         return ".".join(_shown(p) for p in (self.catalog, self.schema, self.name) if p is not None)
 

@@ -290,23 +290,21 @@ def parse_attach(text: str) -> tuple[Path, str]:
     return Path(path), alias
 
 
-def check_target_db(target: str | Path, database: object, table: str) -> Path:
-    """The release's own database file: never the source database or the input file."""
+def check_target_db(target: str | Path, *, protected: Iterable[str | Path]) -> Path:
+    """The release's own database file: never one of the ``protected`` files (the source
+    database, the input file), and in a folder that exists and can be written."""
     path = Path(target)
-    given = database if isinstance(database, (str, Path)) else None
-    for other in ([Path(given)] if given is not None else []) + ([Path(table)] if Path(table).suffix else []):
-        if path.resolve() == other.resolve() or (
-            path.exists() and other.exists() and os.path.samefile(path, other)
-        ):
+    for other in protected:
+        if same_file(path, Path(other)):
             raise InputError(f"--target-db '{path}' is '{other}', which the run reads; give another file")
-    if path.is_dir():
-        raise InputError(f"--target-db '{path}' is a folder; give a DuckDB file path")
-    if not path.parent.is_dir():
-        raise InputError(
-            f"--target-db '{path}': the folder '{path.parent}' does not exist; create it or give "
-            "a path in an existing one"
-        )
-    return path
+    return check_writable_path(path, "--target-db")
+
+
+def same_file(path: Path, other: Path) -> bool:
+    """The two paths name one file (or would, once it exists)."""
+    return path.resolve() == other.resolve() or (
+        path.exists() and other.exists() and os.path.samefile(path, other)
+    )
 
 
 def target_alias(target: Path, source: str) -> str:
@@ -669,10 +667,9 @@ def check_out_file(out_file: str | Path, *, protected: Iterable[str | Path], rep
     one."""
     path = Path(out_file)
     export_format(path)
-    target = path.resolve()
     for other in protected:
         kept = Path(other)
-        if kept.resolve() == target or (path.exists() and kept.exists() and os.path.samefile(path, kept)):
+        if same_file(path, kept):
             raise InputError(
                 f"--out-file '{path}' is '{kept}', which the run reads or writes; choose another --out-file"
             )

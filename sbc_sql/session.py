@@ -270,7 +270,8 @@ def anonymize(
     from .engines.duckdb import looks_like_file
 
     given = [Path(database)] if isinstance(database, (str, Path)) else []
-    target = planning.check_target_db(target_db, database, table) if target_db is not None else None
+    inputs = [Path(table)] if looks_like_file(table) else []
+    target = None if target_db is None else planning.check_target_db(target_db, protected=[*given, *inputs])
     # a dry run writes nothing: an existing file is opened read-only, and a file that does
     # not exist yet (an input file into a new --db) is not made: the run plans in memory
     new_file = bool(given) and not given[0].exists() and looks_like_file(table)
@@ -292,7 +293,6 @@ def anonymize(
             table = _qualified_input(engine, table)
             engine.use(place.catalog, place.schema)
         if out_file is not None:
-            inputs = [table] if looks_like_file(table) else []
             out_file = planning.check_out_file(
                 out_file, protected=[*engine.database_files(), *given, *inputs], replace=replace
             )
@@ -316,13 +316,10 @@ def _qualified_input(engine: Engine, table: str) -> str:
     """``table`` with its database and schema (a file input as it is)."""
     from .engines.duckdb import looks_like_file
 
-    if looks_like_file(table):
-        return table
     name = table_names.parse(table)
-    if name.catalog is not None and name.schema is not None:
+    if looks_like_file(table) or (name.catalog is not None and name.schema is not None):
         return table
-    database, schema = engine.working()
-    return str(table_names.Name(name.name, name.schema or schema, database))
+    return str(name.within(*engine.working()))
 
 
 def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:

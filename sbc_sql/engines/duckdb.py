@@ -188,7 +188,7 @@ class DuckDBEngine(Engine):
         if undo is not None and not self.owned:
             # a caller's connection stays open: it goes back where it was, without the target
             (database, schema), alias = undo
-            self._fetch(f"USE {self.sql(ident(database))}.{self.sql(ident(schema))}", None)
+            self._fetch(self._use_sql(database, schema), None)
             self._fetch(f"DETACH {self.sql(ident(alias))}", None)
             self._undo_target = None
         super().discard_created()
@@ -213,39 +213,38 @@ class DuckDBEngine(Engine):
         return None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
-        if not temporary:
-            info = self._describe_at(name, _TEMP)
+        for where in (_TEMP,) if temporary else (_TEMP, _HERE):
+            info = self._describe_at(name, where)
             if info.columns:
-                return info
-        return self._describe_at(name, _TEMP if temporary else _HERE)
+                break
+        return info
 
     def copy_in(self, table: str) -> None:
         name = names.parse(table)
         if not name.qualified:
             raise InputError(f"table or view '{table}' does not exist in the database")
+        self._copy_elsewhere(table, name, table, "pass an existing one with --original")
+
+    def _copy_elsewhere(self, table: str, name: names.Name, into: str, fix: str) -> None:
+        """Read the table or view ``name`` of another schema or attached database into the
+        temporary table ``into``, its columns' comments (the roles) kept; ``fix`` ends the
+        message when it does not exist."""
         where = {"database": name.catalog, "schema": name.schema}
         if not self._fetch(_KINDS, {"names": [name.name.lower()], **where}):
             raise InputError(
-                f"table or view '{table}' does not exist: no '{name.name}' in schema '{name.schema}'"
-                f"{f' of database {name.catalog!r}' if name.catalog else ''}"
+                f"table '{table}' does not exist: no table or view '{name.name}' in schema "
+                f"'{name.schema}'{f' of database {name.catalog!r}' if name.catalog else ''}; {fix}"
             )
-        copy, source = self.sql(ident(table)), self._qualified(name)
+        source = self._qualified(name)
         with self.driver_call(f"reading '{table}'"):
-            self._fetch(f"CREATE OR REPLACE TEMP TABLE {copy} AS SELECT * FROM {source}", None)
-            # the roles live in the columns' comments
+            self._temp_copy(into, source)
             for column in self._describe_at(name.name, where).columns:
                 if column.comment is not None:
-                    target = self.sql(
-                        exp.Column(
-                            this=ident(column.name),
-                            table=ident(table),
-                            db=ident("main"),
-                            catalog=ident("temp"),
-                        )
+                    target = exp.Column(
+                        this=ident(column.name), table=ident(into), db=ident("main"), catalog=ident("temp")
                     )
-                    self._fetch(
-                        f"COMMENT ON COLUMN {target} IS {self.sql(exp.Literal.string(column.comment))}", None
-                    )
+                    text = self.sql(exp.Literal.string(column.comment))
+                    self._fetch(f"COMMENT ON COLUMN {self.sql(target)} IS {text}", None)
 
     def _qualified(self, name: names.Name) -> str:
         parts: dict[str, Any] = {"this": ident(name.name), "db": ident(name.schema or "")}
@@ -316,7 +315,7 @@ class DuckDBEngine(Engine):
             # a view has no row positions: read it once into a temporary table
             view = self.sql(exp.Table(this=ident(table)))
             with self.driver_call(f"reading view '{table}'"):
-                self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {view}', None)
+                self._temp_copy(SOURCE_ALIAS, view)
             info = self.describe(SOURCE_ALIAS, temporary=True)
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
         name = names.parse(table)
@@ -327,21 +326,11 @@ class DuckDBEngine(Engine):
     def _open_elsewhere(self, table: str, name: names.Name) -> TableInfo:
         """A table or view of another schema or attached database, read once into a temporary
         table for the run, its columns' comments (the roles) kept."""
-        where = {"database": name.catalog, "schema": name.schema}
-        if not self._fetch(_KINDS, {"names": [name.name.lower()], **where}):
-            raise InputError(
-                f"table '{table}' does not exist: no table or view '{name.name}' in schema "
-                f"'{name.schema}'{f' of database {name.catalog!r}' if name.catalog else ''}; "
-                "pass an existing one with --table (attach another database file with --attach FILE)"
-            )
-        source = self._qualified(name)
-        with self.driver_call(f"reading '{table}'"):
-            self._fetch(f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {source}', None)
-        comments = {c.name: c.comment for c in self._describe_at(name.name, where).columns}
+        fix = "pass an existing one with --table (attach another database file with --attach FILE)"
+        self._copy_elsewhere(table, name, SOURCE_ALIAS, fix)
         info = self.describe(SOURCE_ALIAS, temporary=True)
-        columns = tuple(dataclasses.replace(c, comment=comments.get(c.name)) for c in info.columns)
         # nothing of another schema can be an output (outputs are written here)
-        return TableInfo(info.name, columns, from_file=table)
+        return TableInfo(info.name, info.columns, from_file=table)
 
     def working(self) -> tuple[str, str]:
         database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
@@ -360,7 +349,7 @@ class DuckDBEngine(Engine):
                 f"schema '{schema}' does not exist in database '{database}'; create it first "
                 f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
             )
-        use = f"USE {self.sql(ident(database))}.{self.sql(ident(schema))}"
+        use = self._use_sql(database, schema)
         with self.driver_call(f"using schema '{database}.{schema}'"):
             self._fetch(use, None)
         self.show(use)
@@ -393,10 +382,14 @@ class DuckDBEngine(Engine):
             self._fetch(statement, None)
 
     def _read_file(self, path: Path, reader: str, **params: Any) -> None:
-        self._fetch(
-            f'CREATE OR REPLACE TEMP TABLE "{SOURCE_ALIAS}" AS SELECT * FROM {reader}',
-            {"path": str(path), **params},
-        )
+        self._temp_copy(SOURCE_ALIAS, reader, {"path": str(path), **params})
+
+    def _temp_copy(self, into: str, source: str, params: Params = None) -> None:
+        """The temporary table ``into`` made of everything ``source`` (SQL text) holds."""
+        self._fetch(f"CREATE OR REPLACE TEMP TABLE {self.sql(ident(into))} AS SELECT * FROM {source}", params)
+
+    def _use_sql(self, database: str, schema: str) -> str:
+        return f"USE {self.sql(ident(database))}.{self.sql(ident(schema))}"
 
     def _missing(self, table: str) -> str:
         """Why ``table`` is not found: absent, or in a schema or database other than main."""
