@@ -12,9 +12,9 @@ from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .plan import Column
 from .privacy.criteria import Criteria, check_sensitive, models
-from .sql.templates import render
 from .stages import audit
 from .stages import measure as metrics
+from .stages.stats import distinct_and_nulls
 from .stages.verify import Verdict, release_tables_problems, text_view_problems, verify_pair
 
 P = ParamSpec("P")
@@ -58,9 +58,8 @@ def _distinct_values(engine: Engine, original: str, columns: Sequence[Column]) -
     """Each column's distinct values in ``original``, NULL counted as one."""
     if not columns:
         return {}
-    row = engine.fetch_one(render("distinct_counts", source=original, col=[c.name for c in columns]))
-    n, m = int(row[0]), len(columns)
-    return {c.name: int(row[1 + i]) + (1 if int(row[1 + m + i]) < n else 0) for i, c in enumerate(columns)}
+    distinct, nulls = distinct_and_nulls(engine, original, columns)
+    return {name: count + (1 if nulls[name] else 0) for name, count in distinct.items()}
 
 
 def _tables(engine: Engine, original: str, release: str) -> None:

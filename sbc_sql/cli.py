@@ -383,7 +383,7 @@ def anonymize_cmd(
         typer.echo(json.dumps(summary_dict(result), indent=2))
     else:
         # where the evaluate hint finds the release and its source
-        where = {"db": target_db, "attach": db} if target_db and db else {"db": target_db or db}
+        where = {"db": target_db or db, "attach": db if target_db else None}
         typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
 
 
@@ -412,14 +412,8 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
         exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
     schema = result.engine.working()[1]
     # a release of another schema is named with it, as it is queried
-    release, view = (
-        (f"{schema}.{result.release}", f"{schema}.{result.view}")
-        if schema != "main"
-        else (
-            result.release,
-            result.view,
-        )
-    )
+    prefix = f"{schema}." if schema != "main" else ""
+    release, view = prefix + result.release, prefix + result.view
     lines = [
         f"release '{release}' (view '{view}'): verified {plan.k}-anonymous and complete",
         f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}",

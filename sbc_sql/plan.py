@@ -11,7 +11,7 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -464,12 +464,16 @@ def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, 
         if not math.isfinite(w) or w < 0:
             raise InputError(f"weight of '{col}' is {w}; weights must be finite and >= 0")
     weights = tuple(float(given.get(q, 1.0)) for q in qis)
-    top = max(weights)
-    if top <= 0:
+    if max(weights) <= 0:
         raise InputError("every QI weight is 0; give at least one QI a weight above 0")
-    # only their ratios matter: scaled so the largest is 1, weights as large as 1e308 neither
-    # overflow their sum nor the weighted costs
-    return tuple(w / top for w in weights)
+    return scaled_weights(weights)
+
+
+def scaled_weights(weights: Sequence[float]) -> tuple[float, ...]:
+    """Weights scaled so the largest is 1 (all 0 stay 0): only their ratios matter, and so
+    weights as large as 1e308 neither overflow their sum nor a weighted cost."""
+    top = max(weights, default=0.0)
+    return tuple(w / top for w in weights) if top > 0 and top != 1.0 else tuple(weights)
 
 
 def _default_output(name: str, k: int) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..engines.base import Engine
-from ..plan import Column
+from ..plan import Column, scaled_weights
 from ..sql.nodes import as_number, list_size, ref
 from ..sql.templates import render
 
@@ -26,11 +26,7 @@ class Layout:
     weights: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        # only the weights' ratios matter; scaled so the largest is 1, weights up to 1e308
-        # neither overflow their sum nor a weighted cost
-        top = max(self.weights, default=0.0)
-        if top > 0 and top != 1.0:
-            object.__setattr__(self, "weights", tuple(w / top for w in self.weights))
+        object.__setattr__(self, "weights", scaled_weights(self.weights))
 
     def qi_columns(self) -> list[str]:
         """The release's columns that hold generalized QIs."""

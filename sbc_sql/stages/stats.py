@@ -7,6 +7,7 @@ categorical QIs in ascending cardinality, all from sql/ templates; one scan each
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,12 +49,23 @@ def row_count_sql(plan: Plan) -> exp.Expression:
     return render("row_count", source=plan.source.name)
 
 
-def distinct_counts_sql(plan: Plan, columns: list[Column]) -> exp.Expression:
+def distinct_counts_sql(source: str, columns: Sequence[Column]) -> exp.Expression:
     return render(
         "distinct_counts",
-        source=plan.source.name,
+        source=source,
         col=[as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name) for c in columns],
     )
+
+
+def distinct_and_nulls(
+    engine: Engine, source: str, columns: Sequence[Column]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Per column of ``source``: its distinct non-NULL values, and its NULLs."""
+    row = engine.fetch_one(distinct_counts_sql(source, columns))
+    total, m = int(row[0]), len(columns)
+    distinct = {c.name: int(row[1 + i]) for i, c in enumerate(columns)}
+    nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(columns)}
+    return distinct, nulls
 
 
 def numeric_ranges_sql(plan: Plan) -> exp.Expression:
@@ -81,11 +93,7 @@ def collect_stats(engine: Engine, plan: Plan, n_rows: int) -> Stats:
         for c in plan.columns
         if c.role == "qi" or c.origin == "default" or (c.role == "insensitive" and c.kind is not None)
     ]
-    row = engine.fetch_one(distinct_counts_sql(plan, profiled))
-    total = int(row[0])
-    m = len(profiled)
-    distinct = {c.name: int(row[1 + i]) for i, c in enumerate(profiled)}
-    nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(profiled)}
+    distinct, nulls = distinct_and_nulls(engine, plan.source.name, profiled)
     lo: dict[str, float] = {}
     hi: dict[str, float] = {}
     unbounded: dict[str, int] = {}
