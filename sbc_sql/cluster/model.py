@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .sensitive import Sensitive
+
 SUPPRESSED = -1
 
 
@@ -33,6 +35,9 @@ class QIData:
     # rows were taken from, which coarse_order then reads instead of recomputing; None when
     # not computed
     coarse_rank: np.ndarray | None = None
+    # the declared sensitive columns as value codes, for the algorithms that keep privacy
+    # criteria on them (see .sensitive); None when no criterion is asked
+    sensitive: Sensitive | None = None
 
     def __post_init__(self) -> None:
         d = len(self.names)
@@ -54,6 +59,8 @@ class QIData:
             object.__setattr__(self, "position", np.arange(n, dtype=np.int64))
         if self.coarse_rank is not None and len(self.coarse_rank) != n:
             raise ValueError("QIData coarse_rank must have one entry per row")
+        if self.sensitive is not None and self.sensitive.n_rows != n:
+            raise ValueError("QIData sensitive codes must have one entry per row")
 
     @property
     def n_rows(self) -> int:
@@ -88,6 +95,7 @@ class QIData:
             self.weights,
             self.position[rows],
             None if self.coarse_rank is None else self.coarse_rank[rows],
+            None if self.sensitive is None else self.sensitive.take(rows),
         )
 
     def categorical_order(self) -> list[int]:

@@ -13,7 +13,9 @@ which the default does not need (see ``sbca_plus/compiled.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -32,9 +34,10 @@ from .blocks import (
     choose_mode,
     default_block_rows,
 )
-from .model import QIData
+from .model import SUPPRESSED, QIData
 from .sbca_plus import compiled
 from .sbca_plus.algorithm import MAX_CATEGORICAL, PAPER, sbca_plus
+from .sensitive import REASON_CODES, Rule, rare_values
 
 if TYPE_CHECKING:
     from .baselines.fulldomain import Hierarchy
@@ -54,6 +57,12 @@ class ClusterRun:
     algorithm: str
     mode: str
     detail: str
+    #: per row, why it is suppressed (a code of .sensitive.REASONS; 0 for a released row);
+    #: None when the algorithm gives no reasons
+    reasons: np.ndarray | None = None
+    #: the sensitive values suppressed before clustering: (column, value code, class size
+    #: that value forces)
+    rare: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class ClusterOptions:
     hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
     max_suppression: float = 0.01
     block_rows: int | None = None
+    #: the criteria on top of k to keep on the sensitive columns (QIData.sensitive)
+    rule: Rule = field(default_factory=Rule)
 
 
 Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
@@ -82,7 +93,10 @@ class Clusterer:
     ``modes``: the modes it runs in (an algorithm with only ``exact`` ignores ``--mode``);
     ``hierarchies`` / ``suppression``: it reads ``--hierarchy`` / ``--max-suppression``;
     ``block_rows``: it takes ``--block-rows``; ``max_categorical``: the most categorical QIs
-    it takes (None: any number)."""
+    it takes (None: any number); ``criteria``: it keeps l-diversity, t-closeness and
+    beta-likeness on the sensitive columns while it clusters (``ClusterOptions.rule``);
+    ``presuppress``: the rows of sensitive values that force huge classes are suppressed
+    before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself."""
 
     name: str
     description: str
@@ -92,6 +106,8 @@ class Clusterer:
     suppression: bool = False
     block_rows: bool = False
     max_categorical: int | None = None
+    criteria: bool = False
+    presuppress: bool = True
 
     def run(
         self,
@@ -100,8 +116,108 @@ class Clusterer:
         options: ClusterOptions | None = None,
         progress: Progress | None = None,
     ) -> ClusterRun:
-        """Class id per row (-1 suppressed), every class of at least k rows."""
-        return self.runner(data, k, options or ClusterOptions(), progress)
+        """Class id per row (-1 suppressed), every class of at least k rows (and keeping
+        ``options.rule`` on the sensitive columns)."""
+        options = options or ClusterOptions()
+        rule = options.rule
+        if not rule.active:
+            return self.runner(data, k, options, progress)
+        if not self.criteria:
+            raise InputError(
+                f"--algorithm {self.name} clusters for k alone and cannot keep {describe(rule)}; "
+                f"use --algorithm {DEFAULT} (or one of {', '.join(with_criteria())})"
+            )
+        if data.sensitive is None:
+            raise ValueError("criteria on sensitive values need QIData.sensitive")
+        n = data.n_rows
+        budget = int(options.max_suppression * n)
+        rare = np.zeros(n, dtype=bool)
+        chosen: list[tuple[str, int, int]] = []
+        if self.presuppress:
+            rare, chosen = rare_values(rule, data.sensitive, k, budget)
+        if not rare.any():
+            run = self.runner(data, k, options, progress)
+            run = dataclasses.replace(run, reasons=_reasons(run, n), rare=tuple(chosen))
+            _check_budget(run, data, rule, budget, options.max_suppression)
+            return run
+        keep = np.nonzero(~rare)[0]
+        inner = dataclasses.replace(
+            options, max_suppression=max(0.0, (budget - int(rare.sum())) / max(len(keep), 1))
+        )
+        run = self.runner(data.take(keep), k, inner, progress)
+        labels = np.full(n, SUPPRESSED, dtype=np.int64)
+        labels[keep] = run.labels
+        reasons = np.full(n, REASON_CODES["rare_value"], dtype=np.int8)
+        reasons[keep] = _reasons(run, len(keep))
+        run = dataclasses.replace(run, labels=labels, reasons=reasons, rare=tuple(chosen))
+        _check_budget(run, data, rule, budget, options.max_suppression)
+        return run
+
+
+def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share: float) -> None:
+    """More rows suppressed than ``--max-suppression`` allows is an error naming the value
+    most of them hold (by its column and frequency rank, never the value itself), the class
+    size it forces, and a budget or beta that would do."""
+    suppressed = run.labels < 0
+    count = int(suppressed.sum())
+    if count <= budget:
+        return
+    assert data.sensitive is not None
+    sens = data.sensitive
+    n = data.n_rows
+    worst = ""
+    for s in range(sens.n_columns):
+        codes = sens.codes[s][suppressed]
+        if not len(codes):
+            continue
+        v = int(np.bincount(codes).argmax())
+        order = np.argsort(-sens.counts[s], kind="stable")
+        rank = int(np.nonzero(order == v)[0][0]) + 1
+        forced = rule.forced_size(sens.shares(s))[v]
+        worst = (
+            f"; most hold the {_ordinal(rank)} most frequent value of '{sens.names[s]}' "
+            f"({int(sens.counts[s][v]):,} rows in the input"
+            + (f", which forces classes of at least {int(forced):,} rows" if rule.beta is not None else "")
+            + ")"
+        )
+        break
+    need = math.ceil(count / n * 1000) / 1000
+    hint = f"give --max-suppression {need:g}"
+    if rule.beta is not None:
+        hint += f" or --beta-likeness {rule.beta * 2:g}"
+    raise InputError(
+        f"{count:,} rows ({count / n:.2%}) cannot be placed in classes that keep {describe(rule)}, "
+        f"above --max-suppression {share:g} ({budget:,} rows){worst}: {hint}"
+    )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _reasons(run: ClusterRun, n: int) -> np.ndarray:
+    """The run's reasons per row, ``unplaced`` for a suppressed row it gave none for."""
+    if run.reasons is not None:
+        return run.reasons.astype(np.int8, copy=False)
+    return np.where(run.labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
+
+
+def describe(rule: Rule) -> str:
+    """The criteria in words, as the flags name them."""
+    parts = []
+    if rule.l:
+        parts.append(f"{'entropy' if rule.entropy else 'distinct'} l-diversity")
+    if rule.t is not None:
+        parts.append("t-closeness")
+    if rule.beta is not None:
+        parts.append(f"{'enhanced' if rule.enhanced else 'basic'} beta-likeness")
+    return ", ".join(parts)
+
+
+def with_criteria() -> tuple[str, ...]:
+    """The algorithms that keep the criteria while they cluster."""
+    return tuple(c.name for c in CLUSTERERS if c.criteria)
 
 
 def block_algorithm(
@@ -282,8 +398,11 @@ def run_clustering(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     max_suppression: float = 0.01,
     block_rows: int | None = None,
+    rule: Rule | None = None,
     progress: Progress | None = None,
 ) -> ClusterRun:
     """Class id per row (-1 suppressed) from the named algorithm and mode."""
-    options = ClusterOptions(mode, leftover, workers, dict(hierarchies or {}), max_suppression, block_rows)
+    options = ClusterOptions(
+        mode, leftover, workers, dict(hierarchies or {}), max_suppression, block_rows, rule or Rule()
+    )
     return get(algorithm).run(data, k, options, progress)

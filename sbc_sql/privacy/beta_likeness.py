@@ -1,10 +1,11 @@
 """beta-likeness: no sensitive value is much more frequent in a class than in the input.
 
 Per class (``sql/beta_likeness.sql``), over the values whose share q in the class exceeds
-their share p in the input: basic beta-likeness bounds ``(q - p) / p``, enhanced
-beta-likeness ``min((q - p) / p, -ln p)`` (frequent values are capped at -ln p).
-``evaluate`` reports the largest of each over the classes (0 when no value is above its
-input share).
+their share p in the input: basic beta-likeness asks ``(q - p) / p <= beta``, enhanced
+beta-likeness ``(q - p) / p <= min(beta, -ln p)`` (frequent values are held to -ln p).
+``evaluate`` reports the largest ``(q - p) / p`` and the largest ``min((q - p) / p, -ln p)``
+over the classes (0 when no value is above its input share), the second as other tools
+report a release's enhanced beta.
 """
 
 from __future__ import annotations
@@ -51,8 +52,11 @@ class BetaLikeness(PrivacyModel):
     def violation(self) -> exp.Expression:
         if self.beta is None:
             raise ValueError("beta-likeness checks a release against a beta; none was given")
-        gain = figure("sbc_enhanced" if self.enhanced else "sbc_beta")
-        return exp.GT(this=gain, expression=param("beta"))
+        above = exp.GT(this=figure("sbc_beta"), expression=param("beta"))
+        if not self.enhanced:
+            return above
+        # enhanced: (q - p) / p <= min(beta, -ln p) for every value
+        return exp.or_(above, exp.GT(this=figure("sbc_over_cap"), expression=exp.Literal.number(0)))
 
     def params(self) -> dict[str, Any]:
         return {"beta": self.beta}

@@ -2,8 +2,11 @@
 -- input and q its share in the class (NULL is a value of its own): eq_class; sbc_beta, the
 -- largest (q - p) / p over the class's values with q > p (basic beta-likeness asks
 -- sbc_beta <= beta); sbc_enhanced, the largest LEAST((q - p) / p, -LN(p)) over the same
--- values (enhanced beta-likeness caps beta at -ln p for frequent values). Both are NULL
--- for a class with no value above its input share.
+-- values (the figure other tools report as a release's enhanced beta); sbc_over_cap, the
+-- number of those values whose (q - p) / p exceeds -LN(p). Enhanced beta-likeness asks
+-- (q - p) / p <= LEAST(beta, -LN(p)) of every value, that is sbc_beta <= beta and
+-- sbc_over_cap = 0 (frequent values are held to -ln p). sbc_beta and sbc_enhanced are
+-- NULL for a class with no value above its input share.
 -- privacy/beta_likeness.py folds these rows into its check (classes above $beta) and its
 -- measures (the largest of each figure, 0 when none).
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
@@ -35,6 +38,9 @@ SELECT
   MAX(CASE
     WHEN sbc_q > sbc_p
     THEN LEAST((sbc_q - sbc_p) / NULLIF(sbc_p, 0), -LN(NULLIF(sbc_p, 0)))
-  END) AS sbc_enhanced
+  END) AS sbc_enhanced,
+  COUNT(*) FILTER (
+    WHERE sbc_q > sbc_p AND (sbc_q - sbc_p) / NULLIF(sbc_p, 0) > -LN(NULLIF(sbc_p, 0)) + 1e-12
+  ) AS sbc_over_cap
 FROM pq
 GROUP BY eq_class
