@@ -23,7 +23,7 @@ PAY = Column("pay", "INTEGER", "sensitive", kind="numeric")
 def _sensitive(dx: np.ndarray, pay: np.ndarray) -> Sensitive:
     codes, counts = [], []
     for col in (dx, pay):
-        values, inverse, count = np.unique(col, return_inverse=True, return_counts=True)
+        _, inverse, count = np.unique(col, return_inverse=True, return_counts=True)
         codes.append(inverse.astype(np.int32))
         counts.append(count.astype(np.int64))
     return Sensitive(("dx", "pay"), tuple(codes), tuple(counts), (False, True))
@@ -113,7 +113,8 @@ def test_enhanced_beta_holds_frequent_values_to_minus_ln_p() -> None:
 
 def test_sql_enhanced_beta_agrees(con) -> None:
     con.execute("CREATE TABLE t AS SELECT * FROM (VALUES ('a'), ('a'), ('b'), ('b')) v(dx)")
-    con.execute("CREATE TABLE r AS SELECT * FROM (VALUES (0, 'a'), (0, 'a'), (1, 'b'), (1, 'b')) v(eq_class, dx)")
+    rows = "(0, 'a'), (0, 'a'), (1, 'b'), (1, 'b')"
+    con.execute(f"CREATE TABLE r AS SELECT * FROM (VALUES {rows}) v(eq_class, dx)")
     engine = engines.connect(con)
     assert BetaLikeness(DX, beta=5.0, enhanced=True).check(engine, "r", "t") != []
     assert BetaLikeness(DX, beta=5.0, enhanced=False).check(engine, "r", "t") == []
