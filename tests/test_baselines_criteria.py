@@ -150,3 +150,23 @@ def test_the_kernel_checks_a_column_as_the_rule_does(
 def test_kmember_keeps_criteria_in_its_compiled_kernel_only() -> None:
     with pytest.raises(ValueError, match="compiled kernel only"):
         kmember(banded(), 5, engine="numpy", rule=Rule(l=2))
+
+
+def test_mondrian_takes_the_most_balanced_cut_that_keeps_the_rule() -> None:
+    # ages 0..7 with diagnoses a b a b c c c c: the median cut leaves c c c c on the right,
+    # which is not 2-diverse; of the cuts that keep the rule, after age 2 is the most balanced
+    # (3 and 5 rows); then neither half can be cut again
+    data = data_from_arrays([np.arange(8, dtype=np.float64)], [])
+    data = dataclasses.replace(data, sensitive=sensitive_from_codes([np.array([0, 1, 0, 1, 2, 2, 2, 2])]))
+    assert mondrian(data, 2).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert mondrian(data, 2, Rule(l=2)).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("algorithm", ["datafly", "incognito"])
+def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(algorithm: str) -> None:
+    # ages by 16 years: [0, 16) and [16, 32) are 2-diverse, [32, 40) holds one diagnosis and
+    # its 8 rows fit a budget of 10 rows; by 8 years two classes break the rule (16 rows)
+    data = banded()
+    run = registry.get(algorithm).run(data, 5, ClusterOptions(rule=Rule(l=2), max_suppression=0.25))
+    assert run.labels.tolist() == [0] * 16 + [1] * 16 + [-1] * 8
+    assert run.reasons is not None and set(run.reasons[32:].tolist()) == {REASON_CODES["budget"]}

@@ -515,10 +515,10 @@ def minimal_nodes(
     the monotonicity Incognito prunes with), and every other node is checked on a frequency
     set rolled up from a node one step below it (Incognito's rollup), never from the rows.
     The nodes found anonymous by a check are exactly the minimal ones. With an active
-    ``rule`` a node must also keep it (see :func:`node_suppresses`); every node released is
-    one so checked, though the rule's classes that are suppressed make the rows a node
-    suppresses no longer monotone, so a node above an accepted one is only known to lie
-    above a node that is released instead.
+    ``rule`` a node must also keep it (see :func:`node_suppresses`). The criteria hold on a
+    union of classes that each hold them, but a class that breaks one can spoil the class it
+    merges into, so the rows a node suppresses may grow above an accepted node: such a node
+    is skipped unchecked as before, and only checked nodes are ever released.
     """
     heights = [h.height for h in hier]
     bottom = tuple([0] * len(hier))
