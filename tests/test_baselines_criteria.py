@@ -16,8 +16,9 @@ from strategies import criteria_tables, data_from_arrays, rules, sensitive_from_
 
 from sbc_sql.cluster import registry
 from sbc_sql.cluster.baselines.fulldomain import datafly, incognito
-from sbc_sql.cluster.baselines.kmember import _column_ok, kmember
+from sbc_sql.cluster.baselines.kmember import ClassCosts, _column_ok, kmember
 from sbc_sql.cluster.baselines.mondrian import mondrian
+from sbc_sql.cluster.leftover import class_cost_increase
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import ClusterOptions
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule
@@ -170,3 +171,18 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
     run = registry.get(algorithm).run(data, 5, ClusterOptions(rule=Rule(l=2), max_suppression=0.25))
     assert run.labels.tolist() == [0] * 16 + [1] * 16 + [-1] * 8
     assert run.reasons is not None and set(run.reasons[32:].tolist()) == {REASON_CODES["budget"]}
+
+
+@settings(max_examples=30, deadline=None)
+@given(criteria_tables(), st.integers(0, 2**32 - 1))
+def test_class_costs_kept_as_rows_join_are_the_leftovers_costs(table: tuple[QIData, int], seed: int) -> None:
+    data, _ = table
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(-1, 6, data.n_rows)
+    labels[:6] = np.arange(6)
+    costs = ClassCosts(data, labels)
+    for r in np.nonzero(labels < 0)[0][:10]:
+        assert (costs.increase(r) == class_cost_increase(data, labels, r)).all()
+        c = int(rng.integers(0, 6))
+        costs.add(r, c)
+        labels[r] = c

@@ -39,9 +39,9 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from ..leftover import class_cost_increase, place_leftovers
+from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
-from ..ncp import categorical_ncp
+from ..ncp import categorical_ncp, numeric_ncp
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
 from ..sensitive import ENTROPY_TIE, MARGIN, Rule, Sensitive
 
@@ -93,11 +93,11 @@ def place_with_rule(data: QIData, labels: np.ndarray, rows: np.ndarray, rule: Ru
     class can take stays suppressed."""
     if not len(rows) or labels.max() < 0:
         return
-    n_classes = int(labels.max()) + 1
-    size = np.bincount(labels[labels >= 0], minlength=n_classes)
-    counts = [sens.class_counts(s, labels, n_classes) for s in range(sens.n_columns)]
+    costs = ClassCosts(data, labels)
+    size = costs.size.astype(np.int64)
+    counts = [sens.class_counts(s, labels, costs.n_classes) for s in range(sens.n_columns)]
     for r in rows:
-        order = np.argsort(class_cost_increase(data, labels, r), kind="stable")
+        order = np.argsort(costs.increase(r), kind="stable")
         order = order[size[order] > 0]
         for start in range(0, len(order), CANDIDATES):
             chunk = order[start : start + CANDIDATES]
@@ -108,10 +108,84 @@ def place_with_rule(data: QIData, labels: np.ndarray, rows: np.ndarray, rule: Ru
             if len(ok):
                 c = int(chunk[ok[0]])
                 labels[r] = c
+                costs.add(r, c)
                 size[c] += 1
                 for s in range(sens.n_columns):
                     counts[s][c, sens.codes[s][r]] += 1
                 break
+
+
+class ClassCosts:
+    """What every class's NCP depends on (numeric bounds and NULLs, categorical values
+    present), kept up to date as rows join, so that the cost of a row joining each class
+    takes one pass over the classes rather than over the rows. Its increases are
+    :func:`..leftover.class_cost_increase`'s, the same arithmetic in the same order."""
+
+    def __init__(self, data: QIData, labels: np.ndarray) -> None:
+        self.data = data
+        assigned = labels >= 0
+        lab = labels[assigned]
+        self.n_classes = int(lab.max()) + 1
+        self.size = np.bincount(lab, minlength=self.n_classes).astype(np.float64)
+        self.cmin: dict[int, np.ndarray] = {}
+        self.cmax: dict[int, np.ndarray] = {}
+        self.nulls: dict[int, np.ndarray] = {}
+        self.present: dict[int, np.ndarray] = {}
+        for q in range(data.n_qis):
+            col = data.columns[q][assigned]
+            if data.numeric[q]:
+                isnull = np.isnan(col)
+                self.nulls[q] = np.bincount(lab, weights=isnull, minlength=self.n_classes)
+                self.cmin[q] = np.full(self.n_classes, np.inf)
+                np.minimum.at(self.cmin[q], lab, np.where(isnull, np.inf, col))
+                self.cmax[q] = np.full(self.n_classes, -np.inf)
+                np.maximum.at(self.cmax[q], lab, np.where(isnull, -np.inf, col))
+            else:
+                width = max(int(data.cardinality[q]), int(data.columns[q].max(initial=0)) + 1)
+                self.present[q] = np.zeros((self.n_classes, width), dtype=bool)
+                self.present[q][lab, col] = True
+
+    def increase(self, r: int) -> np.ndarray:
+        """For every class, how much the sum over its rows of weighted NCP grows if row r
+        joins (inf for an empty class id)."""
+        data, size = self.data, self.size
+        old = np.zeros(self.n_classes)
+        new = np.zeros(self.n_classes)
+        for q in range(data.n_qis):
+            w = data.weights[q]
+            v = data.columns[q][r]
+            if data.numeric[q]:
+                span = data.span(q)
+                cmin, cmax, nulls = self.cmin[q], self.cmax[q], self.nulls[q]
+                old_q = numeric_ncp(cmin, cmax, nulls, size, span)
+                if np.isnan(v):
+                    new_q = numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
+                else:
+                    new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
+            else:
+                card = max(int(data.cardinality[q]), 1)
+                distinct = self.present[q].sum(axis=1).astype(np.float64)
+                old_q = categorical_ncp(distinct, card)
+                new_q = categorical_ncp(distinct + (~self.present[q][:, v]), card)
+            old += w * old_q * size
+            new += w * new_q * (size + 1)
+        inc = new - old
+        inc[size == 0] = np.inf
+        return inc
+
+    def add(self, r: int, c: int) -> None:
+        """Row r joins class c."""
+        data = self.data
+        self.size[c] += 1
+        for q in range(data.n_qis):
+            v = data.columns[q][r]
+            if not data.numeric[q]:
+                self.present[q][c, v] = True
+            elif np.isnan(v):
+                self.nulls[q][c] += 1
+            else:
+                self.cmin[q][c] = min(self.cmin[q][c], v)
+                self.cmax[q][c] = max(self.cmax[q][c], v)
 
 
 def kernel_arrays(
