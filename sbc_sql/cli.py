@@ -621,9 +621,18 @@ def evaluate_cmd(
         bool, typer.Option("--quiet", "-q", help="Print only the figures: no step lines on stderr.")
     ] = False,
     attach: ReadAttachOption = None,
+    beta_likeness: Annotated[
+        float | None,
+        typer.Option(
+            help="With --sensitive: the smallest class each value may sit in under this beta "
+            "(default: the beta the run kept), e.g. --beta-likeness 1."
+        ),
+    ] = None,
+    beta_basic: BetaBasicOption = False,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
-    --sensitive, l-diversity, t-closeness and beta-likeness of a release.
+    --sensitive, l-diversity, t-closeness and beta-likeness of a release; suppressed rows per
+    reason when the run recorded them.
 
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
@@ -647,6 +656,8 @@ def evaluate_cmd(
             k=k,
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
             attach=attach or (),
+            beta_likeness=beta_likeness,
+            beta_basic=beta_basic,
         )
     if as_json:
         typer.echo(json.dumps(report.grouped(result), indent=2))

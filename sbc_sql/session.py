@@ -635,7 +635,13 @@ def _provenance(
 
     plan, run = clustering.plan, clustering.run
     recorded = [
-        {"name": m.name, **m.params(), **({"column": m.sensitive.name} if m.sensitive else {})}
+        {
+            "name": m.name,
+            **m.params(),
+            **({"column": m.sensitive.name} if m.sensitive else {}),
+            # which form of the model: l-diversity's variant, beta-likeness's enhanced flag
+            **{a: getattr(m, a) for a in ("variant", "enhanced") if hasattr(m, a)},
+        }
         for m in (models or verify.default_models(plan.k))
     ]
     return provenance.document(
@@ -648,6 +654,8 @@ def _provenance(
         measures={k: v for k, v in measures.as_dict().items() if k not in _COUNTS} if measures else None,
         timings=prepared.timings,
         hierarchies=list(prepared.hierarchies or ()),
+        achieved=achieved,
+        suppressed_by=_suppressed_by(run),
     )
 
 

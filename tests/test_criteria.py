@@ -139,8 +139,8 @@ def test_anonymize_verifies_the_criteria_and_reports_them(clinic, stand_ins):
         assert result.achieved["beta_likeness"] == pytest.approx(0.0, abs=1e-9)
         comment = con.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'w'").fetchone()[0]
         recorded = json.loads(comment)["privacy_models"]
-        assert {"name": "l-diversity", "l": 3, "column": "dx"} in recorded
-        assert {"name": "beta-likeness", "beta": 1.0, "column": "dx"} in recorded
+        assert {"name": "l-diversity", "l": 3, "column": "dx", "variant": "distinct"} in recorded
+        assert {"name": "beta-likeness", "beta": 1.0, "column": "dx", "enhanced": True} in recorded
 
 
 def test_a_clustering_that_breaks_a_criterion_writes_nothing(clinic, stand_ins):
@@ -266,3 +266,70 @@ def test_compare_refuses_an_algorithm_without_criteria(clinic, stand_ins):
         criteria=sbc_sql.privacy.criteria.Criteria(l_diversity=2),
     )
     assert [r.algorithm for r in rows] == ["whole"]
+
+
+def test_rare_values_are_suppressed_with_a_reason_evaluate_reads(tmp_path, stand_ins):
+    from sbc_sql.quality import report
+    from sbc_sql.quality.evaluate import evaluate
+
+    path = tmp_path / "r.duckdb"
+    with duckdb.connect(str(path)) as con:
+        # dx: 150 'a', 49 'b' and one 'c', which under beta = 1 needs a class of 100 rows
+        con.execute(
+            "CREATE TABLE t AS SELECT i % 50 AS age, "
+            "CASE WHEN i < 150 THEN 'a' WHEN i < 199 THEN 'b' ELSE 'c' END AS dx FROM range(200) r(i)"
+        )
+        result = sbc_sql.anonymize(
+            con, "t", 5, output="w", qi="age", sensitive="dx", algorithm="whole", beta_likeness=1.0
+        )
+        assert result.suppressed_by == {"rare_value": 1}
+        assert result.measures.suppressed == 1
+    e = evaluate(str(path), "t", "w", sensitive="dx", queries=0)
+    assert e.suppressed_by == {"rare_value": 1}
+    assert e.forced_beta == 1.0
+    # 'c' (share 0.005): f = 0.01, a class of 100 rows; 'a' (0.75): f = 0.75 (1 + ln 4/3): 2
+    assert e.forced_class == {"#1 of 3 (150 rows)": 2, "#2 of 3 (49 rows)": 3, "#3 of 3 (1 rows)": 100}
+    assert e.gcp_released == pytest.approx(e.gcp - 1 / 200)
+    text = report.text(e)
+    assert "suppressed rare_value" in text and "forced class #3 of 3 (1 rows)" in text
+    # one whole class holds every value at its input share: nothing to suppress
+    with duckdb.connect(str(path)) as con:
+        whole = sbc_sql.anonymize(
+            con,
+            "t",
+            5,
+            output="w2",
+            qi="age",
+            sensitive="dx",
+            algorithm="whole",
+            beta_likeness=1.0,
+            max_suppression=0.0,
+        )
+        assert whole.measures.suppressed == 0
+
+
+def test_more_suppression_than_the_budget_is_one_error(tmp_path, stand_ins, monkeypatch):
+    from sbc_sql.cluster import registry
+
+    def nothing(data, k, options, progress):
+        return registry.ClusterRun(np.full(data.n_rows, -1, dtype=np.int64), "none", "exact", "")
+
+    monkeypatch.setitem(registry.REGISTRY, "none", registry.Clusterer("none", "none", nothing, criteria=True))
+    with duckdb.connect(str(tmp_path / "b.duckdb")) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT i % 50 AS age, "
+            "CASE WHEN i < 150 THEN 'a' ELSE 'b' END AS dx FROM range(200) r(i)"
+        )
+        with pytest.raises(InputError) as err:
+            sbc_sql.anonymize(con, "t", 5, qi="age", sensitive="dx", algorithm="none", l_diversity=2)
+        message = str(err.value)
+        assert message.startswith(
+            "200 rows (100.00%) cannot be placed in classes that keep distinct l-diversity, "
+            "above max_suppression=0.01 (2 rows); most hold the 1st most frequent value of 'dx' "
+            "(150 rows in the input)"
+        ), message
+        assert "'a'" not in message and "\n" not in message
+        assert (
+            con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 't_k5%'").fetchone()[0]
+            == 0
+        )
