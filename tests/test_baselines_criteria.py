@@ -16,9 +16,8 @@ from strategies import criteria_tables, data_from_arrays, rules, sensitive_from_
 
 from sbc_sql.cluster import registry
 from sbc_sql.cluster.baselines.fulldomain import datafly, incognito
-from sbc_sql.cluster.baselines.kmember import ClassCosts, _column_ok, kmember
+from sbc_sql.cluster.baselines.kmember import kmember
 from sbc_sql.cluster.baselines.mondrian import mondrian
-from sbc_sql.cluster.leftover import class_cost_increase
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import ClusterOptions
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule
@@ -124,30 +123,6 @@ def test_without_a_rule_the_labels_do_not_change() -> None:
     assert (incognito(data, 5, rule=Rule()) == incognito(data, 5)).all()
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.integers(0, 6), min_size=2, max_size=7),
-    st.lists(st.integers(1, 30), min_size=7, max_size=7),
-    rules,
-    st.booleans(),
-)
-def test_the_kernel_checks_a_column_as_the_rule_does(
-    counts: list[int], population: list[int], rule: Rule, ordered: bool
-) -> None:
-    # the compiled check of one column (k-member's kernel) against Rule.column_ok
-    m = len(counts)
-    codes = np.repeat(np.arange(m), population[:m]).astype(np.int32)
-    sens = sensitive_from_codes([codes], [ordered])
-    arrays = rule.kernel_arrays(sens)
-    cnt = np.asarray(counts, dtype=np.float64)
-    size = int(cnt.sum())
-    expected = rule.column_ok(cnt, size, sens.shares(0), ordered)
-    got = _column_ok(
-        cnt, 0, m, size, arrays["sp"], arrays["scap"], ordered, arrays["crit_i"], arrays["crit_f"]
-    )
-    assert got == expected
-
-
 def test_kmember_keeps_criteria_in_its_compiled_kernel_only() -> None:
     with pytest.raises(ValueError, match="compiled kernel only"):
         kmember(banded(), 5, engine="numpy", rule=Rule(l=2))
@@ -172,17 +147,3 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
     assert run.labels.tolist() == [0] * 16 + [1] * 16 + [-1] * 8
     assert run.reasons is not None and set(run.reasons[32:].tolist()) == {REASON_CODES["budget"]}
 
-
-@settings(max_examples=30, deadline=None)
-@given(criteria_tables(), st.integers(0, 2**32 - 1))
-def test_class_costs_kept_as_rows_join_are_the_leftovers_costs(table: tuple[QIData, int], seed: int) -> None:
-    data, _ = table
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(-1, 6, data.n_rows)
-    labels[:6] = np.arange(6)
-    costs = ClassCosts(data, labels)
-    for r in np.nonzero(labels < 0)[0][:10]:
-        assert (costs.increase(r) == class_cost_increase(data, labels, r)).all()
-        c = int(rng.integers(0, 6))
-        costs.add(r, c)
-        labels[r] = c

@@ -16,7 +16,8 @@ those whose sensitive value repairs it (:meth:`~..sensitive.Rule.helpful`; a row
 repairs more of the failing columns first), until it keeps the rule; a cluster that no
 remaining row can repair is given up, its rows joining the leftovers. Each leftover then
 joins the cluster of least cost increase that keeps the rule with it, and a row that no
-cluster can take is suppressed.
+cluster can take is suppressed (:func:`..rescue.rescue`, as block mode places rows across
+blocks).
 
 Distance (hierarchy-free version of the paper's): numeric |x - y| / span, NULL against a
 number 1 and NULL against NULL 0 (as SBC's numeric distance); categorical 0 when equal, 1
@@ -41,13 +42,13 @@ import numpy as np
 
 from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
-from ..ncp import categorical_ncp, numeric_ncp
+from ..ncp import categorical_ncp
+from ..rescue import rescue
+from ..sbca_plus.kernels import criteria as _criteria
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
-from ..sensitive import ENTROPY_TIE, MARGIN, Rule, Sensitive
+from ..sensitive import Rule
 
 ENGINES = ("auto", "numba", "numpy")
-#: classes weighed at once, cheapest first, when a leftover looks for one that keeps the rule
-CANDIDATES = 64
 
 
 def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None) -> np.ndarray:
@@ -77,7 +78,7 @@ def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None
         criteria = (crit[key] for key in ("soff", "sp", "scap", "sord", "crit_i", "crit_f"))
         sorted_labels = _greedy_rule_numba(*arrays, k, scode, *criteria)
         labels[order] = sorted_labels
-        place_with_rule(data, labels, order[sorted_labels < 0], rule, data.sensitive)
+        rescue(data, labels, rule)
         return labels
     greedy = greedy_numpy if engine == "numpy" else _greedy_numba
     sorted_labels = greedy(*arrays, k)
@@ -85,107 +86,6 @@ def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None
     n_clusters = int(sorted_labels.max()) + 1
     place_leftovers(data, labels, order[sorted_labels < 0], "nearest", n_clusters - 1)
     return labels
-
-
-def place_with_rule(data: QIData, labels: np.ndarray, rows: np.ndarray, rule: Rule, sens: Sensitive) -> None:
-    """Each of ``rows`` (in this order) joins the class whose information loss grows least
-    among those that keep ``rule`` with it (ties: the lowest class id), in place; a row no
-    class can take stays suppressed."""
-    if not len(rows) or labels.max() < 0:
-        return
-    costs = ClassCosts(data, labels)
-    size = costs.size.astype(np.int64)
-    counts = [sens.class_counts(s, labels, costs.n_classes) for s in range(sens.n_columns)]
-    for r in rows:
-        order = np.argsort(costs.increase(r), kind="stable")
-        order = order[size[order] > 0]
-        for start in range(0, len(order), CANDIDATES):
-            chunk = order[start : start + CANDIDATES]
-            trial = [c[chunk] for c in counts]
-            for s, t in enumerate(trial):
-                t[:, sens.codes[s][r]] += 1
-            ok = np.nonzero(rule.counts_ok(trial, size[chunk] + 1, sens))[0]
-            if len(ok):
-                c = int(chunk[ok[0]])
-                labels[r] = c
-                costs.add(r, c)
-                size[c] += 1
-                for s in range(sens.n_columns):
-                    counts[s][c, sens.codes[s][r]] += 1
-                break
-
-
-class ClassCosts:
-    """What every class's NCP depends on (numeric bounds and NULLs, categorical values
-    present), kept up to date as rows join, so that the cost of a row joining each class
-    takes one pass over the classes rather than over the rows. Its increases are
-    :func:`..leftover.class_cost_increase`'s, the same arithmetic in the same order."""
-
-    def __init__(self, data: QIData, labels: np.ndarray) -> None:
-        self.data = data
-        assigned = labels >= 0
-        lab = labels[assigned]
-        self.n_classes = int(lab.max()) + 1
-        self.size = np.bincount(lab, minlength=self.n_classes).astype(np.float64)
-        self.cmin: dict[int, np.ndarray] = {}
-        self.cmax: dict[int, np.ndarray] = {}
-        self.nulls: dict[int, np.ndarray] = {}
-        self.present: dict[int, np.ndarray] = {}
-        for q in range(data.n_qis):
-            col = data.columns[q][assigned]
-            if data.numeric[q]:
-                isnull = np.isnan(col)
-                self.nulls[q] = np.bincount(lab, weights=isnull, minlength=self.n_classes)
-                self.cmin[q] = np.full(self.n_classes, np.inf)
-                np.minimum.at(self.cmin[q], lab, np.where(isnull, np.inf, col))
-                self.cmax[q] = np.full(self.n_classes, -np.inf)
-                np.maximum.at(self.cmax[q], lab, np.where(isnull, -np.inf, col))
-            else:
-                width = max(int(data.cardinality[q]), int(data.columns[q].max(initial=0)) + 1)
-                self.present[q] = np.zeros((self.n_classes, width), dtype=bool)
-                self.present[q][lab, col] = True
-
-    def increase(self, r: int) -> np.ndarray:
-        """For every class, how much the sum over its rows of weighted NCP grows if row r
-        joins (inf for an empty class id)."""
-        data, size = self.data, self.size
-        old = np.zeros(self.n_classes)
-        new = np.zeros(self.n_classes)
-        for q in range(data.n_qis):
-            w = data.weights[q]
-            v = data.columns[q][r]
-            if data.numeric[q]:
-                span = data.span(q)
-                cmin, cmax, nulls = self.cmin[q], self.cmax[q], self.nulls[q]
-                old_q = numeric_ncp(cmin, cmax, nulls, size, span)
-                if np.isnan(v):
-                    new_q = numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
-                else:
-                    new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
-            else:
-                card = max(int(data.cardinality[q]), 1)
-                distinct = self.present[q].sum(axis=1).astype(np.float64)
-                old_q = categorical_ncp(distinct, card)
-                new_q = categorical_ncp(distinct + (~self.present[q][:, v]), card)
-            old += w * old_q * size
-            new += w * new_q * (size + 1)
-        inc = new - old
-        inc[size == 0] = np.inf
-        return inc
-
-    def add(self, r: int, c: int) -> None:
-        """Row r joins class c."""
-        data = self.data
-        self.size[c] += 1
-        for q in range(data.n_qis):
-            v = data.columns[q][r]
-            if not data.numeric[q]:
-                self.present[q][c, v] = True
-            elif np.isnan(v):
-                self.nulls[q][c] += 1
-            else:
-                self.cmin[q][c] = min(self.cmin[q][c], v)
-                self.cmax[q][c] = max(self.cmax[q][c], v)
 
 
 def kernel_arrays(
@@ -441,51 +341,6 @@ _greedy_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_python
 # numba kernel with privacy criteria: the same growth, then repair until the rule holds
 
 
-@numba.njit(cache=True)
-def _column_ok(cnt, lo, hi, size, sp, scap, ordered, crit_i, crit_f):  # pragma: no cover - compiled
-    """Rule.column_ok of one sensitive column (values lo .. hi - 1 of the flat value axis)."""
-    if size <= 0:
-        return False
-    l_div = crit_i[0]
-    if l_div > 0:
-        if crit_i[1]:
-            h = 0.0
-            for v in range(lo, hi):
-                if cnt[v] > 0:
-                    q = cnt[v] / size
-                    h -= q * np.log(q)
-            if h < np.log(l_div) - ENTROPY_TIE:
-                return False
-        else:
-            present = 0
-            for v in range(lo, hi):
-                if cnt[v] > 0:
-                    present += 1
-            if present < l_div:
-                return False
-    if crit_i[2]:
-        d = 0.0
-        if ordered:
-            m = hi - lo
-            if m > 1:
-                run = 0.0
-                for v in range(lo, hi):
-                    run += cnt[v] / size - sp[v]
-                    d += abs(run)
-                d /= m - 1
-        else:
-            for v in range(lo, hi):
-                d += abs(cnt[v] / size - sp[v])
-            d *= 0.5
-        if d > crit_f[0] - MARGIN:
-            return False
-    if crit_i[3]:
-        for v in range(lo, hi):
-            if cnt[v] > sp[v] * size and cnt[v] > scap[v] * size:
-                return False
-    return True
-
-
 def _greedy_rule_python(  # pragma: no cover - compiled by numba
     xn, xc, wn, wc, card, k, scode, soff, sp, scap, sord, crit_i, crit_f
 ):
@@ -559,18 +414,12 @@ def _greedy_rule_python(  # pragma: no cover - compiled by numba
                 for s in range(n_sens):
                     lo = soff[s]
                     hi = soff[s + 1]
-                    if _column_ok(cnt, lo, hi, size, sp, scap, sord[s], crit_i, crit_f):
+                    if _criteria.column_ok(cnt, lo, hi, size, sp, scap, sord[s], crit_i, crit_f):
                         continue
                     repair = True
-                    lacking = False
-                    if crit_i[0] > 0 and not crit_i[1]:
-                        present_values = 0
-                        for v in range(lo, hi):
-                            if cnt[v] > 0:
-                                present_values += 1
-                        lacking = present_values < crit_i[0]
+                    lacking = _criteria.lacking_mode(cnt, size, s, soff, crit_i)
                     for v in range(lo, hi):
-                        helpful[v] = cnt[v] == 0 if lacking else cnt[v] < sp[v] * size
+                        helpful[v] = _criteria.helpful(v, cnt, size, lacking, sp)
                 if not repair:
                     break
             if size > 0:
