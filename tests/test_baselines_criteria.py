@@ -147,3 +147,8 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
     assert run.labels.tolist() == [0] * 16 + [1] * 16 + [-1] * 8
     assert run.reasons is not None and set(run.reasons[32:].tolist()) == {REASON_CODES["budget"]}
 
+
+@pytest.mark.parametrize("algorithm", [mondrian, kmember, datafly, incognito])
+def test_fewer_rows_than_k_are_suppressed_under_a_rule_too(algorithm) -> None:
+    data = dataclasses.replace(banded().take(np.arange(4)), sensitive=sensitive_from_codes([np.arange(4)]))
+    assert (algorithm(data, 5, rule=Rule(l=2)) == -1).all()

@@ -386,7 +386,7 @@ def node_classes(
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     group = np.where(counts[inverse] < k, -1, inverse)
-    if rule is not None and rule.active:
+    if rule is not None and rule.active and (group >= 0).any():
         if data.sensitive is None:
             raise ValueError("criteria on sensitive values need QIData.sensitive")
         good = rule.classes_ok(group, data.sensitive)
