@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import duckdb
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import criteria_tables, data_from_arrays, rules, sensitive_from_codes
 
+import sbc_sql
 from sbc_sql.cluster import registry
 from sbc_sql.cluster.baselines.fulldomain import datafly, incognito
 from sbc_sql.cluster.baselines.kmember import kmember
@@ -152,3 +154,64 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
 def test_fewer_rows_than_k_are_suppressed_under_a_rule_too(algorithm) -> None:
     data = dataclasses.replace(banded().take(np.arange(4)), sensitive=sensitive_from_codes([np.arange(4)]))
     assert (algorithm(data, 5, rule=Rule(l=2)) == -1).all()
+
+
+CRITERIA = [
+    {"l_diversity": 3},
+    {"l_diversity": 2, "l_model": "entropy"},
+    {"t_closeness": 0.3},
+    {"beta_likeness": 1.0},
+    {"beta_likeness": 0.5, "beta_basic": True},
+]
+
+
+@pytest.fixture(scope="module")
+def ward() -> duckdb.DuckDBPyConnection:
+    """240 patients whose diagnosis follows their age (5 values, one of them rare)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT 20 + (i * 37) % 60 AS age, ['F', 'M'][1 + i % 2] AS sex, "
+        "'z' || (i % 7) AS zip, CASE WHEN i % 40 = 0 THEN 'dx4' "
+        "ELSE 'dx' || (((i * 37) % 60) // 16) END AS dx FROM range(240) AS r(i)"
+    )
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("criteria", CRITERIA, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))
+@pytest.mark.parametrize("algorithm", BASELINES)
+def test_the_release_verifies_the_criteria_in_sql(ward, algorithm: str, criteria: dict) -> None:
+    # the SQL verification is the authority: the pipeline verifies before it writes, and
+    # verify checks the written release again
+    output = f"r_{algorithm}_{abs(hash(tuple(criteria.items()))) % 10**6}"
+    result = sbc_sql.anonymize(
+        ward,
+        "t",
+        5,
+        qi="age,sex,zip",
+        sensitive="dx",
+        algorithm=algorithm,
+        output=output,
+        max_suppression=0.05,
+        **criteria,
+    )
+    assert result.measures.released > 0 and result.measures.suppressed <= 0.05 * 240
+    verdict = sbc_sql.verify(ward, "t", output, 5, **criteria)
+    assert verdict.ok, verdict.problems
+
+
+@pytest.mark.parametrize("algorithm", BASELINES)
+def test_k_alone_breaks_every_criterion_on_the_ward(ward, algorithm: str) -> None:
+    # what makes the test above one that can fail: k alone releases classes of one diagnosis
+    output = f"k_{algorithm}"
+    sbc_sql.anonymize(
+        ward,
+        "t",
+        5,
+        qi="age,sex,zip",
+        sensitive="dx",
+        algorithm=algorithm,
+        output=output,
+        max_suppression=0.05,
+    )
+    assert not any(sbc_sql.verify(ward, "t", output, 5, **criteria).ok for criteria in CRITERIA)
