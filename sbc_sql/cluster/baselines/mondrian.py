@@ -13,9 +13,9 @@ few vectorized operations. Depth therefore costs rounds, never stack frames.
 
 With privacy criteria on the sensitive columns (a :class:`~..sensitive.Rule`), a cut is
 allowed only when both halves hold at least k rows and keep the rule. The median cut of each
-QI is tried first, widest QI first; when none is allowed, the cut whose smaller half is
-largest among every QI's allowed cuts (ties: the wider QI), since a criterion that fails at
-the median often holds a few values further on. The whole input is the first partition: it
+QI is tried first, widest QI first; when none is allowed, the widest QI that has an
+allowed cut is cut at the one whose smaller half is largest, since a criterion that fails
+at the median often holds a few values further on. The whole input is the first partition: it
 keeps the rule unless the input cannot (then every row is suppressed, and the run reports
 it). These partitions are cut one at a time, each weighing all its cuts in a few vectorized
 operations.
@@ -210,27 +210,23 @@ def rule_cut(
         if k <= cut <= size - k and halves_ok(order, np.array([cut]))[0]:
             median_left: np.ndarray = rank <= sorted_rank[cut - 1]
             return median_left
-    best: tuple[int, np.ndarray, int] | None = None  # smaller half, ranks, last rank going left
+    # no median cut keeps the rule: the widest QI that has a cut which does, at its most
+    # balanced such cut
+    keep = max(1, CUT_COUNTS // max(n_values, 1))
     for _, rank, order, sorted_rank, _ in per_qi:
         cuts = np.nonzero(sorted_rank[1:] != sorted_rank[:-1])[0] + 1
         cuts = cuts[(cuts >= k) & (cuts <= size - k)]
-        if not len(cuts):
-            continue
-        keep = max(1, CUT_COUNTS // max(n_values, 1))
         if len(cuts) > keep:
             near = np.argsort(np.abs(cuts - size / 2), kind="stable")[:keep]
             cuts = np.sort(cuts[near])
-        fine = cuts[halves_ok(order, cuts)]
-        if not len(fine):
+        if not len(cuts):
             continue
-        balance = np.minimum(fine, size - fine)
-        j = int(np.argmax(balance))
-        if best is None or balance[j] > best[0]:
-            best = (int(balance[j]), rank, int(sorted_rank[fine[j] - 1]))
-    if best is None:
-        return None
-    left: np.ndarray = best[1] <= best[2]
-    return left
+        fine = cuts[halves_ok(order, cuts)]
+        if len(fine):
+            j = int(np.argmax(np.minimum(fine, size - fine)))
+            left: np.ndarray = rank <= sorted_rank[fine[j] - 1]
+            return left
+    return None
 
 
 def halves_keep(
