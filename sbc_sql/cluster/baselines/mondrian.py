@@ -13,9 +13,9 @@ few vectorized operations. Depth therefore costs rounds, never stack frames.
 
 With privacy criteria on the sensitive columns (a :class:`~..sensitive.Rule`), a cut is
 allowed only when both halves hold at least k rows and keep the rule. The median cut of each
-QI is tried first, widest QI first; when none is allowed, the widest QI that has an
-allowed cut is cut at the one whose smaller half is largest, since a criterion that fails
-at the median often holds a few values further on. The whole input is the first partition: it
+QI is tried first, widest QI first; when none is allowed, the widest QI that has an allowed
+cut is cut at the one whose smaller half is largest, since a criterion that fails at the
+median often holds a few values further on. The whole input is the first partition: it
 keeps the rule unless the input cannot (then every row is suppressed, and the run reports
 it). These partitions are cut one at a time, each weighing all its cuts in a few vectorized
 operations.
