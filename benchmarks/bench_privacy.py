@@ -15,11 +15,18 @@ README's table from the JSON).
 
     python benchmarks/bench_privacy.py                       # setting A, about 5 minutes
     python benchmarks/bench_privacy.py --algorithms sbca     # the default alone
+    python benchmarks/bench_privacy.py --scale 1000000       # k alone against l = 3 at 1M rows
+
+The scale run: the synthetic population of benchmarks/datasets.py (8 QIs, diagnosis
+sensitive), the default at k = 10 alone and with distinct l = 3, each through the whole
+pipeline in a fresh database (the table made once, then copied), time, peak memory and NCP.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -168,13 +175,80 @@ def table_a(fig: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def scale_once(path: str, kw: dict[str, Any]) -> dict[str, Any]:
+    """One anonymize of the synthetic table in ``path`` (in this process): seconds, NCP,
+    the stages' seconds."""
+    con = duckdb.connect(path)
+    con.execute("SET enable_progress_bar = false")
+    started = time.perf_counter()
+    result = sbc_sql.anonymize(con, "synthetic", 10, output="r", replace=True, **kw)
+    seconds = time.perf_counter() - started
+    m = result.measures
+    assert m is not None
+    out = {
+        "seconds": seconds,
+        "ncp": m.total_ncp,
+        "suppressed": m.suppressed,
+        "classes": m.classes,
+        "stages": result.timings,
+        "achieved": result.achieved,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    con.close()
+    return out
+
+
+def run_scale(rows: int, repeats: int) -> dict[str, Any]:
+    """k = 10 alone and with l = 3 on ``rows`` synthetic rows, each run in its own process
+    (peak memory is the process's), alternating, ``repeats`` times."""
+    import json
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="sbc-privacy-")
+    path = str(Path(folder) / "synthetic.duckdb")
+    con = duckdb.connect(path)
+    datasets.make_synthetic(con, "synthetic", rows)
+    con.close()
+    out: dict[str, list[dict[str, Any]]] = {"k": [], "l3": []}
+    for _ in range(repeats):
+        for key, kw in (("k", {}), ("l3", {"l_diversity": 3})):
+            code = (
+                "import json, sys; sys.path.insert(0, 'benchmarks'); import bench_privacy as b; "
+                f"print(json.dumps(b.scale_once({path!r}, {kw!r})))"
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=Path(__file__).parents[1],
+            )
+            run = json.loads(done.stdout.strip().splitlines()[-1])
+            out[key].append(run)
+            what = "k=10 alone" if key == "k" else "k=10, l=3"
+            print(
+                f"  {rows:,} rows, {what:<11} {run['seconds']:6.2f} s  NCP {100 * run['ncp']:.2f} %  "
+                f"peak {run['peak_rss_mb']:,.0f} MB  suppressed {run['suppressed']}",
+                flush=True,
+            )
+    return {"rows": rows, **out}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--algorithms", default=None, help="comma-separated (default: all that keep criteria)"
     )
     parser.add_argument("--k", default=",".join(map(str, KS)), help="comma-separated ks")
+    parser.add_argument("--scale", type=int, default=None, help="rows of the scale run (alone)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each in the scale run")
     args = parser.parse_args(argv)
+    if args.scale:
+        fig = run_scale(args.scale, args.repeats)
+        record.write("privacy_scale", fig)
+        med = {key: sorted(r["seconds"] for r in fig[key])[len(fig[key]) // 2] for key in ("k", "l3")}
+        print(f"median: k alone {med['k']:.2f} s, l = 3 {med['l3']:.2f} s, ratio {med['l3'] / med['k']:.2f}")
+        return 0
     algorithms = args.algorithms.split(",") if args.algorithms else ["sbca", "mondrian", "kmember"]
     ks = [int(k) for k in args.k.split(",")]
     started = time.perf_counter()
