@@ -48,12 +48,13 @@ def compare(
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    ``algorithms``: names from the registry (default: every one, in its order); an unknown
-    name is refused before anything runs. The table is planned, profiled and pulled once;
-    each (algorithm, k) is then clustered, written, verified and measured. A release is
-    counted only once verified; its time is its clustering and publishing.
+    ``algorithms``: names from the registry (default: every one that runs on k alone, in
+    its order); an unknown name is refused before anything runs. The table is planned,
+    profiled and pulled once; each (algorithm, k) is then clustered, written, verified and
+    measured. A release is counted only once verified; its time is its clustering and
+    publishing.
     """
-    algorithms = registry.names() if algorithms is None else tuple(algorithms)
+    algorithms = registry.without_requirements() if algorithms is None else tuple(algorithms)
     for name in algorithms:
         registry.get(name)
     engine = engines.connect(database)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
+from .background.options import BackgroundOptions
 from .blocks import (
     BLOCK_PASSES,
     BLOCK_POOL_ROWS,
@@ -81,6 +82,10 @@ class ClusterOptions:
     block_rows: int | None = None
     #: the criteria on top of k to keep on the sensitive columns (QIData.sensitive)
     rule: Rule = field(default_factory=Rule)
+    #: the background-knowledge bound (see .background): read by kinc, kagg and beta-ge
+    #: (None: their defaults) and by the default, which then clusters each group of alike
+    #: beliefs alone (None: no bound)
+    background: BackgroundOptions | None = None
 
 
 Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
@@ -96,7 +101,8 @@ class Clusterer:
     it takes (None: any number); ``criteria``: it keeps l-diversity, t-closeness and
     beta-likeness on the sensitive columns while it clusters (``ClusterOptions.rule``);
     ``presuppress``: the rows of sensitive values that force huge classes are suppressed
-    before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself."""
+    before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself;
+    ``requires``: the criteria it cannot run without (``compare`` leaves it out by default)."""
 
     name: str
     description: str
@@ -108,6 +114,7 @@ class Clusterer:
     max_categorical: int | None = None
     criteria: bool = False
     presuppress: bool = True
+    requires: tuple[str, ...] = ()
 
     def run(
         self,
@@ -220,6 +227,11 @@ def with_criteria() -> tuple[str, ...]:
     return tuple(c.name for c in CLUSTERERS if c.criteria)
 
 
+def without_requirements() -> tuple[str, ...]:
+    """The algorithms that run on k alone (``compare``'s default list)."""
+    return tuple(c.name for c in CLUSTERERS if not c.requires)
+
+
 def block_algorithm(
     k: int, leftover: str = "nearest", rows: int | None = None, stop: np.ndarray | None = None
 ) -> Callable[..., np.ndarray]:
@@ -254,6 +266,8 @@ def _threads(workers: int | None) -> str:
 
 
 def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    if options.background is not None:
+        return _sbca_per_group(data, k, options)
     # the default runs in blocks at every size (a small table is one block): on Adult its
     # blocks beat one exact block on NCP at every k and take a fifth of the time
     mode = "blocks" if options.mode == "auto" else options.mode
@@ -286,6 +300,43 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
         f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels",
     )
+
+
+def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun:
+    """The default on each group of alike background knowledge alone (see .background)."""
+    from .background.run import per_group
+
+    assert options.background is not None
+    inner = dataclasses.replace(options, background=None)
+    runs: list[ClusterRun] = []
+
+    def cluster(part: QIData) -> tuple[np.ndarray, np.ndarray | None]:
+        runs.append(_run_sbca(part, k, inner, None))
+        return runs[-1].labels, runs[-1].reasons
+
+    labels, reasons, groups = per_group(data, k, options.background, cluster)
+    how = runs[0].detail if runs else "no group of k rows"
+    bg = options.background
+    return ClusterRun(
+        labels,
+        "sbca",
+        runs[0].mode if runs else "exact",
+        f"{how}; in each of {groups:,} group(s) of background knowledge within J={bg.threshold:g} bits "
+        f"({bg.source})",
+        reasons,
+    )
+
+
+def _background(name: str) -> Runner:
+    def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+        from .background.run import background_run
+
+        labels, reasons, detail = background_run(
+            name, data, k, options.rule, options.background or BackgroundOptions()
+        )
+        return ClusterRun(labels, name, "exact", detail, reasons)
+
+    return run
 
 
 def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
@@ -362,6 +413,30 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         hierarchies=True,
         suppression=True,
     ),
+    Clusterer(
+        "kinc",
+        "background knowledge bound J, k-anonymity first, incremental post-processing",
+        _background("kinc"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+    ),
+    Clusterer(
+        "kagg",
+        "background knowledge bound J, k-anonymity first, agglomerative post-processing",
+        _background("kagg"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+    ),
+    Clusterer(
+        "beta-ge",
+        "background knowledge bound J, beta-likeness first (buckets, splits, Hilbert order)",
+        _background("beta-ge"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+    ),
 )
 
 REGISTRY: dict[str, Clusterer] = {c.name: c for c in CLUSTERERS}
@@ -399,10 +474,18 @@ def run_clustering(
     max_suppression: float = 0.01,
     block_rows: int | None = None,
     rule: Rule | None = None,
+    background: BackgroundOptions | None = None,
     progress: Progress | None = None,
 ) -> ClusterRun:
     """Class id per row (-1 suppressed) from the named algorithm and mode."""
     options = ClusterOptions(
-        mode, leftover, workers, dict(hierarchies or {}), max_suppression, block_rows, rule or Rule()
+        mode,
+        leftover,
+        workers,
+        dict(hierarchies or {}),
+        max_suppression,
+        block_rows,
+        rule or Rule(),
+        background,
     )
     return get(algorithm).run(data, k, options, progress)
