@@ -29,7 +29,9 @@ class Likeness:
 
     def worst(self, counts: np.ndarray, size: int) -> int:
         """The value most over its bound (ties: smallest code)."""
-        return int(np.argmax(counts / (self.bound * max(size, 1))))
+        positive = self.bound > 0
+        ratio = np.where(positive, counts / (np.where(positive, self.bound, 1.0) * max(size, 1)), np.inf)
+        return int(np.argmax(np.where(counts > 0, ratio, 0.0)))
 
     def fits(self, counts: np.ndarray, size: int) -> np.ndarray:
         """Per value: whether one more row of it keeps its count within bound (size given)."""

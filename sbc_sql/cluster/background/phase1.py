@@ -170,6 +170,10 @@ def phase1(
     """Group the rows (``key[i]``: row i's row of ``beliefs``) by complete linkage on the
     distinct beliefs cut at ``threshold``; groups under k rows are marked ``small``."""
     n = len(key)
+    # only the beliefs some row holds: another would be a point of the dendrogram
+    used, key = np.unique(key, return_inverse=True)
+    key = key.reshape(-1)
+    beliefs = beliefs[used]
     rounded = np.round(beliefs / ROUND) * ROUND
     distinct, first, inv = np.unique(rounded, axis=0, return_index=True, return_inverse=True)
     inv = inv.reshape(-1)

@@ -1,7 +1,7 @@
 """Rescue: a row phase 2 left out joins the nearest class of its group that stays beta-like.
 
 Nearest by the class's generalised values (numeric midpoints, categorical value sets;
-see :meth:`.space.Space.representative_distance`), ties by class order. Adding a row keeps
+see :meth:`.space.Space.representative_distances`), ties by class order. Adding a row keeps
 k, and within a phase-1 group every pair stays within J, so only beta-likeness is checked.
 A row no class can take stays out.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .likeness import Likeness
-from .space import Space
+from .space import Space, Stacked
 
 
 def rescue(
@@ -20,18 +20,18 @@ def rescue(
     """(classes with rescued rows added, rows still left)."""
     if not classes or not len(left):
         return classes, left
-    summaries = [space.summary(c) for c in classes]
+    stacked = Stacked([space.summary(c) for c in classes])
     members = [list(c) for c in classes]
     still = []
     for i in left:
         i = int(i)
-        d = np.array([space.representative_distance(i, s) for s in summaries])
+        d = space.representative_distances(i, stacked)
+        value = space.codes[i]
         for c in np.argsort(d, kind="stable"):
-            s = summaries[c]
-            counts = s.counts.copy()
-            counts[space.codes[i]] += 1
-            if like.ok(counts, s.size + 1):
-                summaries[c] = space.add(s, i)
+            counts = stacked.counts[c].copy()
+            counts[value] += 1
+            if like.ok(counts, int(stacked.size[c]) + 1):
+                stacked.add(int(c), space.summary(np.array([i])))
                 members[c].append(i)
                 break
         else:

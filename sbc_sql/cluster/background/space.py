@@ -42,6 +42,28 @@ class Summary:
         )
 
 
+class Stacked:
+    """Summaries of several groups as arrays (one row per group), updated in place."""
+
+    def __init__(self, summaries: list[Summary]) -> None:
+        self.lo = np.array([s.lo for s in summaries])
+        self.hi = np.array([s.hi for s in summaries])
+        self.nulls = np.array([s.nulls for s in summaries])
+        self.cats = [np.array([s.cats[j] for s in summaries]) for j in range(len(summaries[0].cats))]
+        self.size = np.array([s.size for s in summaries], dtype=np.int64)
+        self.counts = np.array([s.counts for s in summaries])
+
+    def add(self, c: int, one: Summary) -> None:
+        """Group c gains the rows summarised by ``one``."""
+        self.lo[c] = np.minimum(self.lo[c], one.lo)
+        self.hi[c] = np.maximum(self.hi[c], one.hi)
+        self.nulls[c] += one.nulls
+        for j, held in enumerate(self.cats):
+            held[c] |= one.cats[j]
+        self.size[c] += one.size
+        self.counts[c] += one.counts
+
+
 class Space:
     """The QIs and sensitive codes of one phase-1 group, in the group's row order."""
 
@@ -130,25 +152,29 @@ class Space:
         lo = np.minimum(one.lo[None, :], np.array([o.lo for o in others]).reshape(len(others), -1))
         hi = np.maximum(one.hi[None, :], np.array([o.hi for o in others]).reshape(len(others), -1))
         nulls = one.nulls[None, :] + np.array([o.nulls for o in others]).reshape(len(others), -1)
-        distinct = np.array(
-            [[int((one.cats[j] | o.cats[j]).sum()) for j in range(len(self.card))] for o in others],
-            dtype=np.float64,
-        ).reshape(len(others), len(self.card))
+        distinct = np.zeros((len(others), len(self.card)))
+        for j in range(len(self.card)):
+            held = np.array([o.cats[j] for o in others]).reshape(len(others), -1)
+            distinct[:, j] = (held | one.cats[j][None, :]).sum(axis=1)
         size = np.array([one.size + o.size for o in others], dtype=np.float64)
         out: np.ndarray = size * self.ncp(lo, hi, nulls, distinct)
         return out
 
-    def representative_distance(self, i: int, s: Summary) -> float:
-        """How far row i is from a class's generalised values: the Euclidean norm of the
+    def representative_distances(self, i: int, summaries: Stacked) -> np.ndarray:
+        """How far row i is from each class's generalised values: the Euclidean norm of the
         numeric distances to the ranges' midpoints (over the QIs' ranges), plus 1 per
         categorical QI whose value the class does not hold."""
-        x = self.num[i]
-        has = np.isfinite(s.lo)
-        mid = np.where(has, (s.lo + s.hi) / 2, 0.0)
-        null = np.isnan(x)
-        diff = np.where(null, (s.nulls == 0).astype(np.float64), np.where(has, np.abs(x - mid), 1.0))
-        miss = sum(0 if s.cats[j][self.cat[i, j]] else 1 for j in range(len(self.card)))
-        return float(np.sqrt((diff * diff).sum()) + miss)
+        x = self.num[i][None, :]
+        has = np.isfinite(summaries.lo)
+        mid = (np.where(has, summaries.lo, 0.0) + np.where(has, summaries.hi, 0.0)) / 2
+        diff = np.where(
+            np.isnan(x), (summaries.nulls == 0).astype(np.float64), np.where(has, np.abs(x - mid), 1.0)
+        )
+        miss = np.zeros(len(summaries.lo))
+        for j, held in enumerate(summaries.cats):
+            miss += ~held[:, self.cat[i, j]]
+        out: np.ndarray = np.sqrt((diff * diff).sum(axis=1)) + miss
+        return out
 
     def add(self, s: Summary, i: int) -> Summary:
         return s.union(self.summary(np.array([i])))
