@@ -327,7 +327,9 @@ def test_options_are_checked():
         BackgroundOptions(estimator="exact")
     assert registry.ClusterOptions().background is None
     assert set(ALGORITHMS) <= set(registry.names())
-    assert not set(ALGORITHMS) & set(registry.without_requirements())
+    assert not set(ALGORITHMS) & set(registry.runnable())
+    assert set(ALGORITHMS) <= set(registry.runnable(Rule(beta=2.0)))
+    assert not set(ALGORITHMS) & set(registry.runnable(Rule(l=2, beta=2.0)))
 
 
 def test_the_default_clusters_each_group_alone():

@@ -188,10 +188,10 @@ def test_compare_runs_every_registered_algorithm_by_default(con):
 
     small_table(con)
     rows = compare(con, "t", [4])
-    assert [r.algorithm for r in rows] == list(registry.without_requirements())
+    assert [r.algorithm for r in rows] == list(registry.runnable())
     # only the algorithms that need a criterion are left out
     assert [c.name for c in registry.CLUSTERERS if c.requires] == [
-        n for n in registry.names() if n not in registry.without_requirements()
+        n for n in registry.names() if n not in registry.runnable()
     ]
 
 

@@ -102,7 +102,9 @@ class Clusterer:
     beta-likeness on the sensitive columns while it clusters (``ClusterOptions.rule``);
     ``presuppress``: the rows of sensitive values that force huge classes are suppressed
     before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself;
-    ``requires``: the criteria it cannot run without (``compare`` leaves it out by default)."""
+    ``requires``: the criteria it cannot run without, ``only``: the criteria it can keep
+    (None: every one; names as :func:`asked` gives them); ``background``: it reads
+    ``ClusterOptions.background``."""
 
     name: str
     description: str
@@ -115,6 +117,15 @@ class Clusterer:
     criteria: bool = False
     presuppress: bool = True
     requires: tuple[str, ...] = ()
+    only: tuple[str, ...] | None = None
+    background: bool = False
+
+    def accepts(self, rule: Rule) -> bool:
+        """Whether it runs with the criteria of ``rule`` (none: on k alone)."""
+        want = asked(rule)
+        if want and not self.criteria:
+            return False
+        return set(self.requires) <= want and (self.only is None or want <= set(self.only))
 
     def run(
         self,
@@ -227,9 +238,20 @@ def with_criteria() -> tuple[str, ...]:
     return tuple(c.name for c in CLUSTERERS if c.criteria)
 
 
-def without_requirements() -> tuple[str, ...]:
-    """The algorithms that run on k alone (``compare``'s default list)."""
-    return tuple(c.name for c in CLUSTERERS if not c.requires)
+def asked(rule: Rule) -> set[str]:
+    """The criteria a rule asks, by name: ``l``, ``t``, ``beta``."""
+    return {
+        name
+        for name, on in (("l", rule.l > 0), ("t", rule.t is not None), ("beta", rule.beta is not None))
+        if on
+    }
+
+
+def runnable(rule: Rule | None = None) -> tuple[str, ...]:
+    """The algorithms that run with the criteria of ``rule`` (None: on k alone), in the
+    table's order (``compare``'s default list)."""
+    rule = rule or Rule()
+    return tuple(c.name for c in CLUSTERERS if c.accepts(rule))
 
 
 def block_algorithm(
@@ -395,6 +417,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         modes=("exact", "blocks"),
         block_rows=True,
         max_categorical=MAX_CATEGORICAL,
+        background=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian),
@@ -420,6 +443,8 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         criteria=True,
         presuppress=False,
         requires=("beta",),
+        only=("beta",),
+        background=True,
     ),
     Clusterer(
         "kagg",
@@ -428,6 +453,8 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         criteria=True,
         presuppress=False,
         requires=("beta",),
+        only=("beta",),
+        background=True,
     ),
     Clusterer(
         "beta-ge",
@@ -436,6 +463,8 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         criteria=True,
         presuppress=False,
         requires=("beta",),
+        only=("beta",),
+        background=True,
     ),
 )
 
