@@ -518,3 +518,64 @@ def test_adult_end_to_end(adult, algorithm, capsys):
             f"\nAdult 4,000 (seed 0) {algorithm} J=0.8 beta=3 k=5: GCP/nd {gcp:.3f}, removed {removed}, "
             f"mean class {sizes.mean():.2f}, {seconds:.2f} s"
         )
+
+
+# ---------------------------------------------------------------------------------------
+# anonymize and the command line
+
+
+@pytest.fixture
+def clinic(tmp_path: Path) -> Path:
+    path = tmp_path / "bk.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT 20 + (i * 7) % 50 AS age, ['F', 'M'][1 + i % 2] AS sex, "
+            "'d' || ((i * 13 + i // 3) % 3) AS dx FROM range(400) r(i)"
+        )
+        con.execute("COMMENT ON COLUMN t.dx IS 'sbc:sensitive'")
+    return path
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_anonymize_writes_a_verified_release(clinic, algorithm):
+    import sbc_sql
+
+    with duckdb.connect(str(clinic)) as con:
+        result = sbc_sql.anonymize(
+            con, "t", 5, output="r", algorithm=algorithm, beta_likeness=3.0, bk_threshold=0.5
+        )
+        assert result.verdict is not None and result.verdict.ok
+        assert sbc_sql.verify(con, "t", "r", 5, beta_likeness=3.0).ok
+
+
+def test_the_users_knowledge_from_a_file_on_the_command_line(clinic, cli, tmp_path):
+    priors = tmp_path / "priors.csv"
+    priors.write_text("sex,d0,d1,d2\nF,0.34,0.33,0.33\nM,0.9,0.05,0.05\n")
+    res = cli(
+        ["anonymize", "--db", clinic, "--table", "t", "-k", "5", "--output", "r", "--algorithm", "beta-ge"]
+        + ["--beta-likeness", "3", "--bk", str(priors), "--bk-threshold", "0.1", "--seed", "3"]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "background knowledge from the user's table, J=0.1 bits, 2 group(s)" in res.stderr
+    with duckdb.connect(str(clinic)) as con:
+        # the two beliefs are more than 0.1 bits apart: no class mixes the sexes
+        widest = con.execute("SELECT max(len(sex)) FROM r").fetchone()[0]
+    assert widest == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bk-threshold", "1.5"], "--bk-threshold 1.5 is outside (0, 1]"),
+        (["--bk-threshold", "0"], "--bk-threshold 0.0 is outside (0, 1]"),
+        (["--algorithm", "kinc"], "--algorithm kinc needs --beta-likeness"),
+        (["--algorithm", "mondrian", "--bk-threshold", "0.5"], "--algorithm mondrian does not read them"),
+        (["--bk-estimator", "exact"], "--bk-estimator 'exact' is not one of nb, combo, kernel"),
+        (["--bk", "missing.csv"], "--bk file 'missing.csv' does not exist"),
+    ],
+)
+def test_bad_background_options_are_one_error_line(clinic, cli, args, message):
+    res = cli(["anonymize", "--db", clinic, "--table", "t", "-k", "5", *args])
+    assert res.exit_code == 1
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("Error: ") and message in last
