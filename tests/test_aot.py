@@ -136,6 +136,7 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
             "wide": 256,
             "budget": n,
             "stop": np.zeros(1, dtype=np.bool_),
+            **sbcx._criteria_arrays(data, None, np.arange(n)),
         }
         done = kernel(*call_args("greedy_pass", values))
         outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))

@@ -36,6 +36,7 @@ from .blocks import (
     default_block_rows,
 )
 from .model import SUPPRESSED, QIData
+from .rescue import rescue
 from .sbca_plus import compiled
 from .sbca_plus.algorithm import MAX_CATEGORICAL, PAPER, sbca_plus
 from .sensitive import REASON_CODES, Rule, rare_values
@@ -255,13 +256,20 @@ def runnable(rule: Rule | None = None) -> tuple[str, ...]:
 
 
 def block_algorithm(
-    k: int, leftover: str = "nearest", rows: int | None = None, stop: np.ndarray | None = None
+    k: int,
+    leftover: str = "nearest",
+    rows: int | None = None,
+    stop: np.ndarray | None = None,
+    rule: Rule | None = None,
 ) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
     that many rows, chosen by the user) every row of a block is a candidate for each class;
-    ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`)."""
+    ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`); ``rule``: the
+    criteria each block's classes keep, against the whole input's shares."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
-    return functools.partial(sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k), stop=stop)
+    return functools.partial(
+        sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k), stop=stop, rule=rule
+    )
 
 
 def compiles_first(algorithm: str) -> bool:
@@ -294,20 +302,22 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     # blocks beat one exact block on NCP at every k and take a fifth of the time
     mode = "blocks" if options.mode == "auto" else options.mode
     check_memory(data, mode, options.workers)
+    rule = options.rule if options.rule.active else None
     if mode == "exact":
-        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress)
+        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress, rule=rule)
         return ClusterRun(
             labels,
             "sbca",
             "exact",
             "cluster-aware SBCA (growth, seeds far from the last class, refinement, coarse order), one block",
+            reasons=_unplaced(labels, rule),
         )
     size = options.block_rows or default_block_rows(k)
     stop = np.zeros(1, dtype=np.bool_)
     labels = blocked(
         data,
         k,
-        block_algorithm(k, options.leftover, options.block_rows, stop),
+        block_algorithm(k, options.leftover, options.block_rows, stop, rule),
         block_size=size,
         workers=options.workers,
         progress=progress,
@@ -315,13 +325,23 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         stop=stop,
     )
     n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
-    return ClusterRun(
-        labels,
-        "sbca",
-        "blocks",
+    detail = (
         f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
-        f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels",
+        f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels"
     )
+    if rule is not None:
+        # a row its block could not place may fit a class of another block
+        placed = rescue(data, labels, rule)
+        if placed:
+            detail += f"; {placed:,} row(s) placed across blocks"
+    return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule))
+
+
+def _unplaced(labels: np.ndarray, rule: Rule | None) -> np.ndarray | None:
+    """With criteria, the reason of every suppressed row: no class keeps them with it."""
+    if rule is None:
+        return None
+    return np.where(labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
 
 
 def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun:
@@ -417,6 +437,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         modes=("exact", "blocks"),
         block_rows=True,
         max_categorical=MAX_CATEGORICAL,
+        criteria=True,
         background=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),

@@ -137,9 +137,10 @@ class Rule:
         if self.t is not None and emd(counts / size, p, ordered) > self.t - MARGIN:
             return False
         if self.beta is not None:
-            cap = beta_cap(p, self.beta, self.enhanced)
+            # the margin on the cap first, as kernel_arrays gives it: the kernels' arithmetic
+            cap = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
             # only values above their input share are bounded (cap >= p always)
-            if np.any((counts > p * size) & (counts > cap * size * (1.0 - MARGIN))):
+            if np.any((counts > p * size) & (counts > cap * size)):
                 return False
         return True
 
@@ -175,9 +176,9 @@ class Rule:
             if self.t is not None:
                 good &= emd_rows(q, p, sensitive.ordered[s]) <= self.t - MARGIN
             if self.beta is not None:
-                cap = beta_cap(p, self.beta, self.enhanced)
+                cap = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
                 size_col = safe[:, None]
-                over = (cnt > p[None, :] * size_col) & (cnt > cap[None, :] * size_col * (1.0 - MARGIN))
+                over = (cnt > p[None, :] * size_col) & (cnt > cap[None, :] * size_col)
                 good &= ~np.any(over, axis=1)
         return good
 

@@ -36,6 +36,15 @@ switch so that every one can be measured on its own:
     refinement's partners and block mode's blocks follow it. ``"sort"`` is the paper's order
     (every categorical before the numerics).
 
+``rule``
+    Privacy criteria on top of k (l-diversity, t-closeness, beta-likeness on
+    ``QIData.sensitive``, a :class:`..sensitive.Rule`) are kept while the classes form: a
+    class of k rows that fails them grows on with the rows that repair it, of least NCP
+    increase (:mod:`.kernels.repair`); a class no remaining row repairs leaves its rows to the
+    last step, where each joins the class of least NCP increase that keeps the criteria with
+    it, or is suppressed; refinement takes only moves and swaps after which both classes keep
+    them. Without a rule the classes are those of k alone, as before.
+
 What each switch buys in total NCP is measured in benchmarks/results/utility.md (the
 ablation rows) and benchmarks/results/tuning.md. With every switch off (:data:`PAPER`) the
 labels are those of :func:`..sbca_paper.sbca`. The hot loops are numba kernels in
@@ -52,6 +61,7 @@ import numpy as np
 from ..blocks import coarse_order
 from ..leftover import LEFTOVER_MODES
 from ..model import SUPPRESSED, QIData
+from ..sensitive import Rule
 from ..similarity import Contingency
 from . import compiled as kern
 
@@ -105,6 +115,7 @@ def sbca_plus(
     passes: int = PASSES,
     order: str = "coarse",
     stop: np.ndarray | None = None,
+    rule: Rule | None = None,
 ) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
@@ -118,7 +129,9 @@ def sbca_plus(
     given) is decremented as classes form, as in :func:`.sbca`. ``pool``, ``wide``,
     ``window`` (default ``max(16, 2k)``) and ``passes`` tune the switches. ``stop`` (one
     boolean) is the flag the kernels read: set it from another thread to stop them at their
-    next check, and this call raises KeyboardInterrupt (see :mod:`.compiled`).
+    next check, and this call raises KeyboardInterrupt (see :mod:`.compiled`). ``rule``: the
+    criteria every class keeps besides k (needs ``data.sensitive``); rows no class can take
+    with them are ``SUPPRESSED``, and ``leftover="last"`` then places as ``nearest`` does.
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -147,6 +160,9 @@ def sbca_plus(
     counts = contingency if contingency is not None else Contingency(data)
     rows = coarse_order(data) if order == "coarse" else data.sort_order()
     arr = _kernel_arrays(data, counts, rows)
+    crit = _criteria_arrays(data, rule, rows)
+    if crit["crit_i"].any() and leftover == "last":
+        leftover = "nearest"
 
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
@@ -169,6 +185,7 @@ def sbca_plus(
         "wide": max(int(wide) * k, pool_rows) if growth else 0,
         "budget": max(n // 32, k) if progress is not None else n,
         "stop": stop,
+        **crit,
     }
     while state[1] >= k and not stop[0]:
         kern.greedy_pass(values)
@@ -202,6 +219,7 @@ def sbca_plus(
                 "max_passes": n_passes,
                 "stats": stats,
                 "stop": stop,
+                **crit,
             }
         )
         _stopped(stop)
@@ -215,6 +233,26 @@ def _stopped(stop: np.ndarray) -> None:
     """A stopped kernel's labels are unfinished: they never leave this module."""
     if stop[0]:
         raise KeyboardInterrupt
+
+
+def _criteria_arrays(data: QIData, rule: Rule | None, order: np.ndarray) -> dict[str, np.ndarray]:
+    """The criteria as the kernels take them (:meth:`..sensitive.Rule.kernel_arrays`), the
+    sensitive codes in the sorted domain; without criteria, empty arrays that ask none."""
+    if rule is None or not rule.active:
+        return {
+            "scode": np.zeros((0, 0), dtype=np.int32),
+            "soff": np.zeros(1, dtype=np.int64),
+            "sp": np.zeros(0, dtype=np.float64),
+            "scap": np.zeros(0, dtype=np.float64),
+            "sord": np.zeros(0, dtype=np.bool_),
+            "crit_i": np.zeros(4, dtype=np.int64),
+            "crit_f": np.zeros(2, dtype=np.float64),
+        }
+    if data.sensitive is None:
+        raise ValueError("criteria on sensitive values need QIData.sensitive")
+    arr = rule.kernel_arrays(data.sensitive)
+    arr["scode"] = np.ascontiguousarray(arr["scode"][:, order])
+    return arr
 
 
 def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict[str, np.ndarray]:

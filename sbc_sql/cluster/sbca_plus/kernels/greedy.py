@@ -7,7 +7,9 @@ import numpy as np
 from numba import njit
 
 from .costs import INF
+from .criteria import active
 from .grow import _grow
+from .repair import repair
 from .select import _select
 from .similarity import _distances, sbc_tables
 
@@ -78,6 +80,13 @@ def greedy_pass(
     wide,
     budget,
     stop,
+    scode,
+    soff,
+    sp,
+    scap,
+    sord,
+    crit_i,
+    crit_f,
 ):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done,
     or ``stop[0]`` is set: the run was interrupted and its labels will not be used).
@@ -98,7 +107,13 @@ def greedy_pass(
     the class's NCP most, sum_q w_q * (numeric: its range's growth over the QI's range, 1 for
     a NULL the class lacks or a number against an all-NULL range; categorical: 1/card_q for
     a value the class lacks). Ties: sort position.
-    Returns the number of rows labelled by this call.
+
+    Criteria on top of k (``crit_i`` asks any, see :mod:`.criteria`; ``scode[s, r]`` is row
+    id r's value of sensitive column s on the value axis): a class of k rows that fails them
+    grows on, a row at a time, by :func:`.repair.repair`; one that no remaining row repairs
+    leaves its rows unlabelled (they are placed, or suppressed, by ``finish``). Classes may
+    then hold more than k rows. Without criteria the classes are those of k alone.
+    Returns the number of rows taken by this call.
     """
     dn = raw.shape[0]
     dc = cat.shape[0]
@@ -144,7 +159,16 @@ def greedy_pass(
                 rowslot[r, a] = cbase[q] + cat[q, i]
     wr = np.empty((nmax, dn), dtype=np.float64)  # the wide set's numerics, gathered
     wcode = np.empty((nmax, n_act), dtype=np.int64)  # ... and its ccount slots
-    members = np.empty(k, dtype=np.int64)
+    act = active(crit_i)
+    cap = nmax if act else k  # a class keeping criteria may grow to every row
+    members = np.empty(cap, dtype=np.int64)
+    scnt = np.zeros(sp.shape[0], dtype=np.int64)  # the class's sensitive value counts
+    rcount = np.zeros(cbase[dc] if act else 0, dtype=np.int64)  # ... and its QI value counts
+    cdist = np.zeros(dc, dtype=np.int64)
+    rlo = np.empty(dn)
+    rhi = np.empty(dn)
+    rnn = np.zeros(dn, dtype=np.int64)
+    nw = 0
     px = np.empty((dn, nmax), dtype=np.float64)  # the pool's numerics, by QI
     acc = np.empty(nmax, dtype=np.float64)  # their part of each pool row's key
     n_tab = max(1, (n_act + 7) // 8)
@@ -164,7 +188,7 @@ def greedy_pass(
     chi = np.empty(sc.shape[0])
     cnn = np.zeros(sc.shape[0], dtype=np.int64)
     inset = np.zeros(cbase[dc], dtype=np.bool_)
-    mslot = np.empty((k, dc), dtype=np.int64)
+    mslot = np.empty((cap, dc), dtype=np.int64)
     done = 0
     while n_alive >= k and done < budget and not stop[0]:
         for q in range(dc):
@@ -219,11 +243,24 @@ def greedy_pass(
                 tabm,
                 pc,
             )
+        size = k
+        placed = True
+        if act:
+            for t in range(k):
+                alive[members[t]] = False
+            size = repair(
+                members, k, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt,
+                raw, span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, rlo, rhi, rnn, dist,
+            )  # fmt: skip
+            if size < 0:
+                size = -size
+                placed = False
         # the class: label it, take it out of the contingency counts
-        for t in range(k):
+        for t in range(size):
             i = members[t]
             alive[i] = False
-            labels[rid[i]] = cls
+            if placed:
+                labels[rid[i]] = cls
             for q in range(dc):
                 cnt[cnt_off[q] + cat[q, i]] -= 1
                 mq = pred[q]
@@ -235,7 +272,7 @@ def greedy_pass(
                 clo[j] = INF
                 chi[j] = -INF
                 cnn[j] = 0
-            for t in range(k):
+            for t in range(size):
                 i = members[t]
                 for j in range(sc.shape[0]):
                     x = sc[j, i]
@@ -247,9 +284,10 @@ def greedy_pass(
                 for q in range(dc):
                     mslot[t, q] = cbase[q] + cat[q, i]
                     inset[mslot[t, q]] = True
-        cls += 1
-        done += k
-        n_alive -= k
+        if placed:
+            cls += 1
+        done += size
+        n_alive -= size
         # drop the dead rows once they are an eighth of those held
         if (n_cur - n_alive) * 8 > n_cur:
             w = 0
@@ -273,7 +311,7 @@ def greedy_pass(
             # dist becomes each row's distance from the class (it is free until the next
             # seed's distances), then the farthest row is taken as for rule 1
             _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n_cur, dist)
-            for t in range(k):
+            for t in range(size):
                 for q in range(dc):
                     inset[mslot[t, q]] = False
         if seed_rule != 0:

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from .costs import INF, cat_ncp, num_ncp, num_ncp_with
+from .criteria import active, members_ok
 
 _HMUL = np.uint64(0x9E3779B97F4A7C15)
 
@@ -222,6 +223,36 @@ def _remove_row(
 
 
 @njit(cache=True, nogil=True)
+def _place_increase(c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc, cat_act,
+                    qkind, qidx, vmax):  # fmt: skip
+    """How much class c's information loss grows when row r joins it (QIs in column order)."""
+    dc = cat.shape[0]
+    old = 0.0
+    new = 0.0
+    for t in range(qkind.shape[0]):
+        u = qidx[t]
+        if qkind[t] == 0:
+            if not num_act[u]:
+                continue
+            o = num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
+            m = num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u], raw[u, r])
+            old += wn[u] * o * size[c]
+            new += wn[u] * m * (size[c] + 1)
+        else:
+            if not cat_act[u]:
+                continue
+            dq = dist_[c, u]
+            o = cat_ncp(dq, card[u])
+            key = (c * dc + u) * vmax + cat[u, r]
+            if hv[_hslot(hk, key, shift)] == 0:
+                dq += 1
+            m = cat_ncp(dq, card[u])
+            old += wc[u] * o * size[c]
+            new += wc[u] * m * (size[c] + 1)
+    return new - old
+
+
+@njit(cache=True, nogil=True)
 def finish(
     raw,
     span,
@@ -240,6 +271,13 @@ def finish(
     max_passes,
     stats,
     stop,
+    scode,
+    soff,
+    sp,
+    scap,
+    sord,
+    crit_i,
+    crit_f,
 ):
     """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
     increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
@@ -252,7 +290,15 @@ def finish(
     categorical; index into raw/cat) so sums run in the same order as leftover.py.
     ``stats`` receives [passes, moves, swaps]. ``stop[0]`` set (the run was interrupted, its
     labels will not be used) ends the refinement at the next row.
+
+    Criteria on top of k (``crit_i`` asks any, see :mod:`.criteria`; ``scode[s, i]``: row i's
+    value of sensitive column s on the value axis): a row labelled -2 joins, of the classes
+    that keep the criteria with it, the one whose NCP grows least, and is labelled -1 when
+    none does; a move or swap is taken only when both classes keep them afterwards (checked,
+    from the classes' member lists, only for a candidate that would be the best so far).
     """
+    act = active(crit_i)
+    scnt = np.zeros(sp.shape[0], dtype=np.int64)
     n = lab.shape[0]
     dn = raw.shape[0]
     dc = cat.shape[0]
@@ -319,42 +365,40 @@ def finish(
     for c in range(n_cls):
         S[c] = _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
 
-    # leftovers: the class whose NCP grows least, ties by the lower class id
+    # leftovers: the class whose NCP grows least, ties by the lower class id (with criteria:
+    # of the classes that keep them with the row)
     if place:
+        inc_c = np.empty(n_cls)
         for r in range(n):
             if lab[r] != -2:
                 continue
             best_c = -1
             best = INF
             for c in range(n_cls):
+                inc_c[c] = INF
                 if size[c] == 0:
                     continue
-                old = 0.0
-                new = 0.0
-                for t in range(qkind.shape[0]):
-                    u = qidx[t]
-                    if qkind[t] == 0:
-                        if not num_act[u]:
-                            continue
-                        o = num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
-                        m = num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u], raw[u, r])
-                        old += wn[u] * o * size[c]
-                        new += wn[u] * m * (size[c] + 1)
-                    else:
-                        if not cat_act[u]:
-                            continue
-                        dq = dist_[c, u]
-                        o = cat_ncp(dq, card[u])
-                        key = (c * dc + u) * vmax + cat[u, r]
-                        if hv[_hslot(hk, key, shift)] == 0:
-                            dq += 1
-                        m = cat_ncp(dq, card[u])
-                        old += wc[u] * o * size[c]
-                        new += wc[u] * m * (size[c] + 1)
-                inc = new - old
+                inc = _place_increase(
+                    c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc,
+                    cat_act, qkind, qidx, vmax,
+                )  # fmt: skip
+                inc_c[c] = inc
                 if inc < best:
                     best = inc
                     best_c = c
+            if act and best_c >= 0:
+                by_inc = np.argsort(inc_c, kind="mergesort")
+                best_c = -1
+                for t in range(n_cls):
+                    c = by_inc[t]
+                    if inc_c[c] == INF:
+                        break
+                    if members_ok(head[c], nxt, -1, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f):
+                        best_c = c
+                        break
+            if best_c < 0:
+                lab[r] = -1
+                continue
             _add_row(
                 best_c,
                 r,
@@ -434,6 +478,7 @@ def finish(
             swaps_ok = s_a_minus < S[A]
             if not swaps_ok and sa <= k:
                 continue
+            a_ok = -1  # whether A keeps the criteria without r: not yet known
             best_gain = eps
             best_kind = 0
             best_s = -1
@@ -463,6 +508,15 @@ def finish(
                             dq += 1
                         s_new += wc[q] * cat_ncp(dq, card[q])
                     gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    if gain > best_gain and act:
+                        if a_ok < 0:
+                            a_ok = 0
+                            if members_ok(head[A], nxt, r, -1, scode, scnt, soff, sp, scap, sord, crit_i, crit_f):
+                                a_ok = 1
+                        if a_ok == 0 or not members_ok(
+                            head[B], nxt, -1, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f
+                        ):
+                            gain = -INF
                     if gain > best_gain:
                         best_gain = gain
                         best_kind = 1
@@ -514,6 +568,16 @@ def finish(
                     s_a2 += wc[q] * cat_ncp(da, card[q])
                     s_b2 += wc[q] * cat_ncp(db, card[q])
                 gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                if gain > best_gain and act:
+                    same = True
+                    for u in range(scode.shape[0]):
+                        if scode[u, r] != scode[u, s]:
+                            same = False
+                    if not same and not (
+                        members_ok(head[A], nxt, r, s, scode, scnt, soff, sp, scap, sord, crit_i, crit_f)
+                        and members_ok(head[B], nxt, s, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f)
+                    ):
+                        gain = -INF
                 if gain > best_gain:
                     best_gain = gain
                     best_kind = 2
