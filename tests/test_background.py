@@ -316,8 +316,14 @@ def test_rows_not_released_count_against_the_budget():
     options = registry.ClusterOptions(
         rule=Rule(beta=3.0), max_suppression=0.01, background=BackgroundOptions(threshold=0.05)
     )
-    with pytest.raises(InputError, match=r"above --max-suppression 0\.01"):
+    with pytest.raises(InputError, match=r"above --max-suppression 0\.01") as caught:
         registry.get("kinc").run(data, 25, options)
+    assert str(caught.value).endswith("or a larger --bk-threshold")
+    # the default with a bound: its groups under k rows count against the budget too
+    plain = registry.ClusterOptions(background=BackgroundOptions(threshold=0.05))
+    with pytest.raises(InputError, match=r"fewer than k rows, above --max-suppression 0\.01") as caught:
+        registry.get("sbca").run(data, 25, plain)
+    assert str(caught.value).endswith("or a larger --bk-threshold")
 
 
 def test_options_are_checked():

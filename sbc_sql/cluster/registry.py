@@ -204,10 +204,17 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
     hint = f"give --max-suppression {need:g}"
     if rule.beta is not None:
         hint += f" or --beta-likeness {rule.beta * 2:g}"
+    if run.reasons is not None and np.isin(run.reasons, _GROUPED).any():
+        # larger groups of alike background knowledge: fewer under k, fewer skewed
+        hint += " or a larger --bk-threshold"
     raise InputError(
         f"{count:,} rows ({count / n:.2%}) cannot be placed in classes that keep {describe(rule)}, "
         f"above --max-suppression {share:g} ({budget:,} rows){worst}: {hint}"
     )
+
+
+#: the reasons of rows left out by their group of background knowledge
+_GROUPED = [REASON_CODES["bk_small"], REASON_CODES["lemma2"]]
 
 
 def _ordinal(n: int) -> str:
@@ -357,6 +364,15 @@ def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun
         return runs[-1].labels, runs[-1].reasons
 
     labels, reasons, groups = per_group(data, k, options.background, cluster)
+    small = int((reasons == REASON_CODES["bk_small"]).sum())
+    budget = int(options.max_suppression * data.n_rows)
+    if small > budget:
+        need = math.ceil(small / data.n_rows * 1000) / 1000
+        raise InputError(
+            f"{small:,} rows ({small / data.n_rows:.2%}) are in groups of alike background knowledge "
+            f"of fewer than k rows, above --max-suppression {options.max_suppression:g} ({budget:,} rows): "
+            f"give --max-suppression {need:g} or a larger --bk-threshold"
+        )
     how = runs[0].detail if runs else "no group of k rows"
     bg = options.background
     return ClusterRun(

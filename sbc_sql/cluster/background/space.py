@@ -80,7 +80,9 @@ class Space:
         )
         self.wn = np.array([data.weights[q] for q in nq], dtype=np.float64)
         self.wc = np.array([data.weights[q] for q in cq], dtype=np.float64)
-        self.card = [max(int(data.cardinality[q]), int(data.columns[q].max(initial=0)) + 1) for q in cq]
+        self.card = [
+            max(int(data.cardinality[q]), int(self.cat[:, j].max(initial=0)) + 1) for j, q in enumerate(cq)
+        ]
         self.position = data.position[rows]
         self.codes = codes[rows]
         self.m = m
