@@ -585,3 +585,28 @@ def test_bad_background_options_are_one_error_line(clinic, cli, args, message):
     assert res.exit_code == 1
     last = res.stderr.strip().splitlines()[-1]
     assert last.startswith("Error: ") and message in last
+
+
+def test_basic_beta_likeness_is_kept_when_asked():
+    data = table(300, seed=8)
+    basic = Rule(beta=1.0, enhanced=False)
+    for algorithm in ALGORITHMS:
+        options = registry.ClusterOptions(rule=basic, max_suppression=1.0, background=BackgroundOptions())
+        labels = registry.get(algorithm).run(data, 4, options).labels
+        assert basic.classes_ok(labels, data.sensitive).all()
+
+
+def test_the_default_keeps_the_criteria_inside_each_group():
+    data = table(600, seed=9)
+    bg = BackgroundOptions(threshold=0.2)
+    rule = Rule(beta=2.0)
+    result = registry.get("sbca").run(
+        data, 5, registry.ClusterOptions(rule=rule, max_suppression=0.5, background=bg)
+    )
+    labels = result.labels
+    beliefs, key = estimate(data, bg)
+    groups = p1.phase1(beliefs, key, data.position, 0.2, 5)
+    assert len(groups.groups) > 1
+    assert rule.classes_ok(labels, data.sensitive).all()
+    for c in np.unique(labels[labels >= 0]):
+        assert len(set(groups.group[labels == c])) == 1
