@@ -159,11 +159,21 @@ class Rule:
         (an empty class id does not)."""
         n_classes = int(labels.max()) + 1 if len(labels) and labels.max() >= 0 else 0
         keep = labels >= 0
-        size = np.bincount(labels[keep], minlength=n_classes).astype(np.float64)
+        size = np.bincount(labels[keep], minlength=n_classes)
+        counts = [sensitive.class_counts(s, labels, n_classes) for s in range(sensitive.n_columns)]
+        return self.counts_ok(counts, size, sensitive)
+
+    def counts_ok(
+        self, counts: list[np.ndarray] | tuple[np.ndarray, ...], size: np.ndarray, sensitive: Sensitive
+    ) -> np.ndarray:
+        """:meth:`ok` of many classes at once, from their value counts (``counts[s]``: a
+        (classes, m_s) array of column s) and sizes: one flag per class (size 0 fails). A
+        clustering weighs candidate classes that are no labelling (every cut of a partition)."""
+        size = np.asarray(size, dtype=np.float64)
         good = size > 0
         safe = np.where(good, size, 1.0)
         for s in range(sensitive.n_columns):
-            cnt = sensitive.class_counts(s, labels, n_classes).astype(np.float64)
+            cnt = np.asarray(counts[s], dtype=np.float64)
             p = sensitive.shares(s)
             q = cnt / safe[:, None]
             if self.l:
