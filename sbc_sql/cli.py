@@ -211,6 +211,33 @@ BetaOption = Annotated[
 BetaBasicOption = Annotated[
     bool, typer.Option("--beta-basic", help="The basic beta-likeness (B alone) instead of the enhanced one.")
 ]
+BkThresholdOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Background knowledge: the largest Jensen-Shannon divergence (bits, in (0, 1]) between "
+        "two members' beliefs about their sensitive value (kinc, kagg, beta-ge; default 0.8; "
+        "with the default algorithm, each group of alike beliefs is clustered alone), e.g. "
+        "--bk-threshold 0.5."
+    ),
+]
+BkEstimatorOption = Annotated[
+    str | None,
+    typer.Option(
+        help="How the background knowledge is estimated from the table: nb (naive Bayes, the "
+        "default), combo (each QI combination's shares shrunk toward nb) or kernel."
+    ),
+]
+BkOption = Annotated[
+    str | None,
+    typer.Option(
+        "--bk",
+        help="The background knowledge as a table or CSV/Parquet file: QI key columns, then one "
+        "column per sensitive value (or sensitive_value, probability), e.g. --bk priors.csv.",
+    ),
+]
+SeedOption = Annotated[
+    int | None, typer.Option(help="Seed of beta-ge's random choices (default 0), e.g. --seed 7.")
+]
 
 
 @app.command("anonymize")
@@ -342,6 +369,10 @@ def anonymize_cmd(
     t_closeness: TClosenessOption = None,
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
+    bk_threshold: BkThresholdOption = None,
+    bk_estimator: BkEstimatorOption = None,
+    bk: BkOption = None,
+    seed: SeedOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -413,6 +444,10 @@ def anonymize_cmd(
             t_closeness=t_closeness,
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
+            bk_threshold=bk_threshold,
+            bk_estimator=bk_estimator,
+            bk=bk,
+            seed=seed,
             log=log,
             progress=bar,
             trace=trace if verbose else None,

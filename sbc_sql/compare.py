@@ -48,17 +48,17 @@ def compare(
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    ``algorithms``: names from the registry (default: every one, in its order; with
-    ``criteria``, every one that keeps them); an unknown name, or one that cannot keep the
-    criteria asked, is refused before anything runs. The table is planned, profiled and pulled once;
-    each (algorithm, k) is then clustered, written, verified and measured. A release is
-    counted only once verified; its time is its clustering and publishing.
+    ``algorithms``: names from the registry (default: every one that runs with the criteria
+    asked, in its order: without criteria, those that run on k alone; with criteria, those
+    that keep them); an unknown name, or one that cannot keep the criteria asked, is refused
+    before anything runs. The table is planned, profiled and pulled once; each (algorithm,
+    k) is then clustered, written, verified and measured. A release is counted only once
+    verified; its time is its clustering and publishing.
     """
     criteria = options.get("criteria")
     asked = criteria is not None and criteria.asked
     if algorithms is None:
-        # with criteria, the algorithms that keep them
-        algorithms = registry.with_criteria() if asked else registry.names()
+        algorithms = registry.runnable(criteria.rule() if criteria is not None else None)
     algorithms = tuple(algorithms)
     for name in algorithms:
         if asked and not registry.get(name).criteria:

@@ -60,6 +60,46 @@ class Options:
     csv_header: bool | None = None
     # l-diversity, t-closeness, beta-likeness on the sensitive columns (none by default)
     criteria: Criteria = field(default_factory=lambda: _no_criteria())
+    # the background-knowledge bound (kinc, kagg, beta-ge; the default with it clusters
+    # each group of alike beliefs alone)
+    background: Background = field(default_factory=lambda: Background())
+
+
+@dataclass(frozen=True)
+class Background:
+    """The background-knowledge options as given (None: the algorithm's default):
+    ``threshold`` J, ``estimator`` (nb, combo, kernel), ``table`` the user's knowledge (a
+    table or a CSV/Parquet file), ``seed`` of beta-ge's random choices."""
+
+    threshold: float | None = None
+    estimator: str | None = None
+    table: str | None = None
+    seed: int | None = None
+
+    @property
+    def asked(self) -> bool:
+        return any(v is not None for v in (self.threshold, self.estimator, self.table, self.seed))
+
+    def check(self) -> None:
+        """The options' own limits."""
+        from .cluster.background.options import ESTIMATORS
+
+        j = self.threshold
+        if j is not None and not (isinstance(j, (int, float)) and math.isfinite(j) and 0 < j <= 1):
+            raise InputError(
+                f"--bk-threshold {j} is outside (0, 1]; it bounds the Jensen-Shannon divergence, in "
+                "bits, between two members' background knowledge: give e.g. --bk-threshold 0.8"
+            )
+        if self.estimator is not None and self.estimator not in ESTIMATORS:
+            raise InputError(f"--bk-estimator '{self.estimator}' is not one of {', '.join(ESTIMATORS)}")
+        if self.estimator is not None and self.table is not None:
+            raise InputError(
+                "--bk gives the background knowledge and --bk-estimator estimates it: give one of them"
+            )
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
+        ):
+            raise InputError(f"--seed {self.seed} is not a whole number of 0 or more: give e.g. --seed 0")
 
 
 def _no_criteria() -> Criteria:
@@ -400,6 +440,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
     _check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
+    _check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = _weights(columns, options.weights)
     if options.output and table_names.parse(options.output).qualified:
         raise InputError(
@@ -436,6 +477,33 @@ def _check_criteria(options: Options, chosen: registry.Clusterer, sensitive: Seq
         raise InputError(
             f"--algorithm {chosen.name} {what} and cannot keep {criteria.describe()}; "
             f"use one that keeps them ({others})"
+        )
+
+
+def _check_background(options: Options, chosen: registry.Clusterer, sensitive: Sequence[Column]) -> None:
+    """The background-knowledge options' limits, an algorithm that reads them, the
+    criterion an algorithm needs, and the one sensitive column the knowledge is about."""
+    bg = options.background
+    bg.check()
+    readers = ", ".join(c.name for c in registry.CLUSTERERS if c.background)
+    if bg.asked and not chosen.background:
+        raise InputError(
+            f"--bk-threshold, --bk-estimator, --bk and --seed are read by {readers}; --algorithm "
+            f"{chosen.name} does not read them: drop them or choose one of those"
+        )
+    if "beta" in chosen.requires and options.criteria.beta_likeness is None:
+        raise InputError(
+            f"--algorithm {chosen.name} needs --beta-likeness: its classes keep beta-likeness besides "
+            "k and the background-knowledge bound; give e.g. --beta-likeness 3"
+        )
+    if (bg.asked or chosen.requires) and chosen.background and len(sensitive) != 1:
+        raise InputError(
+            "background knowledge is about one sensitive column; "
+            + (
+                f"{len(sensitive)} are declared ({', '.join(c.name for c in sensitive)}): keep one"
+                if sensitive
+                else "declare it (--sensitive, or the column comment 'sbc:sensitive')"
+            )
         )
 
 

@@ -42,6 +42,7 @@ from .engines.base import CsvOptions, Engine
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
+from .knowledge import background_options
 from .privacy.base import PrivacyModel
 from .privacy.criteria import Criteria, check_sensitive
 from .privacy.criteria import models as criteria_models
@@ -192,6 +193,10 @@ def anonymize(
     t_closeness: float | None = None,
     beta_likeness: float | None = None,
     beta_basic: bool = False,
+    bk_threshold: float | None = None,
+    bk_estimator: str | None = None,
+    bk: str | None = None,
+    seed: int | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
@@ -221,9 +226,18 @@ def anonymize(
     input's distribution) and ``beta_likeness`` (enhanced unless ``beta_basic``) are kept on
     every sensitive column while clustering, each column on its own, and verified before the
     release is written; rows that cannot be placed are suppressed, at most
-    ``max_suppression`` of them (default 1 %). ``log`` receives one line per role and
-    step, ``progress(done, total)`` the clustering's progress, ``trace`` each statement's SQL
-    as it runs.
+    ``max_suppression`` of them (default 1 %).
+
+    ``bk_threshold`` (J in (0, 1], default 0.8), ``bk_estimator`` (nb, combo, kernel) or
+    ``bk`` (the user's knowledge: a table, or a CSV or Parquet file keyed by QI values) and
+    ``seed`` bound how far apart (Jensen-Shannon divergence in bits) the background
+    knowledge of two members of a class may be: algorithm kinc, kagg or beta-ge (which need
+    ``beta_likeness`` and one sensitive column), or the default, which then clusters each
+    group of alike knowledge alone. Their rows not released count against
+    ``max_suppression``.
+
+    ``log`` receives one line per role and step, ``progress(done, total)`` the clustering's
+    progress, ``trace`` each statement's SQL as it runs.
 
     ``memory_limit`` (e.g. '2GB') caps DuckDB's memory on the connection sbc-sql opens, so
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
@@ -275,6 +289,7 @@ def anonymize(
         csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
         csv_header=csv_header,
         criteria=Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic),
+        background=planning.Background(bk_threshold, bk_estimator, bk, seed),
     )
     attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
@@ -439,7 +454,8 @@ def prepare(
         say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
 
     criteria = plan.options.criteria
-    sensitive = plan.sensitive if criteria.asked else ()
+    # background knowledge is about the sensitive column too, with or without criteria
+    sensitive = plan.sensitive if criteria.asked or plan.options.background.asked else ()
     if sensitive:
         distinct, nulls = stats.distinct_and_nulls(engine, plan.source.name, sensitive)
         check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
@@ -486,6 +502,7 @@ def cluster(
         hierarchies=resolve_hierarchies(prepared.data, prepared.stats, prepared.hierarchies),
         max_suppression=options.max_suppression,
         rule=options.criteria.rule(),
+        background=background_options(prepared.engine, plan, prepared.data),
         progress=progress,
     )
     prepared.stage("cluster", t)

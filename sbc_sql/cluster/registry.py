@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
+from .background.options import BackgroundOptions
 from .blocks import (
     BLOCK_PASSES,
     BLOCK_POOL_ROWS,
@@ -82,6 +83,10 @@ class ClusterOptions:
     block_rows: int | None = None
     #: the criteria on top of k to keep on the sensitive columns (QIData.sensitive)
     rule: Rule = field(default_factory=Rule)
+    #: the background-knowledge bound (see .background): read by kinc, kagg and beta-ge
+    #: (None: their defaults) and by the default, which then clusters each group of alike
+    #: beliefs alone (None: no bound)
+    background: BackgroundOptions | None = None
 
 
 Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
@@ -97,7 +102,10 @@ class Clusterer:
     it takes (None: any number); ``criteria``: it keeps l-diversity, t-closeness and
     beta-likeness on the sensitive columns while it clusters (``ClusterOptions.rule``);
     ``presuppress``: the rows of sensitive values that force huge classes are suppressed
-    before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself."""
+    before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself;
+    ``requires``: the criteria it cannot run without, ``only``: the criteria it can keep
+    (None: every one; names as :func:`asked` gives them); ``background``: it reads
+    ``ClusterOptions.background``."""
 
     name: str
     description: str
@@ -109,6 +117,16 @@ class Clusterer:
     max_categorical: int | None = None
     criteria: bool = False
     presuppress: bool = True
+    requires: tuple[str, ...] = ()
+    only: tuple[str, ...] | None = None
+    background: bool = False
+
+    def accepts(self, rule: Rule) -> bool:
+        """Whether it runs with the criteria of ``rule`` (none: on k alone)."""
+        want = asked(rule)
+        if want and not self.criteria:
+            return False
+        return set(self.requires) <= want and (self.only is None or want <= set(self.only))
 
     def run(
         self,
@@ -186,10 +204,17 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
     hint = f"give --max-suppression {need:g}"
     if rule.beta is not None:
         hint += f" or --beta-likeness {rule.beta * 2:g}"
+    if run.reasons is not None and np.isin(run.reasons, _GROUPED).any():
+        # larger groups of alike background knowledge: fewer under k, fewer skewed
+        hint += " or a larger --bk-threshold"
     raise InputError(
         f"{count:,} rows ({count / n:.2%}) cannot be placed in classes that keep {describe(rule)}, "
         f"above --max-suppression {share:g} ({budget:,} rows){worst}: {hint}"
     )
+
+
+#: the reasons of rows left out by their group of background knowledge
+_GROUPED = [REASON_CODES["bk_small"], REASON_CODES["lemma2"]]
 
 
 def _ordinal(n: int) -> str:
@@ -219,6 +244,22 @@ def describe(rule: Rule) -> str:
 def with_criteria() -> tuple[str, ...]:
     """The algorithms that keep the criteria while they cluster."""
     return tuple(c.name for c in CLUSTERERS if c.criteria)
+
+
+def asked(rule: Rule) -> set[str]:
+    """The criteria a rule asks, by name: ``l``, ``t``, ``beta``."""
+    return {
+        name
+        for name, on in (("l", rule.l > 0), ("t", rule.t is not None), ("beta", rule.beta is not None))
+        if on
+    }
+
+
+def runnable(rule: Rule | None = None) -> tuple[str, ...]:
+    """The algorithms that run with the criteria of ``rule`` (None: on k alone), in the
+    table's order (``compare``'s default list)."""
+    rule = rule or Rule()
+    return tuple(c.name for c in CLUSTERERS if c.accepts(rule))
 
 
 def block_algorithm(
@@ -262,6 +303,8 @@ def _threads(workers: int | None) -> str:
 
 
 def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    if options.background is not None:
+        return _sbca_per_group(data, k, options)
     # the default runs in blocks at every size (a small table is one block): on Adult its
     # blocks beat one exact block on NCP at every k and take a fifth of the time
     mode = "blocks" if options.mode == "auto" else options.mode
@@ -306,6 +349,52 @@ def _unplaced(labels: np.ndarray, rule: Rule | None) -> np.ndarray | None:
     if rule is None:
         return None
     return np.where(labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
+
+
+def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun:
+    """The default on each group of alike background knowledge alone (see .background)."""
+    from .background.run import per_group
+
+    assert options.background is not None
+    inner = dataclasses.replace(options, background=None)
+    runs: list[ClusterRun] = []
+
+    def cluster(part: QIData) -> tuple[np.ndarray, np.ndarray | None]:
+        runs.append(_run_sbca(part, k, inner, None))
+        return runs[-1].labels, runs[-1].reasons
+
+    labels, reasons, groups = per_group(data, k, options.background, cluster)
+    small = int((reasons == REASON_CODES["bk_small"]).sum())
+    budget = int(options.max_suppression * data.n_rows)
+    if small > budget:
+        need = math.ceil(small / data.n_rows * 1000) / 1000
+        raise InputError(
+            f"{small:,} rows ({small / data.n_rows:.2%}) are in groups of alike background knowledge "
+            f"of fewer than k rows, above --max-suppression {options.max_suppression:g} ({budget:,} rows): "
+            f"give --max-suppression {need:g} or a larger --bk-threshold"
+        )
+    how = runs[0].detail if runs else "no group of k rows"
+    bg = options.background
+    return ClusterRun(
+        labels,
+        "sbca",
+        runs[0].mode if runs else "exact",
+        f"{how}; in each of {groups:,} group(s) of background knowledge within J={bg.threshold:g} bits "
+        f"({bg.source})",
+        reasons,
+    )
+
+
+def _background(name: str) -> Runner:
+    def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+        from .background.run import background_run
+
+        labels, reasons, detail = background_run(
+            name, data, k, options.rule, options.background or BackgroundOptions()
+        )
+        return ClusterRun(labels, name, "exact", detail, reasons)
+
+    return run
 
 
 def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
@@ -369,6 +458,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         block_rows=True,
         max_categorical=MAX_CATEGORICAL,
         criteria=True,
+        background=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
@@ -388,6 +478,36 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         hierarchies=True,
         suppression=True,
         criteria=True,
+    ),
+    Clusterer(
+        "kinc",
+        "background knowledge bound J, k-anonymity first, incremental post-processing",
+        _background("kinc"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+        only=("beta",),
+        background=True,
+    ),
+    Clusterer(
+        "kagg",
+        "background knowledge bound J, k-anonymity first, agglomerative post-processing",
+        _background("kagg"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+        only=("beta",),
+        background=True,
+    ),
+    Clusterer(
+        "beta-ge",
+        "background knowledge bound J, beta-likeness first (buckets, splits, Hilbert order)",
+        _background("beta-ge"),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+        only=("beta",),
+        background=True,
     ),
 )
 
@@ -426,10 +546,18 @@ def run_clustering(
     max_suppression: float = 0.01,
     block_rows: int | None = None,
     rule: Rule | None = None,
+    background: BackgroundOptions | None = None,
     progress: Progress | None = None,
 ) -> ClusterRun:
     """Class id per row (-1 suppressed) from the named algorithm and mode."""
     options = ClusterOptions(
-        mode, leftover, workers, dict(hierarchies or {}), max_suppression, block_rows, rule or Rule()
+        mode,
+        leftover,
+        workers,
+        dict(hierarchies or {}),
+        max_suppression,
+        block_rows,
+        rule or Rule(),
+        background,
     )
     return get(algorithm).run(data, k, options, progress)
