@@ -16,6 +16,16 @@ README's table from the JSON).
     python benchmarks/bench_privacy.py                       # setting A, about 5 minutes
     python benchmarks/bench_privacy.py --algorithms sbca     # the default alone
     python benchmarks/bench_privacy.py --scale 1000000       # k alone against l = 3 at 1M rows
+    python benchmarks/bench_privacy.py --setting b           # setting B, about 40 minutes
+
+Setting B, the background-knowledge experiment: 10 seeded samples of 4,000 clean Adult
+rows, QIs age, sex, education, occupation sensitive, naive-Bayes background knowledge; kinc,
+kagg, beta-ge and the default with the same beta and J, over three grids: k in {3, 5, 10,
+15, 20} at J = 0.8, beta = 3; J in {0.1, ..., 0.8} at k = 5, beta = 3; beta in {1, ..., 6}
+at J = 0.8, k = 5. Per run GCP / (n d) charging removed rows nothing, RGCP / (n d) (k_R = 2,
+n_R = 4), record linkage RL (% of n), removed rows, the smallest and mean class; mean and
+standard deviation over the samples. Rows removed by these algorithms may reach a quarter of
+a sample, so the suppression budget is 0.5 there.
 
 The scale run: the synthetic population of benchmarks/datasets.py (8 QIs, diagnosis
 sensitive), the default at k = 10 alone and with distinct l = 3, each through the whole
@@ -175,6 +185,136 @@ def table_a(fig: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+B_ALGORITHMS = ("kinc", "kagg", "beta-ge", "sbca")
+B_GRIDS: dict[str, list[tuple[int, float, float]]] = {
+    # (k, J, beta)
+    "k": [(k, 0.8, 3.0) for k in (3, 5, 10, 15, 20)],
+    "J": [(5, j / 10, 3.0) for j in range(1, 9)],
+    "beta": [(5, 0.8, float(b)) for b in range(1, 7)],
+}
+B_FIGURES = ("gcp", "rgcp", "rl", "removed", "smallest", "mean")
+
+
+def run_b(samples: int, rows: int) -> list[dict[str, Any]]:
+    import bench_background
+
+    from sbc_sql.quality.evaluate import evaluate
+
+    settings = sorted({s for grid in B_GRIDS.values() for s in grid})
+    runs: list[dict[str, Any]] = []
+    for seed in range(samples):
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
+        bench_background.sample(con, seed, rows)
+        for k, j, beta in settings:
+            for algorithm in B_ALGORITHMS:
+                started = time.perf_counter()
+                base = {"sample": seed, "algorithm": algorithm, "k": k, "J": j, "beta": beta}
+                try:
+                    sbc_sql.anonymize(
+                        con,
+                        "t",
+                        k,
+                        output="r",
+                        replace=True,
+                        algorithm=algorithm,
+                        beta_likeness=beta,
+                        bk_threshold=j,
+                        max_suppression=0.5,
+                    )
+                except sbc_sql.InputError as err:
+                    runs.append({**base, "error": str(err)})
+                    print(
+                        f"  sample {seed} {algorithm:<8} k={k:>2} J={j:.1f} beta={beta:g}: {err}", flush=True
+                    )
+                    continue
+                seconds = time.perf_counter() - started
+                e = evaluate(con, "t", "r", sensitive="occupation", queries=0)
+                run = {
+                    **base,
+                    "gcp": e.gcp_released,
+                    "rgcp": e.rgcp,
+                    "rl": 100 * e.record_linkage_share,
+                    "removed": e.suppressed,
+                    "smallest": e.smallest_class,
+                    "mean": e.mean_class,
+                    "seconds": seconds,
+                }
+                runs.append(run)
+                print(
+                    f"  sample {seed} {algorithm:<8} k={k:>2} J={j:.1f} beta={beta:g}  GCP {run['gcp']:.3f}  "
+                    f"RGCP {run['rgcp']:.3f}  RL {run['rl']:.2f} %  removed {run['removed']:>5}  "
+                    f"{seconds:5.2f} s",
+                    flush=True,
+                )
+        con.close()
+    return runs
+
+
+def table_b(fig: dict[str, Any]) -> str:
+    """Setting B as markdown: per grid, a row per (setting, algorithm), mean +- sd over the
+    samples of each figure; then where the paper's orderings hold."""
+    import statistics
+
+    runs = [r for r in fig["runs"] if "error" not in r]
+    out: list[str] = []
+    holds = {"gcp": [0, 0], "rl": [0, 0], "removed": [0, 0], "small": [0, 0]}
+    for grid, settings in B_GRIDS.items():
+        out.append(f"\n**Grid {grid}** ({fig['samples']} samples of {fig['rows']:,} rows)\n")
+        out.append("| k | J | beta | algorithm | GCP/nd | RGCP/nd | RL % | removed | smallest | mean class |")
+        out.append("|---:|---:|---:|---|---|---|---|---|---|---|")
+        for k, j, beta in settings:
+            means: dict[str, dict[str, float]] = {}
+            for algorithm in B_ALGORITHMS:
+                mine = [
+                    r for r in runs if (r["algorithm"], r["k"], r["J"], r["beta"]) == (algorithm, k, j, beta)
+                ]
+                failed = sum(
+                    1
+                    for r in fig["runs"]
+                    if "error" in r and (r["algorithm"], r["k"], r["J"], r["beta"]) == (algorithm, k, j, beta)
+                )
+                if not mine:
+                    out.append(
+                        f"| {k} | {j:.1f} | {beta:g} | {algorithm} | refused in {failed} "
+                        "sample(s) | | | | | |"
+                    )
+                    continue
+                cells = []
+                means[algorithm] = {}
+                for f in B_FIGURES:
+                    values = [float(r[f]) for r in mine]
+                    mu = statistics.fmean(values)
+                    sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+                    means[algorithm][f] = mu
+                    cells.append(f"{mu:.3f} ± {sd:.3f}" if f in ("gcp", "rgcp") else f"{mu:.2f} ± {sd:.2f}")
+                note = f" ({failed} refused)" if failed else ""
+                out.append(f"| {k} | {j:.1f} | {beta:g} | {algorithm}{note} | " + " | ".join(cells) + " |")
+            if grid != "k" and (k, j, beta) == (5, 0.8, 3.0):
+                continue  # counted once, in the k grid
+            if all(a in means for a in ("kinc", "kagg", "beta-ge")):
+                m = means
+                holds["gcp"][0] += m["kinc"]["gcp"] < m["kagg"]["gcp"] < m["beta-ge"]["gcp"]
+                holds["rl"][0] += m["beta-ge"]["rl"] <= min(m["kinc"]["rl"], m["kagg"]["rl"])
+                holds["removed"][0] += m["beta-ge"]["removed"] <= min(
+                    m["kinc"]["removed"], m["kagg"]["removed"]
+                )
+                holds["small"][0] += (
+                    max(m[a]["removed"] for a in ("kinc", "kagg", "beta-ge")) <= 0.003 * fig["rows"]
+                )
+                for key in holds:
+                    holds[key][1] += 1
+    out.append("")
+    out.append(
+        "Where the paper's orderings hold (settings, means over the samples): "
+        f"GCP kinc < kagg < beta-ge in {holds['gcp'][0]} of {holds['gcp'][1]}; beta-ge lowest RL in "
+        f"{holds['rl'][0]} of {holds['rl'][1]}; beta-ge fewest removals in {holds['removed'][0]} of "
+        f"{holds['removed'][1]}; every algorithm removing at most 0.3 % of rows in {holds['small'][0]} of "
+        f"{holds['small'][1]}."
+    )
+    return "\n".join(out)
+
+
 def scale_once(path: str, kw: dict[str, Any]) -> dict[str, Any]:
     """One anonymize of the synthetic table in ``path`` (in this process): seconds, NCP,
     the stages' seconds."""
@@ -242,7 +382,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", default=",".join(map(str, KS)), help="comma-separated ks")
     parser.add_argument("--scale", type=int, default=None, help="rows of the scale run (alone)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each in the scale run")
+    parser.add_argument("--setting", choices=("a", "b"), default="a", help="the setting to run")
+    parser.add_argument("--samples", type=int, default=10, help="setting B: samples")
+    parser.add_argument("--rows", type=int, default=4000, help="setting B: rows per sample")
     args = parser.parse_args(argv)
+    if args.setting == "b":
+        started = time.perf_counter()
+        fig_b = {"samples": args.samples, "rows": args.rows, "runs": run_b(args.samples, args.rows)}
+        record.write("privacy_b", {**fig_b, "seconds": time.perf_counter() - started})
+        text_b = table_b(fig_b)
+        (record.RESULTS / "privacy_b.md").write_text("# Privacy benchmark, setting B\n" + text_b + "\n")
+        print(text_b)
+        return 0
     if args.scale:
         fig = run_scale(args.scale, args.repeats)
         record.write("privacy_scale", fig)
