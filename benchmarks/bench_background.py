@@ -105,7 +105,7 @@ def literal(con: duckdb.DuckDBPyConnection, algorithm: str) -> dict[str, float]:
         sensitive=Sensitive(("occupation",), (occ,), (np.bincount(occ),), (False,)),
     )
     start = time.perf_counter()
-    labels, _, _ = background_run(
+    labels, _, _, _ = background_run(
         algorithm, data, 5, Rule(beta=3.0), BackgroundOptions(threshold=0.8, rescue=False, rare_aware=False)
     )
     seconds = time.perf_counter() - start

@@ -497,9 +497,15 @@ def _criteria_dict(result: Result) -> dict[str, object]:
 
 def _criteria_lines(result: Result) -> list[str]:
     """The criteria held and what the release achieves, worst over the sensitive columns."""
-    if result.criteria is None:
-        return []
     a = result.achieved
+    lines = []
+    if "js_diameter" in a:
+        lines.append(
+            f"  verified the background-knowledge bound: beliefs in a class at most "
+            f"{a['js_diameter']:.4f} bits apart"
+        )
+    if result.criteria is None:
+        return lines
     shown = []
     for key, label, fmt in (
         ("l_diversity", "distinct l", "{:.0f}"),
@@ -510,7 +516,7 @@ def _criteria_lines(result: Result) -> list[str]:
         if key in a:
             shown.append(f"{label} {fmt.format(a[key])}")
     columns = ", ".join(f"'{c.name}'" for c in result.plan.sensitive)
-    return [f"  verified {result.criteria.describe()} on {columns}: achieved " + ", ".join(shown)]
+    return [f"  verified {result.criteria.describe()} on {columns}: achieved " + ", ".join(shown), *lines]
 
 
 def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:

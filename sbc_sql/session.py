@@ -21,8 +21,7 @@ import secrets
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from .knowledge import background_options
 from .privacy.base import PrivacyModel
 from .privacy.criteria import Criteria, check_sensitive
 from .privacy.criteria import models as criteria_models
-from .sql.templates import ident
+from .sql.templates import ident, render
 from .stages import measure, pull, stats, verify, write
 
 Log = Callable[[str], None]
@@ -562,6 +561,14 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                         "release failed verification, nothing was written: " + "; ".join(verdict.problems)
                     )
                 achieved = _achieved(engine, models[1:], rows_tmp, source)
+                knowledge = clustering.run.knowledge if clustering.run else None
+                if knowledge is not None:
+                    problems, diameter = _js_problems(engine, labels_name, knowledge.threshold)
+                    if problems:
+                        raise VerificationError(
+                            "release failed verification, nothing was written: " + "; ".join(problems)
+                        )
+                    achieved["js_diameter"] = diameter
             prepared.stage("verify", t)
 
             t = time.perf_counter()
@@ -676,19 +683,51 @@ def _provenance(
     )
 
 
-def _labels(prepared: Prepared, clustering: Clustering, name: str) -> AbstractContextManager[None]:
+@contextlib.contextmanager
+def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[None]:
     """The class labels uploaded under ``name`` for the statements that join them; a dry run
-    uploads nothing (its statements only name the labels)."""
+    uploads nothing (its statements only name the labels). With background knowledge, each
+    row's belief too, and the beliefs under ``<name>_beliefs`` (see :func:`_js_problems`)."""
     run, row_id = clustering.run, prepared.row_id
     if run is None or row_id is None:
-        return contextlib.nullcontext()
-    labels = arrays.table(
-        {
-            "row_id": row_id.astype(np.int64, copy=False),
-            "eq_class": run.labels.astype(np.int64, copy=False),
-        }
-    )
-    return prepared.engine.upload(name, labels)
+        yield
+        return
+    columns = {
+        "row_id": row_id.astype(np.int64, copy=False),
+        "eq_class": run.labels.astype(np.int64, copy=False),
+    }
+    with contextlib.ExitStack() as stack:
+        if run.knowledge is not None:
+            kn = run.knowledge
+            columns["belief"] = kn.belief.astype(np.int64, copy=False)
+            v, m = kn.beliefs.shape
+            beliefs = arrays.table(
+                {
+                    "belief": np.repeat(np.arange(v, dtype=np.int64), m),
+                    "value": np.tile(np.arange(m, dtype=np.int64), v),
+                    "p": np.ascontiguousarray(kn.beliefs, dtype=np.float64).ravel(),
+                }
+            )
+            stack.enter_context(prepared.engine.upload(f"{name}_beliefs", beliefs))
+        stack.enter_context(prepared.engine.upload(name, arrays.table(columns)))
+        yield
+
+
+def js_diameter_sql(labels: str) -> exp.Expression:
+    """One row: pairs of beliefs in one class farther apart than $j, and the largest."""
+    return render("js_diameter", labels=labels, beliefs=f"{labels}_beliefs")
+
+
+def _js_problems(engine: Engine, labels: str, threshold: float) -> tuple[list[str], float]:
+    """The background-knowledge bound checked on every class: (problems, the diameter)."""
+    violations, diameter = engine.fetch_one(js_diameter_sql(labels), {"j": threshold})
+    problems = []
+    if violations:
+        problems.append(
+            f"{violations} pair(s) of background-knowledge beliefs in one class lie farther apart "
+            f"than J={threshold:g} bits"
+        )
+    return problems, float(diameter or 0.0)
 
 
 def _check_finite(plan: planning.Plan, st: stats.Stats) -> None:

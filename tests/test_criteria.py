@@ -333,3 +333,44 @@ def test_more_suppression_than_the_budget_is_one_error(tmp_path, stand_ins, monk
             con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 't_k5%'").fetchone()[0]
             == 0
         )
+
+
+def test_the_background_bound_is_verified_in_sql(tmp_path, monkeypatch):
+    """A clustering whose class holds two beliefs farther apart than J writes nothing; one
+    that keeps them reports the largest divergence, as numpy computes it."""
+    from sbc_sql.cluster import registry
+    from sbc_sql.cluster.background.options import Knowledge
+    from sbc_sql.cluster.background.phase1 import js_bits
+
+    beliefs = np.array([[0.9, 0.1], [0.8, 0.2], [0.1, 0.9]])
+
+    def stand_in(far: bool):
+        def run(data, k, options, progress):
+            n = data.n_rows
+            # rows alternate beliefs 0 and 1 (close); with far, the first row holds belief 2
+            belief = np.arange(n, dtype=np.int64) % 2
+            if far:
+                belief[0] = 2
+            return registry.ClusterRun(
+                np.zeros(n, dtype=np.int64), "bk", "exact", "", knowledge=Knowledge(belief, beliefs, 0.5)
+            )
+
+        return run
+
+    with duckdb.connect(str(tmp_path / "j.duckdb")) as con:
+        con.execute("CREATE TABLE t AS SELECT i AS age, ['a', 'b'][1 + i % 2] AS dx FROM range(20) r(i)")
+        for name, far in (("near", False), ("far", True)):
+            monkeypatch.setitem(
+                registry.REGISTRY, name, registry.Clusterer(name, name, stand_in(far), criteria=True)
+            )
+        result = sbc_sql.anonymize(con, "t", 5, qi="age", sensitive="dx", algorithm="near", l_diversity=2)
+        assert result.achieved["js_diameter"] == pytest.approx(
+            float(js_bits(beliefs[0], beliefs[1])[0, 0]), abs=1e-9
+        )
+        with pytest.raises(sbc_sql.VerificationError, match=r"farther apart than J=0\.5 bits"):
+            sbc_sql.anonymize(
+                con, "t", 5, qi="age", sensitive="dx", algorithm="far", l_diversity=2, output="f"
+            )
+        assert (
+            con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'f%'").fetchone()[0] == 0
+        )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputError
-from .background.options import BackgroundOptions
+from .background.options import BackgroundOptions, Knowledge
 from .blocks import (
     BLOCK_PASSES,
     BLOCK_POOL_ROWS,
@@ -65,6 +65,8 @@ class ClusterRun:
     #: the sensitive values suppressed before clustering: (column, value code, class size
     #: that value forces)
     rare: tuple[tuple[str, int, int], ...] = ()
+    #: the background knowledge the classes are bounded by (verified with the release)
+    knowledge: Knowledge | None = None
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,10 @@ class Clusterer:
         labels[keep] = run.labels
         reasons = np.full(n, REASON_CODES["rare_value"], dtype=np.int8)
         reasons[keep] = _reasons(run, len(keep))
-        run = dataclasses.replace(run, labels=labels, reasons=reasons, rare=tuple(chosen))
+        knowledge = None if run.knowledge is None else run.knowledge.expanded(keep, n)
+        run = dataclasses.replace(
+            run, labels=labels, reasons=reasons, rare=tuple(chosen), knowledge=knowledge
+        )
         _check_budget(run, data, rule, budget, options.max_suppression)
         return run
 
@@ -363,7 +368,7 @@ def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun
         runs.append(_run_sbca(part, k, inner, None))
         return runs[-1].labels, runs[-1].reasons
 
-    labels, reasons, groups = per_group(data, k, options.background, cluster)
+    labels, reasons, groups, knowledge = per_group(data, k, options.background, cluster)
     small = int((reasons == REASON_CODES["bk_small"]).sum())
     budget = int(options.max_suppression * data.n_rows)
     if small > budget:
@@ -382,6 +387,7 @@ def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun
         f"{how}; in each of {groups:,} group(s) of background knowledge within J={bg.threshold:g} bits "
         f"({bg.source})",
         reasons,
+        knowledge=knowledge,
     )
 
 
@@ -389,10 +395,10 @@ def _background(name: str) -> Runner:
     def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
         from .background.run import background_run
 
-        labels, reasons, detail = background_run(
+        labels, reasons, detail, knowledge = background_run(
             name, data, k, options.rule, options.background or BackgroundOptions()
         )
-        return ClusterRun(labels, name, "exact", detail, reasons)
+        return ClusterRun(labels, name, "exact", detail, reasons, knowledge=knowledge)
 
     return run
 

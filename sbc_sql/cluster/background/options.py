@@ -52,3 +52,21 @@ class BackgroundOptions:
     def source(self) -> str:
         """Which knowledge the run uses, in words."""
         return "the user's table" if self.knowledge is not None else f"estimator {self.estimator}"
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """The background knowledge a clustering bounded its classes by, for verification:
+    ``belief[i]``, row i's row of ``beliefs`` (-1: a row not clustered), ``beliefs`` the
+    distinct distributions over the sensitive column's value codes, ``threshold`` J. Every
+    two members of a class must be within J (Jensen-Shannon divergence in bits)."""
+
+    belief: np.ndarray
+    beliefs: np.ndarray
+    threshold: float
+
+    def expanded(self, rows: np.ndarray, n: int) -> Knowledge:
+        """The same knowledge for a table of n rows of which these are ``rows``."""
+        belief = np.full(n, -1, dtype=np.int64)
+        belief[rows] = self.belief
+        return Knowledge(belief, self.beliefs, self.threshold)

@@ -80,6 +80,9 @@ class Phase1:
     small: np.ndarray
     distinct: int
     approximate: bool
+    #: the beliefs some row holds, and each row's one of them (for verification)
+    beliefs: np.ndarray | None = None
+    belief: np.ndarray | None = None
 
 
 def complete_linkage(w: np.ndarray, threshold: float) -> np.ndarray:
@@ -192,4 +195,4 @@ def phase1(
     order = np.argsort(group, kind="stable")
     bounds = np.searchsorted(group[order], np.arange(len(kept) + 1))
     groups = tuple(order[bounds[g] : bounds[g + 1]] for g in range(len(kept)))
-    return Phase1(groups, group, group < 0, len(distinct), approximate)
+    return Phase1(groups, group, group < 0, len(distinct), approximate, beliefs, key.astype(np.int64))

@@ -18,7 +18,7 @@ from ..model import SUPPRESSED, QIData
 from ..sensitive import REASON_CODES, Rule
 from .knowledge import estimate, sensitive_column
 from .likeness import Likeness
-from .options import BackgroundOptions
+from .options import BackgroundOptions, Knowledge
 from .phase1 import Phase1, phase1
 from .space import Space
 
@@ -47,10 +47,16 @@ def _hilbert(data: QIData) -> np.ndarray:
     return curve_keys(data, nums, cats, categorical_by="code")
 
 
+def knowledge_of(groups: Phase1, options: BackgroundOptions) -> Knowledge:
+    """The beliefs phase 1 grouped the rows by, for verification."""
+    assert groups.beliefs is not None and groups.belief is not None
+    return Knowledge(groups.belief, groups.beliefs, options.threshold)
+
+
 def background_run(
     algorithm: str, data: QIData, k: int, rule: Rule, options: BackgroundOptions
-) -> tuple[np.ndarray, np.ndarray, str]:
-    """(labels, reasons, one line of detail) of one of the three algorithms."""
+) -> tuple[np.ndarray, np.ndarray, str, Knowledge]:
+    """(labels, reasons, one line of detail, the knowledge) of one of the three algorithms."""
     if rule.l or rule.t is not None:
         raise InputError(f"--algorithm {algorithm} keeps beta-likeness only, not l-diversity or t-closeness")
     if rule.beta is None:
@@ -88,7 +94,7 @@ def background_run(
         + (" (chunked)" if groups.approximate else "")
         + f", {next_class:,} class(es), {removed:,} row(s) not released"
     )
-    return labels, reasons, detail
+    return labels, reasons, detail, knowledge_of(groups, options)
 
 
 def _phase2(
@@ -130,9 +136,9 @@ def per_group(
     k: int,
     options: BackgroundOptions,
     cluster: Callable[[QIData], tuple[np.ndarray, np.ndarray | None]],
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """(labels, reasons, groups) of ``cluster`` run on each phase-1 group alone: its
-    classes never mix rows whose beliefs are more than J apart."""
+) -> tuple[np.ndarray, np.ndarray, int, Knowledge]:
+    """(labels, reasons, groups, the knowledge) of ``cluster`` run on each phase-1 group
+    alone: its classes never mix rows whose beliefs are more than J apart."""
     groups = group_rows(data, options, k)
     n = data.n_rows
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
@@ -148,4 +154,4 @@ def per_group(
         else:
             reasons[rows[~kept]] = REASON_CODES["unplaced"]
         offset += int(sub.max(initial=-1)) + 1
-    return labels, reasons, len(groups.groups)
+    return labels, reasons, len(groups.groups), knowledge_of(groups, options)
