@@ -47,9 +47,7 @@ def _kernel_column_ok(rule: Rule, counts: np.ndarray, size: int, p: np.ndarray, 
     if rule.beta is not None:
         cap = sensitive_mod.beta_cap(sp, rule.beta, rule.enhanced) * (1.0 - sensitive_mod.MARGIN)
     cnt = np.asarray(counts, dtype=np.int64)
-    return bool(
-        criteria.column_ok(cnt, 0, len(p), size, sp, cap, ordered, arr["crit_i"], arr["crit_f"])
-    )
+    return bool(criteria.column_ok(cnt, 0, len(p), size, sp, cap, ordered, arr["crit_i"], arr["crit_f"]))
 
 
 def _kernel_helpful(rule: Rule, counts: np.ndarray, size: int, p: np.ndarray) -> np.ndarray:
@@ -82,7 +80,7 @@ def _cases(seed: int):
             counts = rng.integers(0, 5, m)
             v = int(rng.integers(0, m))
             size = max(int(counts.sum()), 1)
-            counts[v] = int(math.floor(p[v] * (1 + 1.0) * size)) + int(rng.integers(-1, 2))
+            counts[v] = math.floor(p[v] * (1 + 1.0) * size) + int(rng.integers(-1, 2))
             counts = np.maximum(counts, 0)
         else:
             counts = rng.integers(0, 6, m) * (rng.random(m) < 0.7)
@@ -206,7 +204,9 @@ def _feasible(data: QIData, rule: Rule) -> bool:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=tables(), k=st.integers(2, 6), rule=st.sampled_from(RULES), mode=st.sampled_from(["exact", "blocks"]))
+@given(
+    data=tables(), k=st.integers(2, 6), rule=st.sampled_from(RULES), mode=st.sampled_from(["exact", "blocks"])
+)
 def test_every_class_keeps_k_and_the_criteria(data: QIData, k: int, rule: Rule, mode: str) -> None:
     if _feasible(data, rule):
         _check_run(data, k, rule, mode)

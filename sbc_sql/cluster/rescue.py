@@ -88,7 +88,9 @@ def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
                 break
             members = np.concatenate([by_class[starts[c] : starts[c + 1]], extra.get(int(c), []), [r]])
             members = members.astype(np.int64)
-            counts = [np.bincount(sens.codes[s][members], minlength=len(shares[s])) for s in range(len(shares))]
+            counts = [
+                np.bincount(sens.codes[s][members], minlength=len(shares[s])) for s in range(len(shares))
+            ]
             if not rule.ok(counts, len(members), sens):
                 continue
             labels[r] = c

@@ -223,8 +223,29 @@ def _remove_row(
 
 
 @njit(cache=True, nogil=True)
-def _place_increase(c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc, cat_act,
-                    qkind, qidx, vmax):  # fmt: skip
+def _place_increase(
+    c,
+    r,
+    size,
+    lo,
+    hi,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    raw,
+    span,
+    wn,
+    num_act,
+    cat,
+    card,
+    wc,
+    cat_act,
+    qkind,
+    qidx,
+    vmax,
+):
     """How much class c's information loss grows when row r joins it (QIs in column order)."""
     dc = cat.shape[0]
     old = 0.0
@@ -511,7 +532,9 @@ def finish(
                     if gain > best_gain and act:
                         if a_ok < 0:
                             a_ok = 0
-                            if members_ok(head[A], nxt, r, -1, scode, scnt, soff, sp, scap, sord, crit_i, crit_f):
+                            if members_ok(
+                                head[A], nxt, r, -1, scode, scnt, soff, sp, scap, sord, crit_i, crit_f
+                            ):
                                 a_ok = 1
                         if a_ok == 0 or not members_ok(
                             head[B], nxt, -1, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f
