@@ -186,6 +186,33 @@ ReadAttachOption = Annotated[
 ]
 
 
+LDiversityOption = Annotated[
+    int | None,
+    typer.Option(
+        help="l-diversity on every sensitive column: at least L distinct values per class "
+        "(see --l-model), e.g. --l-diversity 3."
+    ),
+]
+LModelOption = Annotated[LModel, typer.Option(help="Which l-diversity: distinct values or entropy.")]
+TClosenessOption = Annotated[
+    float | None,
+    typer.Option(
+        help="t-closeness on every sensitive column: each class's distribution within EMD T of "
+        "the whole table's, e.g. --t-closeness 0.2."
+    ),
+]
+BetaOption = Annotated[
+    float | None,
+    typer.Option(
+        help="Enhanced beta-likeness on every sensitive column: no value's share in a class above "
+        "its table share by more than min(B, -ln p) relatively, e.g. --beta-likeness 1."
+    ),
+]
+BetaBasicOption = Annotated[
+    bool, typer.Option("--beta-basic", help="The basic beta-likeness (B alone) instead of the enhanced one.")
+]
+
+
 @app.command("anonymize")
 def anonymize_cmd(
     table: Annotated[
@@ -271,7 +298,11 @@ def anonymize_cmd(
         ),
     ] = None,
     max_suppression: Annotated[
-        float, typer.Option(help="Share of rows datafly/incognito may suppress, e.g. --max-suppression 0.05.")
+        float,
+        typer.Option(
+            help="Share of rows that may be suppressed: by datafly/incognito, or where the criteria "
+            "cannot place them, e.g. --max-suppression 0.05."
+        ),
     ] = 0.01,
     memory_limit: Annotated[
         str | None,
@@ -306,6 +337,11 @@ def anonymize_cmd(
             "release.duckdb."
         ),
     ] = None,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -372,6 +408,11 @@ def anonymize_cmd(
             csv_header=csv_header,
             attach=attach or (),
             target_db=target_db,
+            l_diversity=l_diversity,
+            l_model=l_model.value,
+            t_closeness=t_closeness,
+            beta_likeness=beta_likeness,
+            beta_basic=beta_basic,
             log=log,
             progress=bar,
             trace=trace if verbose else None,
@@ -396,8 +437,45 @@ def summary_dict(result: Result) -> dict[str, object]:
         "k": result.plan.k,
         "mode": result.mode,
         **m.as_dict(),
+        **({"criteria": _criteria_dict(result)} if result.criteria else {}),
+        **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
         "seconds": {s: round(t, 4) for s, t in result.timings.items()},
     }
+
+
+def _criteria_dict(result: Result) -> dict[str, object]:
+    c = result.criteria
+    assert c is not None
+    asked = {
+        "l_diversity": c.l_diversity,
+        "l_model": c.l_model if c.l_diversity is not None else None,
+        "t_closeness": c.t_closeness,
+        "beta_likeness": c.beta_likeness,
+        "beta_model": ("basic" if c.beta_basic else "enhanced") if c.beta_likeness is not None else None,
+    }
+    return {
+        "asked": {key: v for key, v in asked.items() if v is not None},
+        "sensitive": [col.name for col in result.plan.sensitive],
+        "achieved": {key: round(v, 6) for key, v in result.achieved.items()},
+    }
+
+
+def _criteria_lines(result: Result) -> list[str]:
+    """The criteria held and what the release achieves, worst over the sensitive columns."""
+    if result.criteria is None:
+        return []
+    a = result.achieved
+    shown = []
+    for key, label, fmt in (
+        ("l_diversity", "distinct l", "{:.0f}"),
+        ("entropy_l_diversity", "entropy l", "{:.2f}"),
+        ("t_closeness", "t", "{:.4f}"),
+        ("beta_likeness", "beta", "{:.4f}"),
+    ):
+        if key in a:
+            shown.append(f"{label} {fmt.format(a[key])}")
+    columns = ", ".join(f"'{c.name}'" for c in result.plan.sensitive)
+    return [f"  verified {result.criteria.describe()} on {columns}: achieved " + ", ".join(shown)]
 
 
 def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
@@ -416,7 +494,13 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     release, view = prefix + result.release, prefix + result.view
     lines = [
         f"release '{release}' (view '{view}'): verified {plan.k}-anonymous and complete",
-        f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}",
+        *_criteria_lines(result),
+        f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}"
+        + (
+            " (" + ", ".join(f"{why} {n:,}" for why, n in result.suppressed_by.items()) + ")"
+            if result.suppressed_by
+            else ""
+        ),
         f"  classes {m.classes:,}: smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
@@ -466,29 +550,11 @@ def verify_cmd(
     release: Annotated[str, typer.Option(help="The release (view or table).")],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
     attach: ReadAttachOption = None,
-    l_diversity: Annotated[
-        int | None,
-        typer.Option(help="Also check l-diversity on every sensitive column, e.g. --l-diversity 3."),
-    ] = None,
-    l_model: Annotated[
-        LModel, typer.Option(help="Which l-diversity: distinct values or entropy.")
-    ] = LModel.distinct,  # type: ignore[attr-defined]
-    t_closeness: Annotated[
-        float | None,
-        typer.Option(
-            help="Also check t-closeness (EMD to the whole table) on every sensitive column, "
-            "e.g. --t-closeness 0.2."
-        ),
-    ] = None,
-    beta_likeness: Annotated[
-        float | None,
-        typer.Option(
-            help="Also check enhanced beta-likeness on every sensitive column, e.g. --beta-likeness 1."
-        ),
-    ] = None,
-    beta_basic: Annotated[
-        bool, typer.Option("--beta-basic", help="Check the basic beta-likeness instead of the enhanced one.")
-    ] = False,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -555,9 +621,18 @@ def evaluate_cmd(
         bool, typer.Option("--quiet", "-q", help="Print only the figures: no step lines on stderr.")
     ] = False,
     attach: ReadAttachOption = None,
+    beta_likeness: Annotated[
+        float | None,
+        typer.Option(
+            help="With --sensitive: the smallest class each value may sit in under this beta "
+            "(default: the beta the run kept), e.g. --beta-likeness 1."
+        ),
+    ] = None,
+    beta_basic: BetaBasicOption = False,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
-    --sensitive, l-diversity, t-closeness and beta-likeness of a release.
+    --sensitive, l-diversity, t-closeness and beta-likeness of a release; suppressed rows per
+    reason when the run recorded them.
 
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
@@ -581,6 +656,8 @@ def evaluate_cmd(
             k=k,
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
             attach=attach or (),
+            beta_likeness=beta_likeness,
+            beta_basic=beta_basic,
         )
     if as_json:
         typer.echo(json.dumps(report.grouped(result), indent=2))
@@ -594,8 +671,13 @@ def compare_cmd(
     table: Annotated[str, typer.Option("--table", "-t", help="Table to anonymize, e.g. -t patients.")],
     k: Annotated[str, typer.Option("--k", "-k", help="Comma-separated k values, e.g. -k 2,5,10.")],
     algorithms: Annotated[
-        str, typer.Option(help="Comma-separated algorithms, e.g. --algorithms sbca,mondrian.")
-    ] = ",".join(registry.names()),
+        str | None,
+        typer.Option(
+            help="Comma-separated algorithms (default: all, or all that keep the criteria asked), "
+            "e.g. --algorithms sbca,mondrian.",
+            show_default=False,
+        ),
+    ] = None,
     qi: QiOption = None,
     sensitive: SensitiveOption = None,
     drop: DropOption = None,
@@ -604,11 +686,20 @@ def compare_cmd(
         list[str] | None, typer.Option(help="col=path.csv hierarchy for datafly/incognito (repeatable).")
     ] = None,
     max_suppression: Annotated[
-        float, typer.Option(help="Share of rows datafly/incognito may suppress.")
+        float,
+        typer.Option(
+            help="Share of rows that may be suppressed: by datafly/incognito, or where the criteria "
+            "cannot place them, e.g. --max-suppression 0.05."
+        ),
     ] = 0.01,
     plot: Annotated[str | None, typer.Option(help="Write NCP against k as a PNG.")] = None,
     csv_path: Annotated[str | None, typer.Option("--csv", help="Write the rows as CSV.")] = None,
     keep_releases: Annotated[bool, typer.Option(help="Keep every release.")] = False,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
 ) -> None:
     """One row per (algorithm, k): NCP, utility, classes, distinct tuples, suppressed, time.
 
@@ -627,8 +718,9 @@ def compare_cmd(
             db,
             table,
             ks,
-            [a.strip() for a in algorithms.split(",") if a.strip()],
+            None if algorithms is None else [a.strip() for a in algorithms.split(",") if a.strip()],
             keep_releases=keep_releases,
+            criteria=Criteria(l_diversity, l_model.value, t_closeness, beta_likeness, beta_basic),
             qi=qi or (),
             sensitive=sensitive or (),
             drop=drop or (),

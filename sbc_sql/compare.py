@@ -48,14 +48,25 @@ def compare(
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
 
-    ``algorithms``: names from the registry (default: every one, in its order); an unknown
-    name is refused before anything runs. The table is planned, profiled and pulled once;
+    ``algorithms``: names from the registry (default: every one, in its order; with
+    ``criteria``, every one that keeps them); an unknown name, or one that cannot keep the
+    criteria asked, is refused before anything runs. The table is planned, profiled and pulled once;
     each (algorithm, k) is then clustered, written, verified and measured. A release is
     counted only once verified; its time is its clustering and publishing.
     """
-    algorithms = registry.names() if algorithms is None else tuple(algorithms)
+    criteria = options.get("criteria")
+    asked = criteria is not None and criteria.asked
+    if algorithms is None:
+        # with criteria, the algorithms that keep them
+        algorithms = registry.with_criteria() if asked else registry.names()
+    algorithms = tuple(algorithms)
     for name in algorithms:
-        registry.get(name)
+        if asked and not registry.get(name).criteria:
+            assert criteria is not None
+            raise InputError(
+                f"--algorithms names {name}, which clusters for k alone and cannot keep "
+                f"{criteria.describe()}; compare those that keep it: {', '.join(registry.with_criteria())}"
+            )
     engine = engines.connect(database)
     stem = Path(table).stem if looks_like_file(table) else table
 
@@ -74,7 +85,8 @@ def compare(
             "drop or rename them first (compare never replaces what it did not create)"
         )
     first_output = output_of(algorithms[0], ks[0]) if algorithms and ks else None
-    run_options = make_options(ks[0] if ks else 2, output=first_output, **options)
+    first = {"algorithm": algorithms[0]} if algorithms else {}
+    run_options = make_options(ks[0] if ks else 2, output=first_output, **first, **options)
     prepared = prepare(engine, table, run_options, hierarchies=hierarchies)
     rows: list[CompareRow] = []
     for algorithm in algorithms:

@@ -54,7 +54,7 @@ _KEYWORDS = {
     "paper": "algorithm='sbca-paper'",
     "hierarchy": "hierarchies",
 }
-_FLAG = re.compile(r"--([a-z][a-z-]*)(?: (\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?")
+_FLAG = re.compile(r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?")
 
 
 def in_python_terms(message: str) -> str:
@@ -68,7 +68,7 @@ def in_python_terms(message: str) -> str:
             return name + (f" {value}" if value else "")
         if value is None:
             return f"{name}=..."
-        if value.startswith("'") or re.fullmatch(r"\d+(\.\d+)?", value):
+        if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
             return f"{name}={value}"
         return f"{name}='{value}'"
 

@@ -14,12 +14,16 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import names as table_names
 from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
 from .engines.base import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
+
+if TYPE_CHECKING:
+    from .privacy.criteria import Criteria
 
 ROLES = ("qi", "sensitive", "identifier", "insensitive")
 FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop", "insensitive": "--keep"}
@@ -54,6 +58,14 @@ class Options:
     # how a CSV input is read (None: sniffed)
     csv_delimiter: str | None = None
     csv_header: bool | None = None
+    # l-diversity, t-closeness, beta-likeness on the sensitive columns (none by default)
+    criteria: Criteria = field(default_factory=lambda: _no_criteria())
+
+
+def _no_criteria() -> Criteria:
+    from .privacy.criteria import Criteria  # the privacy models read this module's Column
+
+    return Criteria()
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,11 @@ class Plan:
     def verbatim(self) -> tuple[Column, ...]:
         """Columns released as they are: sensitive and insensitive."""
         return tuple(c for c in self.columns if c.role in ("sensitive", "insensitive"))
+
+    @property
+    def sensitive(self) -> tuple[Column, ...]:
+        """The sensitive columns, which the privacy criteria read."""
+        return tuple(c for c in self.columns if c.role == "sensitive")
 
 
 def split_names(values: Iterable[str] | None) -> tuple[str, ...]:
@@ -382,6 +399,7 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
+    _check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = _weights(columns, options.weights)
     if options.output and table_names.parse(options.output).qualified:
         raise InputError(
@@ -393,6 +411,32 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     _check_release_names(plan)
     _check_categorical_count(plan)
     return plan
+
+
+def _check_criteria(options: Options, chosen: registry.Clusterer, sensitive: Sequence[Column]) -> None:
+    """The criteria's thresholds, a sensitive column for them, and an algorithm that keeps
+    them (the data's limits, such as l against the distinct values, come after the
+    statistics)."""
+    criteria = options.criteria
+    criteria.check()
+    if not criteria.asked:
+        return
+    if not sensitive:
+        raise InputError(
+            f"{criteria.describe()} is asked, but no column is declared sensitive; declare one "
+            "(--sensitive, or the column comment 'sbc:sensitive')"
+        )
+    if not chosen.criteria:
+        what = (
+            "is the paper's algorithm, for k alone,"
+            if chosen.name == "sbca-paper"
+            else "clusters for k alone"
+        )
+        others = ", ".join(registry.with_criteria()) or "none"
+        raise InputError(
+            f"--algorithm {chosen.name} {what} and cannot keep {criteria.describe()}; "
+            f"use one that keeps them ({others})"
+        )
 
 
 def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:

@@ -65,10 +65,14 @@ def document(
     measures: Mapping[str, Any] | None,
     timings: Mapping[str, float],
     hierarchies: Sequence[str] = (),
+    achieved: Mapping[str, float] | None = None,
+    suppressed_by: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The provenance of the release ``plan`` describes. ``facts``: the verified counts
     (source_rows, released, suppressed, classes); ``models``: each privacy model checked, its
-    name and thresholds; ``measures``: the measure stage's figures (None in a dry run)."""
+    name and thresholds (and sensitive column); ``measures``: the measure stage's figures
+    (None in a dry run); ``achieved``: what the release achieves of the criteria asked on top
+    of k; ``suppressed_by``: suppressed rows per reason."""
     o = plan.options
     return {
         "schema": SCHEMA,
@@ -113,10 +117,12 @@ def document(
         ],
         "weights": {c.name: w for c, w in zip(plan.qis, plan.weights, strict=True)},
         "privacy_models": [dict(m) for m in models],
+        "achieved": _rounded(achieved) if achieved else {},
         "rows": {
             "input": facts.get("source_rows"),
             "released": facts.get("released"),
             "suppressed": facts.get("suppressed"),
+            "suppressed_by": dict(suppressed_by or {}),
         },
         "classes": facts.get("classes"),
         "measures": _rounded(measures) if measures is not None else None,

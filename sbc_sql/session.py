@@ -21,7 +21,7 @@ import secrets
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +37,14 @@ from . import plan as planning
 from .cluster import registry
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
+from .cluster.sensitive import REASONS
 from .engines.base import CsvOptions, Engine
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
+from .privacy.base import PrivacyModel
+from .privacy.criteria import Criteria, check_sensitive
+from .privacy.criteria import models as criteria_models
 from .sql.templates import ident
 from .stages import measure, pull, stats, verify, write
 
@@ -70,6 +74,12 @@ class Result:
     written: bool = True
     #: the file the release was exported to (--out-file), once written
     exported: Path | None = None
+    #: the criteria asked on top of k and, per figure (l_diversity, t_closeness, ...), what
+    #: the release achieves on its sensitive columns (the worst over columns and classes)
+    criteria: Criteria | None = None
+    achieved: dict[str, float] = field(default_factory=dict)
+    #: suppressed rows per reason (rare_value, unplaced, ...), when the algorithm gave reasons
+    suppressed_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def statements(self) -> list[str]:
@@ -177,6 +187,11 @@ def anonymize(
     csv_header: bool | None = None,
     attach: Iterable[str] = (),
     target_db: str | Path | None = None,
+    l_diversity: int | None = None,
+    l_model: str = "distinct",
+    t_closeness: float | None = None,
+    beta_likeness: float | None = None,
+    beta_basic: bool = False,
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
@@ -200,7 +215,13 @@ def anonymize(
     ``sql_only`` plans and logs the SQL without writing. ``mode`` (auto, exact, blocks),
     ``workers`` and ``block_rows`` tune the default algorithm; ``algorithm`` picks another
     (sbca-paper, mondrian, kmember, datafly, incognito), ``hierarchies`` and
-    ``max_suppression`` feed datafly and incognito. ``log`` receives one line per role and
+    ``max_suppression`` feed datafly and incognito.
+
+    ``l_diversity`` (``l_model`` distinct or entropy), ``t_closeness`` (EMD to the whole
+    input's distribution) and ``beta_likeness`` (enhanced unless ``beta_basic``) are kept on
+    every sensitive column while clustering, each column on its own, and verified before the
+    release is written; rows that cannot be placed are suppressed, at most
+    ``max_suppression`` of them (default 1 %). ``log`` receives one line per role and
     step, ``progress(done, total)`` the clustering's progress, ``trace`` each statement's SQL
     as it runs.
 
@@ -253,6 +274,7 @@ def anonymize(
         block_rows=block_rows,
         csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
         csv_header=csv_header,
+        criteria=Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic),
     )
     attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
@@ -416,12 +438,22 @@ def prepare(
         how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
         say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
 
+    criteria = plan.options.criteria
+    sensitive = plan.sensitive if criteria.asked else ()
+    if sensitive:
+        distinct, nulls = stats.distinct_and_nulls(engine, plan.source.name, sensitive)
+        check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
+
     prepared = Prepared(engine, plan, st, None, None, hierarchies, timings)
     t = time.perf_counter()
     if engine.dry:
-        engine.show(pull.pull_sql(plan, engine.row_id("s")))
+        engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
-        prepared.data, prepared.row_id = pull.pull(engine, plan, st)
+        prepared.data, prepared.row_id = pull.pull(engine, plan, st, sensitive=sensitive)
+        if prepared.data.sensitive is not None:
+            problems = criteria.rule().check_feasible(prepared.data.sensitive)
+            if problems:
+                raise InputError(problems[0])
     prepared.stage("pull", t)
     return prepared
 
@@ -453,11 +485,17 @@ def cluster(
         block_rows=options.block_rows,
         hierarchies=resolve_hierarchies(prepared.data, prepared.stats, prepared.hierarchies),
         max_suppression=options.max_suppression,
+        rule=options.criteria.rule(),
         progress=progress,
     )
     prepared.stage("cluster", t)
     if log is not None:
         log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
+        for column, _, forced in run.rare:
+            log(
+                f"a value of '{column}' forces classes of at least {forced:,} rows under "
+                "beta-likeness: its rows are suppressed"
+            )
     return Clustering(plan, run)
 
 
@@ -477,6 +515,9 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
     rows_tmp, classes_tmp = f"{temp_name}_rows", f"{temp_name}_classes"
     row_id = engine.row_id("s")
     measures = verdict = None
+    criteria = plan.options.criteria
+    models = criteria_models(plan.k, criteria, plan.sensitive if criteria.asked else ())
+    achieved: dict[str, float] = {}
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
     try:
@@ -491,19 +532,19 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
 
             t = time.perf_counter()
             if engine.dry:
-                models = verify.default_models(plan.k)
                 for tree in verify.label_checks_sql(
                     layout, source, labels_name, rows_tmp, classes_tmp, row_id, models
                 ):
                     engine.show(tree)
             else:
                 verdict = verify.verify_with_labels(
-                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k
+                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models
                 )
                 if not verdict.ok:
                     raise VerificationError(
                         "release failed verification, nothing was written: " + "; ".join(verdict.problems)
                     )
+                achieved = _achieved(engine, models[1:], rows_tmp, source)
             prepared.stage("verify", t)
 
             t = time.perf_counter()
@@ -523,7 +564,7 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                 write.create_release_view_sql(plan, plan.output, plan.rows_table, plan.classes_table)
             )
             engine.execute(write.create_view_sql(plan, plan.view, plan.output))
-            text = provenance.to_json(_provenance(prepared, clustering, verdict, measures))
+            text = provenance.to_json(_provenance(prepared, clustering, verdict, measures, models, achieved))
             for tree in write.comment_release_sql(plan, text):
                 engine.execute(tree)
             if export_tmp:
@@ -550,7 +591,30 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
         dict(timings),
         written=not engine.dry,
         exported=Path(out_file) if out_file and not engine.dry else None,
+        criteria=criteria if criteria.asked else None,
+        achieved=achieved,
+        suppressed_by=_suppressed_by(clustering.run),
     )
+
+
+def _achieved(engine: Engine, models: Sequence[PrivacyModel], rows: str, source: str) -> dict[str, float]:
+    """What the release achieves of each criterion: each model's figures, the worst over
+    the sensitive columns (the fewest values, the largest distance or gain)."""
+    out: dict[str, float] = {}
+    for m in models:
+        for name, value in m.measure(engine, rows, source).items():
+            v = float(value or 0)
+            worse = min if name.endswith("l_diversity") else max
+            out[name] = worse(out[name], v) if name in out else v
+    return out
+
+
+def _suppressed_by(run: ClusterRun | None) -> dict[str, int]:
+    """Suppressed rows per reason, from the algorithm's reasons."""
+    if run is None or run.reasons is None:
+        return {}
+    codes, counts = np.unique(run.reasons[run.labels < 0], return_counts=True)
+    return {REASONS[int(c)]: int(n) for c, n in zip(codes, counts, strict=True)}
 
 
 # counts the provenance takes from verification, not from the measures
@@ -562,23 +626,36 @@ def _provenance(
     clustering: Clustering,
     verdict: verify.Verdict | None,
     measures: measure.Measures | None,
+    models: Sequence[PrivacyModel] = (),
+    achieved: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """How this release was made (see :mod:`sbc_sql.provenance`); a dry run has no counts
     or measures yet, and records none."""
     from . import __version__
 
     plan, run = clustering.plan, clustering.run
-    models = [{"name": m.name, **m.params()} for m in verify.default_models(plan.k)]
+    recorded = [
+        {
+            "name": m.name,
+            **m.params(),
+            **({"column": m.sensitive.name} if m.sensitive else {}),
+            # which form of the model: l-diversity's variant, beta-likeness's enhanced flag
+            **{a: getattr(m, a) for a in ("variant", "enhanced") if hasattr(m, a)},
+        }
+        for m in (models or verify.default_models(plan.k))
+    ]
     return provenance.document(
         plan,
         version=__version__,
         algorithm=run.algorithm if run else plan.options.algorithm,
         mode=run.mode if run else plan.options.mode,
-        models=models,
+        models=recorded,
         facts=verdict.facts if verdict else {},
         measures={k: v for k, v in measures.as_dict().items() if k not in _COUNTS} if measures else None,
         timings=prepared.timings,
         hierarchies=list(prepared.hierarchies or ()),
+        achieved=achieved,
+        suppressed_by=_suppressed_by(run),
     )
 
 

@@ -34,7 +34,8 @@ def test_the_release_records_how_it_was_made(released):
     }
     assert doc["weights"] == {"age": 1.0, "zip": 1.0}
     assert doc["privacy_models"] == [{"name": "k-anonymity", "k": K}]
-    assert doc["rows"] == {"input": 24, "released": 24, "suppressed": 0}
+    assert doc["rows"] == {"input": 24, "released": 24, "suppressed": 0, "suppressed_by": {}}
+    assert doc["achieved"] == {}
     assert doc["classes"] == 8
     assert set(doc["measures"]) >= {"total_ncp", "utility", "ncp", "smallest_class"}
     assert set(doc["seconds"]) >= {"plan", "stats", "pull", "cluster", "write", "verify", "measure"}
@@ -79,7 +80,7 @@ def test_the_provenance_takes_flags_weights_and_suppression(con):
     }
     # the weights the run used (scaled so the largest is 1) beside the ones given
     assert doc["weights"] == {"age": 1.0, "zip": 0.5} and doc["options"]["weights"] == {"age": 2.0}
-    assert doc["rows"] == {"input": 25, "released": 24, "suppressed": 1}
+    assert doc["rows"] == {"input": 25, "released": 24, "suppressed": 1, "suppressed_by": {}}
 
 
 def test_a_comment_of_the_runs_own_parses_back(released):

@@ -56,7 +56,9 @@ class BetaLikeness(PrivacyModel):
         if not self.enhanced:
             return above
         # enhanced: (q - p) / p <= min(beta, -ln p) for every value
-        return exp.or_(above, exp.GT(this=figure("sbc_over_cap"), expression=exp.Literal.number(0)))
+        return exp.Or(
+            this=above, expression=exp.GT(this=figure("sbc_over_cap"), expression=exp.Literal.number(0))
+        )
 
     def params(self) -> dict[str, Any]:
         return {"beta": self.beta}

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..cluster.sensitive import Rule
 from ..errors import InputError
 from ..plan import Column
 from .base import PrivacyModel
@@ -59,6 +60,16 @@ class Criteria:
             raise InputError(
                 f"--beta-likeness {b} is not above 0; it bounds a relative gain: give e.g. --beta-likeness 1"
             )
+
+    def rule(self) -> Rule:
+        """The same criteria as the clustering checks them."""
+        return Rule(
+            self.l_diversity or 0,
+            self.l_model == "entropy",
+            self.t_closeness,
+            self.beta_likeness,
+            enhanced=not self.beta_basic,
+        )
 
     def describe(self) -> str:
         parts = []

@@ -141,6 +141,16 @@ class Evaluation:
     enhanced_beta_likeness: float | None = None
     query_error: tuple[QueryError, ...] = field(default_factory=tuple)
     seed: int = 0
+    #: the GCP that charges a removed row nothing (the background-knowledge paper's), beside
+    #: ``gcp`` (which charges it 1 per QI) and ``rgcp`` (which charges its nearest class)
+    gcp_released: float = 0.0
+    #: suppressed rows per reason, as the run recorded them in its provenance (None: none
+    #: recorded)
+    suppressed_by: dict[str, int] | None = None
+    #: with a beta: per value of the sensitive column, by frequency rank ("#1 of 14, 4,038
+    #: rows"), the smallest class that may hold one of its rows under beta-likeness
+    forced_class: dict[str, int] | None = None
+    forced_beta: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values."""
@@ -732,6 +742,8 @@ def evaluate(
     k: int | None = None,
     log: Callable[[str], None] | None = None,
     attach: Iterable[str] = (),
+    beta_likeness: float | None = None,
+    beta_basic: bool = False,
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
@@ -739,6 +751,9 @@ def evaluate(
 
     ``k`` is the k of C_AVG (default: the smallest class). ``queries=0`` skips the query
     error. ``log`` receives a line as each step starts and ends (with its seconds).
+    ``beta_likeness`` (default: the beta the run kept on ``sensitive``, from its provenance)
+    adds, per sensitive value, the smallest class beta-likeness lets hold it (enhanced
+    unless ``beta_basic``). Suppressed rows per reason come from the run's provenance.
     """
     _check(k_r, n_r, queries, selectivities, k)
     with engines.reading(database_or_con, attach) as engine:
@@ -756,6 +771,8 @@ def evaluate(
             weights,
             k,
             _Steps(log),
+            beta_likeness,
+            beta_basic,
         )
 
 
@@ -772,6 +789,8 @@ def _evaluate(
     weights: Mapping[str, float] | None,
     k: int | None,
     step: _Steps,
+    beta_likeness: float | None = None,
+    beta_basic: bool = False,
 ) -> Evaluation:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
@@ -815,6 +834,17 @@ def _evaluate(
                 errors = query_error(engine, layout, original, names, table)
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
+    recorded = _recorded(engine, original, release)
+    suppressed_by = {str(w): int(c) for w, c in recorded.get("rows", {}).get("suppressed_by", {}).items()}
+    forced: dict[str, int] = {}
+    if sens is not None:
+        if beta_likeness is None:
+            for model in recorded.get("privacy_models", []):
+                if model.get("name") == "beta-likeness" and model.get("column") == sens.name:
+                    beta_likeness = float(model["beta"])
+                    beta_basic = not model.get("enhanced", True)
+        if beta_likeness is not None:
+            forced = _forced_classes(engine, sens, original, beta_likeness, not beta_basic)
     return Evaluation(
         n_rows=n,
         released=m.released,
@@ -846,4 +876,41 @@ def _evaluate(
         enhanced_beta_likeness=_as(float, privacy.get("enhanced_beta_likeness")),
         query_error=errors,
         seed=seed,
+        gcp_released=m.total_ncp - (m.suppressed / n if n else 0.0),
+        suppressed_by=suppressed_by or None,
+        forced_class=forced or None,
+        forced_beta=beta_likeness if forced else None,
     )
+
+
+def _recorded(engine: Engine, original: str, release: str) -> dict[str, Any]:
+    """The release's provenance document; empty when it has none (or one that cannot be read)."""
+    from ..provenance import ProvenanceError
+    from ..stages import audit
+
+    try:
+        prov = audit.read(engine, original, release).provenance
+    except (ProvenanceError, InputError):
+        return {}
+    return dict(prov.document) if prov is not None else {}
+
+
+def _forced_classes(
+    engine: Engine, sens: Column, original: str, beta: float, enhanced: bool
+) -> dict[str, int]:
+    """Per value of ``sens``, by frequency rank, the smallest class beta-likeness lets
+    hold one of its rows: ceil(1 / f(p)), f(p) = p (1 + min(beta, -ln p)) (enhanced) or
+    p (1 + beta)."""
+    from ..cluster.sensitive import beta_cap
+
+    counts = sorted((int(c) for _, c in engine.fetch_all(value_counts_sql(sens, original))), reverse=True)
+    total = sum(counts)
+    if not total:
+        return {}
+    p = np.array(counts, dtype=np.float64) / total
+    sizes = np.ceil(1.0 / beta_cap(p, beta, enhanced) - 1e-9)
+    m = len(counts)
+    return {
+        f"#{i + 1} of {m} ({c:,} rows)": int(size)
+        for i, (c, size) in enumerate(zip(counts, sizes, strict=True))
+    }

@@ -42,6 +42,9 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
             Metric("n_rows", "rows in", None, "rows of the original"),
             Metric("released", "rows released", "higher", "rows in the release"),
             Metric("suppressed", "rows suppressed", "lower", "rows of the original left out of the release"),
+            Metric(
+                "suppressed_by", "suppressed", None, "rows suppressed for that reason, as the run recorded"
+            ),
         ),
     ),
     (
@@ -58,6 +61,12 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
             Metric("ncp", "NCP", "lower", "that share for one QI; a suppressed row counts 1"),
             Metric("utility", "utility", "higher", "1 - total NCP"),
             Metric("gcp", "GCP", "lower", "global certainty penalty: the total NCP over every input row"),
+            Metric(
+                "gcp_released",
+                "GCP, removals free",
+                "lower",
+                "GCP charging a removed row nothing (what RGCP corrects)",
+            ),
             Metric(
                 "rgcp",
                 "RGCP",
@@ -119,6 +128,15 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
                 "enhanced beta-likeness",
                 "lower",
                 "beta-likeness with a frequent value's gain capped at -ln(its frequency)",
+            ),
+            Metric(
+                "forced_beta", "beta for the sizes below", None, "the beta the forced class sizes are for"
+            ),
+            Metric(
+                "forced_class",
+                "forced class",
+                None,
+                "smallest class that may hold a row of that value (by frequency rank) under beta",
             ),
         ),
     ),
@@ -184,9 +202,10 @@ def text(evaluation: Evaluation) -> str:
             entry = doc[key].get(m.key)
             if entry is None:
                 continue
-            if m.key == "ncp":
+            if isinstance(entry, dict) and "value" not in entry:
+                prefix = "NCP" if m.key == "ncp" else m.label
                 for q, e in entry.items():
-                    lines.append((f"NCP {q}", _shown(e["value"]), m.better or "", m.meaning))
+                    lines.append((f"{prefix} {q}", _shown(e["value"]), m.better or "", m.meaning))
             else:
                 lines.append((m.label, _shown(entry["value"]), m.better or "", m.meaning))
     if "query_accuracy" in doc:

@@ -1,20 +1,25 @@
 """Pull stage: stream the QIs from the database as Arrow batches into columnar arrays.
 
 Numerics arrive as DOUBLE (NULL -> NaN); categoricals are turned into integer codes by
-Arrow's vectorized lookup against the domains from the statistics stage.
+Arrow's vectorized lookup against the domains from the statistics stage. When privacy
+criteria are asked, the sensitive columns come in the same stream and become value codes
+in value order, NULL last (:class:`..cluster.sensitive.Sensitive`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import to_numpy
 from ..cluster.model import QIData
+from ..cluster.sensitive import Sensitive
 from ..engines.base import Engine
-from ..plan import Plan
+from ..plan import Column, Plan
 from ..sql.nodes import as_category, as_number, ref
 from ..sql.templates import render
 from .stats import Stats, encode_column
@@ -22,23 +27,30 @@ from .stats import Stats, encode_column
 BATCH_ROWS = 1 << 17
 
 
-def pull_sql(plan: Plan, row_id: exp.Expression) -> exp.Expression:
+def pull_sql(plan: Plan, row_id: exp.Expression, sensitive: Sequence[Column] = ()) -> exp.Expression:
     exprs = [
-        as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c) for c in plan.qis
+        as_number(ref(c.name), c) if c.kind == "numeric" else as_category(ref(c.name), c)
+        for c in (*plan.qis, *sensitive)
     ]
     return render("pull_rows", source=plan.source.name, row_id=row_id, qi=exprs)
 
 
 def pull(
-    engine: Engine, plan: Plan, stats: Stats, progress: Callable[[int, int], None] | None = None
+    engine: Engine,
+    plan: Plan,
+    stats: Stats,
+    progress: Callable[[int, int], None] | None = None,
+    sensitive: Sequence[Column] = (),
 ) -> tuple[QIData, np.ndarray]:
-    """The QIs of every row as a QIData, and each row's row_id in the source."""
+    """The QIs of every row as a QIData, and each row's row_id in the source; with
+    ``sensitive`` columns, their value codes as ``QIData.sensitive``."""
     n = stats.n_rows
     qis = plan.qis
     row_id = np.empty(n, dtype=np.int64)
     columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
+    raw: list[list[pa.Array]] = [[] for _ in sensitive]
     at = 0
-    for batch in engine.stream(pull_sql(plan, engine.row_id("s")), BATCH_ROWS):
+    for batch in engine.stream(pull_sql(plan, engine.row_id("s"), sensitive), BATCH_ROWS):
         m = batch.num_rows
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")
@@ -49,6 +61,8 @@ def pull(
                 columns[i][at : at + m] = to_numpy(arr, np.float64)
             else:
                 columns[i][at : at + m] = encode_column(arr, stats.domains[c.name], c)
+        for j in range(len(sensitive)):
+            raw[j].append(batch.column(1 + len(qis) + j))
         at += m
         if progress is not None:
             progress(at, n)
@@ -63,5 +77,30 @@ def pull(
         cardinality=tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
         weights=plan.weights,
         position=row_id,
+        sensitive=_sensitive(sensitive, raw) if sensitive else None,
     )
     return data, row_id
+
+
+def _sensitive(columns: Sequence[Column], raw: list[list[pa.Array]]) -> Sensitive:
+    """Each sensitive column as value codes 0 .. m - 1 in the values' order, NULL last (the
+    order t-closeness ranks numeric values in), with each value's count."""
+    codes, counts = [], []
+    for parts in raw:
+        values = pa.chunked_array(parts) if parts else pa.chunked_array([], pa.null())
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        domain = pc.unique(values.drop_null())
+        domain = domain.take(pc.sort_indices(domain)) if len(domain) else domain
+        code = pc.index_in(values, value_set=domain).fill_null(len(domain))
+        c = np.asarray(code.to_numpy(), dtype=np.int32) if code.num_chunks else np.zeros(0, dtype=np.int32)
+        codes.append(c)
+        counts.append(
+            np.bincount(c, minlength=len(domain) + (1 if values.null_count else 0)).astype(np.int64)
+        )
+    return Sensitive(
+        tuple(c.name for c in columns),
+        tuple(codes),
+        tuple(counts),
+        tuple(c.kind == "numeric" for c in columns),
+    )
