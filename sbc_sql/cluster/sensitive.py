@@ -159,11 +159,18 @@ class Rule:
         (an empty class id does not)."""
         n_classes = int(labels.max()) + 1 if len(labels) and labels.max() >= 0 else 0
         keep = labels >= 0
-        size = np.bincount(labels[keep], minlength=n_classes).astype(np.float64)
+        size = np.bincount(labels[keep], minlength=n_classes)
+        counts = [sensitive.class_counts(s, labels, n_classes) for s in range(sensitive.n_columns)]
+        return self.counts_ok(counts, size, sensitive)
+
+    def counts_ok(self, counts: list[np.ndarray], size: np.ndarray, sensitive: Sensitive) -> np.ndarray:
+        """One flag per class from its value counts (``counts[s]``: (classes, m_s) of column
+        s) and sizes: whether it satisfies every criterion (an empty class does not)."""
+        size = np.asarray(size, dtype=np.float64)
         good = size > 0
         safe = np.where(good, size, 1.0)
         for s in range(sensitive.n_columns):
-            cnt = sensitive.class_counts(s, labels, n_classes).astype(np.float64)
+            cnt = np.asarray(counts[s], dtype=np.float64)
             p = sensitive.shares(s)
             q = cnt / safe[:, None]
             if self.l:
