@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sbc_sql.cluster import sensitive as sensitive_mod
+from sbc_sql.cluster.leftover import class_cost_increase
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.registry import REGISTRY, ClusterOptions, get, with_criteria
+from sbc_sql.cluster.rescue import rescue
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.kernels import criteria
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule, Sensitive
@@ -293,6 +295,42 @@ def test_sbca_keeps_criteria_and_without_them_runs_as_before() -> None:
 
 def test_reasons_name_unplaced_rows() -> None:
     assert REASON_CODES["unplaced"] == 2
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(max_rows=200), k=st.integers(2, 5), rule=st.sampled_from(RULES), seed=st.integers(0, 99))
+def test_rescue_joins_the_cheapest_class_that_keeps_the_criteria(
+    data: QIData, k: int, rule: Rule, seed: int
+) -> None:
+    """Rows a block left: each, in row order, joins the class of least NCP increase (ties:
+    lower id) among those that keep the criteria with it, or stays suppressed."""
+    if not _feasible(data, rule):
+        return
+    assert data.sensitive is not None
+    labels = sbca_plus(data, k, rule=rule)
+    rng = np.random.default_rng(seed)
+    left = rng.random(data.n_rows) < 0.1
+    labels[left] = -1
+    # the classes must keep the criteria without those rows: drop the classes that do not
+    bad = ~rule.classes_ok(labels, data.sensitive)
+    labels[(labels >= 0) & bad[np.maximum(labels, 0)]] = -1
+    if not (labels >= 0).any():
+        return
+    want = labels.copy()
+    for r in np.flatnonzero(want < 0):
+        inc = class_cost_increase(data, want, int(r))
+        for c in np.argsort(inc, kind="stable"):
+            if not np.isfinite(inc[c]):
+                break
+            trial = want.copy()
+            trial[r] = c
+            if rule.classes_ok(trial, data.sensitive)[c]:
+                want[r] = c
+                break
+    got = labels.copy()
+    placed = rescue(data, got, rule)
+    assert placed == int(((labels < 0) & (want >= 0)).sum())
+    np.testing.assert_array_equal(got, want)
 
 
 # ---------------------------------------------------------------------------------------
