@@ -23,6 +23,7 @@ from sbc_sql.cluster.rescue import rescue
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.kernels import criteria
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule, Sensitive
+from sbc_sql.errors import InputError
 
 RULES = [
     Rule(l=2),
@@ -260,22 +261,25 @@ def test_refinement_would_break_the_criteria_unchecked() -> None:
     assert not rule.classes_ok(k_only, sens)[np.unique(k_only[k_only >= 0])].all()
 
 
-def test_no_class_can_keep_them_suppresses_with_a_reason() -> None:
-    """A value that must sit with l - 1 others it cannot find: its rows are suppressed, as
-    unplaced, within the budget; every other row is released."""
+def test_rows_no_class_can_take_are_suppressed_as_unplaced() -> None:
+    """Two values and 3-diversity: no class keeps it, so every row is suppressed with the
+    reason ``unplaced`` (within a budget that allows it) or the run is one error (within
+    the default 1 %); 2-diversity places every row."""
     n = 200
     rng = np.random.default_rng(0)
     age = rng.integers(0, 50, n).astype(np.float64)
     dx = np.zeros(n, dtype=np.int32)
-    dx[:100] = 1  # two values only: 3-diversity nowhere
+    dx[:100] = 1
     sens = Sensitive(("dx",), (dx,), (np.bincount(dx),), (False,))
     data = QIData(("age",), (True,), (age,), (0.0,), (49.0,), (0,), (1.0,), sensitive=sens)
-    from sbc_sql.errors import InputError
-
-    with pytest.raises(InputError, match="cannot be placed"):
-        get("sbca").run(data, 5, ClusterOptions(rule=Rule(l=3)))
-    run = get("sbca").run(data, 5, ClusterOptions(rule=Rule(l=2)))
-    assert (run.labels >= 0).all() and run.reasons is not None and not run.reasons.any()
+    for mode in ("exact", "blocks"):
+        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3), max_suppression=1.0))
+        assert (run.labels < 0).all()
+        assert run.reasons is not None and (run.reasons == REASON_CODES["unplaced"]).all()
+        with pytest.raises(InputError, match="cannot be placed"):
+            get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3)))
+        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=2)))
+        assert (run.labels >= 0).all() and run.reasons is not None and not run.reasons.any()
 
 
 def test_sbca_keeps_criteria_and_without_them_runs_as_before() -> None:
@@ -291,10 +295,6 @@ def test_sbca_keeps_criteria_and_without_them_runs_as_before() -> None:
         a = get("sbca").run(plain, 5, ClusterOptions(mode=mode))
         b = get("sbca").run(with_codes, 5, ClusterOptions(mode=mode))
         assert (a.labels == b.labels).all() and a.reasons is None
-
-
-def test_reasons_name_unplaced_rows() -> None:
-    assert REASON_CODES["unplaced"] == 2
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
