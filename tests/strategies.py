@@ -7,8 +7,9 @@ row can be traced to its input row) and ``dis`` (a sensitive text column).
 
 Clustering inputs (``QIData``, the arrays the clustering stage sees): ``kernel_tables`` for
 the compiled kernels and blocks, ``sbcx_tables`` (with ``sbcx_ks`` and ``sbcx_flags``) for
-SBCA+'s properties, ``baseline_tables`` for the baselines; ``data_from_arrays`` and
-``data_from_lists`` build a QIData by hand the same way.
+SBCA+'s properties, ``baseline_tables`` for the baselines, ``criteria_tables`` (with
+``rules``) for the baselines that keep privacy criteria on sensitive columns;
+``data_from_arrays`` and ``data_from_lists`` build a QIData by hand the same way.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.sensitive import Rule, Sensitive
 
 QI_TYPES = ("INTEGER", "DOUBLE", "DATE", "VARCHAR")
 NUMERIC_TYPES = ("INTEGER", "DOUBLE", "DATE")
@@ -239,3 +241,72 @@ def baseline_tables(draw: st.DrawFn) -> tuple[QIData, int]:
     cards = [draw(st.integers(1, 4)) for _ in range(n_cat)]
     categorical = [draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)) for c in cards]
     return data_from_lists(numeric, categorical, cards), draw(st.integers(2, 6))
+
+
+def sensitive_from_codes(columns: list[np.ndarray], ordered: list[bool] | None = None) -> Sensitive:
+    """Sensitive columns from raw codes: each renumbered densely in value order, with the
+    counts of the rows given (the whole input)."""
+    codes, counts = [], []
+    for col in columns:
+        _, inverse, count = np.unique(np.asarray(col), return_inverse=True, return_counts=True)
+        codes.append(inverse.reshape(-1).astype(np.int32))
+        counts.append(count.astype(np.int64))
+    names = tuple(f"s{i}" for i in range(len(columns)))
+    return Sensitive(names, tuple(codes), tuple(counts), tuple(ordered or [False] * len(columns)))
+
+
+#: one rule of each kind, and two together
+rules = st.sampled_from(
+    [
+        Rule(l=2),
+        Rule(l=3),
+        Rule(l=2, entropy=True),
+        Rule(t=0.3),
+        Rule(t=0.2),
+        Rule(beta=1.0),
+        Rule(beta=2.0, enhanced=False),
+        Rule(l=2, t=0.35, beta=3.0),
+    ]
+)
+
+
+@st.composite
+def criteria_tables(draw: st.DrawFn) -> tuple[QIData, int]:
+    """The criteria's properties: 50-300 rows of 1-2 numeric QIs (NULLs allowed) and 1-2
+    categorical ones, 1-2 skewed sensitive columns (3-8 values, the first one dominant; the
+    second, when there is one, ordered), and k in 2..5."""
+    n = draw(st.integers(50, 300))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    numerics = []
+    for _ in range(draw(st.integers(1, 2))):
+        x = rng.integers(0, draw(st.sampled_from([5, 30, 100])), n).astype(np.float64)
+        x[rng.random(n) < draw(st.sampled_from([0.0, 0.05]))] = np.nan
+        numerics.append(x)
+    cats = []
+    for _ in range(draw(st.integers(1, 2))):
+        card = draw(st.integers(2, 6))
+        cats.append((rng.integers(0, card, n), card))
+    data = data_from_arrays(numerics, cats)
+    columns = []
+    n_sens = draw(st.integers(1, 2))
+    for _ in range(n_sens):
+        m = draw(st.integers(3, 8))
+        p = 1.0 / np.arange(1, m + 1) ** draw(st.sampled_from([0.5, 1.0, 1.5]))
+        values = rng.choice(m, n, p=p / p.sum())
+        if draw(st.booleans()):
+            # the sensitive value follows the first QI: neighbours share it, k alone rarely mixes
+            values = np.sort(values)[
+                np.argsort(np.argsort(np.nan_to_num(numerics[0], nan=-1.0), kind="stable"))
+            ]
+        columns.append(values)
+    sens = sensitive_from_codes(columns, [False, True][:n_sens])
+    return QIData(
+        data.names,
+        data.numeric,
+        data.columns,
+        data.lo,
+        data.hi,
+        data.cardinality,
+        data.weights,
+        sensitive=sens,
+    ), draw(st.integers(2, 5))

@@ -244,12 +244,12 @@ def test_entropy_l_above_the_input_is_refused(tmp_path, stand_ins):
 def test_compare_refuses_an_algorithm_without_criteria(clinic, stand_ins):
     from sbc_sql.compare import compare
 
-    with pytest.raises(InputError, match="mondrian, which clusters for k alone"):
+    with pytest.raises(InputError, match="sbca-paper, which clusters for k alone"):
         compare(
             str(clinic),
             "t",
             [8],
-            ["whole", "mondrian"],
+            ["whole", "sbca-paper"],
             qi="age,sex",
             sensitive="dx",
             keep="ward",

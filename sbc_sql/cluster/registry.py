@@ -376,13 +376,13 @@ def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Pro
 def _run_mondrian(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
     from .baselines.mondrian import mondrian
 
-    return ClusterRun(mondrian(data, k), "mondrian", "exact", "strict median partitioning")
+    return ClusterRun(mondrian(data, k, rule=options.rule), "mondrian", "exact", "strict median partitioning")
 
 
 def _run_kmember(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
     from .baselines.kmember import kmember
 
-    return ClusterRun(kmember(data, k), "kmember", "exact", "greedy k-member clustering")
+    return ClusterRun(kmember(data, k, rule=options.rule), "kmember", "exact", "greedy k-member clustering")
 
 
 def _full_domain(name: str) -> Runner:
@@ -390,9 +390,13 @@ def _full_domain(name: str) -> Runner:
         from .baselines import fulldomain
 
         recode = getattr(fulldomain, name)
-        labels = recode(data, k, dict(options.hierarchies), max_suppression=options.max_suppression)
+        labels = recode(
+            data, k, dict(options.hierarchies), max_suppression=options.max_suppression, rule=options.rule
+        )
         detail = f"full-domain recoding, suppression budget {options.max_suppression:g}"
-        return ClusterRun(labels, name, "exact", detail)
+        # every row these suppress is the node's own suppression, within the budget
+        reasons = np.where(labels < 0, REASON_CODES["budget"], 0).astype(np.int8)
+        return ClusterRun(labels, name, "exact", detail, reasons if (labels < 0).any() else None)
 
     return run
 
@@ -409,14 +413,15 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         criteria=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
-    Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian),
-    Clusterer("kmember", "greedy k-member clustering", _run_kmember),
+    Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
+    Clusterer("kmember", "greedy k-member clustering", _run_kmember, criteria=True),
     Clusterer(
         "datafly",
         "full-domain recoding, Datafly",
         _full_domain("datafly"),
         hierarchies=True,
         suppression=True,
+        criteria=True,
     ),
     Clusterer(
         "incognito",
@@ -424,6 +429,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         _full_domain("incognito"),
         hierarchies=True,
         suppression=True,
+        criteria=True,
     ),
 )
 

@@ -163,9 +163,12 @@ class Rule:
         counts = [sensitive.class_counts(s, labels, n_classes) for s in range(sensitive.n_columns)]
         return self.counts_ok(counts, size, sensitive)
 
-    def counts_ok(self, counts: list[np.ndarray], size: np.ndarray, sensitive: Sensitive) -> np.ndarray:
-        """One flag per class from its value counts (``counts[s]``: (classes, m_s) of column
-        s) and sizes: whether it satisfies every criterion (an empty class does not)."""
+    def counts_ok(
+        self, counts: list[np.ndarray] | tuple[np.ndarray, ...], size: np.ndarray, sensitive: Sensitive
+    ) -> np.ndarray:
+        """:meth:`ok` of many classes at once, from their value counts (``counts[s]``: a
+        (classes, m_s) array of column s) and sizes: one flag per class (size 0 fails). A
+        clustering weighs candidate classes that are no labelling (every cut of a partition)."""
         size = np.asarray(size, dtype=np.float64)
         good = size > 0
         safe = np.where(good, size, 1.0)

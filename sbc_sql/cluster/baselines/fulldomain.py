@@ -11,6 +11,10 @@ members, not as the hierarchy's interval or group label. So the hierarchy only d
 grouped with whom, and every NCP here (``ncp.total_ncp`` on the labels) charges the members'
 own range, which is never wider than the hierarchy's label.
 
+With privacy criteria on the sensitive columns (a :class:`~..sensitive.Rule`), a node's own
+suppression also takes the classes that break the rule, and the node is accepted only when
+everything it suppresses fits the budget: its released classes then keep k and the rule.
+
 A :class:`Hierarchy` maps the *domain codes* of one QI (categorical: the QI's category codes;
 numeric: the position of the value among the sorted distinct numbers, NULL last) to a group
 id at each level: level 0 is the identity, the last level one group. Levels must nest (every
@@ -31,6 +35,7 @@ import numpy as np
 from ...errors import InputError
 from ..model import SUPPRESSED, QIData
 from ..ncp import total_ncp
+from ..sensitive import Rule
 from .mondrian import first_position_labels
 
 Interval = tuple[float, float]
@@ -346,20 +351,67 @@ def node_sizes(hier: list[Hierarchy], node: Sequence[int]) -> list[int]:
 
 
 def node_labels(
-    data: QIData, hier: list[Hierarchy], domain: list[np.ndarray], node: Sequence[int], k: int, budget: float
+    data: QIData,
+    hier: list[Hierarchy],
+    domain: list[np.ndarray],
+    node: Sequence[int],
+    k: int,
+    budget: float,
+    rule: Rule | None = None,
 ) -> np.ndarray:
-    """Class per row at a lattice node; rows of classes below k suppressed within budget.
+    """Class per row at a lattice node; rows of classes below k (or breaking an active
+    ``rule``) suppressed within budget.
 
-    When the small classes hold more rows than the budget allows (only possible when no node
-    is k-anonymous, i.e. n < k), every row is suppressed.
+    When those classes hold more rows than the budget allows (without a rule only possible
+    when no node is k-anonymous, i.e. n < k), every row is suppressed.
     """
+    group = node_classes(data, hier, domain, node, k, rule)
+    if (group < 0).sum() > budget:
+        return np.full(data.n_rows, SUPPRESSED, dtype=np.int64)
+    return first_position_labels(group, data.position)
+
+
+def node_classes(
+    data: QIData,
+    hier: list[Hierarchy],
+    domain: list[np.ndarray],
+    node: Sequence[int],
+    k: int,
+    rule: Rule | None = None,
+) -> np.ndarray:
+    """Every row's generalized tuple at a node as a class id, -1 for the rows the node
+    suppresses: those of classes below k and, with an active ``rule``, of classes that break
+    it on ``data.sensitive`` (checked on the classes of at least k rows)."""
     key = tuple_keys(node_columns(hier, domain, node), node_sizes(hier, node), data.n_rows)
     _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
-    small = counts[inverse] < k
-    if small.sum() > budget:
-        return np.full(data.n_rows, SUPPRESSED, dtype=np.int64)
-    return first_position_labels(np.where(small, -1, inverse), data.position)
+    group = np.where(counts[inverse] < k, -1, inverse)
+    if rule is not None and rule.active:
+        if data.sensitive is None:
+            raise ValueError("criteria on sensitive values need QIData.sensitive")
+        good = rule.classes_ok(group, data.sensitive)
+        group = np.where(good[np.maximum(group, 0)], group, -1)
+    return group
+
+
+def node_suppresses(
+    data: QIData,
+    hier: list[Hierarchy],
+    domain: list[np.ndarray],
+    node: Sequence[int],
+    k: int,
+    budget: float,
+    rule: Rule | None,
+    fs: FrequencySet,
+) -> bool:
+    """Whether a node suppresses more rows than the budget: its classes below k (read off
+    its frequency set ``fs``), then, when those fit and a ``rule`` is active, with the
+    classes that break the rule."""
+    if fs.small_rows(k) > budget:
+        return True
+    if rule is None or not rule.active:
+        return False
+    return bool((node_classes(data, hier, domain, node, k, rule) < 0).sum() > budget)
 
 
 def setup(
@@ -380,13 +432,18 @@ def setup(
 
 
 def datafly(
-    data: QIData, k: int, hierarchies: Hierarchies = None, max_suppression: float = 0.01
+    data: QIData,
+    k: int,
+    hierarchies: Hierarchies = None,
+    max_suppression: float = 0.01,
+    rule: Rule | None = None,
 ) -> np.ndarray:
     """Datafly (Sweeney 2002): generalize the QI with the most distinct values, level by level.
 
-    Stops at the first node whose classes smaller than k hold at most
-    ``max_suppression * n`` rows, and suppresses those rows. Ties between QIs go to the
-    first QI. Returns class ids 0..C-1 by first row position, -1 for suppressed rows.
+    Stops at the first node whose classes smaller than k (or breaking an active ``rule``)
+    hold at most ``max_suppression * n`` rows, and suppresses those rows. Ties between QIs
+    go to the first QI. Returns class ids 0..C-1 by first row position, -1 for suppressed
+    rows.
     """
     hier, domain, budget = setup(data, k, hierarchies, max_suppression)
     n = data.n_rows
@@ -397,14 +454,14 @@ def datafly(
         fs = frequency_set(
             np.stack(node_columns(hier, domain, node)), np.ones(n, dtype=np.int64), node_sizes(hier, node)
         )
-        if fs.small_rows(k) <= budget:
+        if not node_suppresses(data, hier, domain, node, k, budget, rule, fs):
             break
         open_q = [q for q in range(data.n_qis) if node[q] < hier[q].height]
         if not open_q:
             break
         distinct = [len(np.unique(fs.codes[q])) for q in open_q]
         node[open_q[int(np.argmax(distinct))]] += 1
-    return node_labels(data, hier, domain, node, k, budget)
+    return node_labels(data, hier, domain, node, k, budget, rule)
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,25 +469,30 @@ def datafly(
 
 
 def incognito(
-    data: QIData, k: int, hierarchies: Hierarchies = None, max_suppression: float = 0.01
+    data: QIData,
+    k: int,
+    hierarchies: Hierarchies = None,
+    max_suppression: float = 0.01,
+    rule: Rule | None = None,
 ) -> np.ndarray:
     """Incognito (LeFevre, DeWitt and Ramakrishnan 2005): the best minimal full-domain node.
 
     Finds every minimal node of the lattice (one level per QI) whose classes smaller than k
-    hold at most ``max_suppression * n`` rows, and releases the one whose labels have the
-    least total NCP (``ncp.total_ncp``; ties: lower height, then lexicographic node order).
+    (or breaking an active ``rule``) hold at most ``max_suppression * n`` rows, and releases
+    the one whose labels have the least total NCP (``ncp.total_ncp``; ties: lower height,
+    then lexicographic node order).
     """
     hier, domain, budget = setup(data, k, hierarchies, max_suppression)
     if data.n_rows == 0:
         return np.zeros(0, dtype=np.int64)
-    minimal = minimal_nodes(data, hier, domain, k, budget)
+    minimal = minimal_nodes(data, hier, domain, k, budget, rule)
     if not minimal:
         return np.full(data.n_rows, SUPPRESSED, dtype=np.int64)
     # the first minimal node with the least NCP (an NCP is finite)
-    best_labels = node_labels(data, hier, domain, minimal[0], k, budget)
+    best_labels = node_labels(data, hier, domain, minimal[0], k, budget, rule)
     best_ncp = total_ncp(data, best_labels)
     for node in minimal[1:]:
-        labels = node_labels(data, hier, domain, node, k, budget)
+        labels = node_labels(data, hier, domain, node, k, budget, rule)
         ncp = total_ncp(data, labels)
         if ncp < best_ncp:
             best_labels, best_ncp = labels, ncp
@@ -438,7 +500,12 @@ def incognito(
 
 
 def minimal_nodes(
-    data: QIData, hier: list[Hierarchy], domain: list[np.ndarray], k: int, budget: float
+    data: QIData,
+    hier: list[Hierarchy],
+    domain: list[np.ndarray],
+    k: int,
+    budget: float,
+    rule: Rule | None = None,
 ) -> list[tuple[int, ...]]:
     """All minimal anonymous nodes, by a bottom-up breadth-first search of the lattice.
 
@@ -447,7 +514,11 @@ def minimal_nodes(
     (generalization only merges classes, so the rows in small classes never grow: that is
     the monotonicity Incognito prunes with), and every other node is checked on a frequency
     set rolled up from a node one step below it (Incognito's rollup), never from the rows.
-    The nodes found anonymous by a check are exactly the minimal ones.
+    The nodes found anonymous by a check are exactly the minimal ones. With an active
+    ``rule`` a node must also keep it (see :func:`node_suppresses`). The criteria hold on a
+    union of classes that each hold them, but a class that breaks one can spoil the class it
+    merges into, so the rows a node suppresses may grow above an accepted node: such a node
+    is skipped unchecked as before, and only checked nodes are ever released.
     """
     heights = [h.height for h in hier]
     bottom = tuple([0] * len(hier))
@@ -463,7 +534,7 @@ def minimal_nodes(
                 anonymous.add(node)
                 continue
             fs = base if node == bottom else rollup(hier, previous, below, node)
-            if fs.small_rows(k) <= budget:
+            if not node_suppresses(data, hier, domain, node, k, budget, rule, fs):
                 anonymous.add(node)
                 minimal.append(node)
             else:

@@ -10,6 +10,14 @@ The algorithm, as in the paper's Figure "greedy k-member clustering":
 3. Each of the fewer than k rows left joins the cluster whose information loss grows least
    (the same rule as SBCA's ``nearest`` leftover mode).
 
+With privacy criteria on the sensitive columns (a :class:`~..sensitive.Rule`), a cluster of
+k rows that does not keep the rule goes on growing, each time by the row of least cost among
+those whose sensitive value repairs it (:meth:`~..sensitive.Rule.helpful`; a row that
+repairs more of the failing columns first), until it keeps the rule; a cluster that no
+remaining row can repair is given up, its rows joining the leftovers. Each leftover then
+joins the cluster of least cost increase that keeps the rule with it, and a row that no
+cluster can take is suppressed.
+
 Distance (hierarchy-free version of the paper's): numeric |x - y| / span, NULL against a
 number 1 and NULL against NULL 0 (as SBC's numeric distance); categorical 0 when equal, 1
 otherwise; weighted sum over QIs. Information loss: IL(c) = |c| * sum over QIs of weight *
@@ -31,19 +39,23 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
-from ..leftover import place_leftovers
+from ..leftover import class_cost_increase, place_leftovers
 from ..model import SUPPRESSED, QIData
 from ..ncp import categorical_ncp
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
+from ..sensitive import ENTROPY_TIE, MARGIN, Rule, Sensitive
 
 ENGINES = ("auto", "numba", "numpy")
+#: classes weighed at once, cheapest first, when a leftover looks for one that keeps the rule
+CANDIDATES = 64
 
 
-def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
+def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None) -> np.ndarray:
     """Class id per row (0..C-1 in the order clusters were formed); -1 only when n < k.
 
     ``engine``: "numba" or "auto" (the jitted kernel), "numpy" (the vectorized reference,
-    the same labels).
+    the same labels). With an active ``rule`` (compiled kernel only) every class also keeps
+    it on ``data.sensitive``, and a row no class can take with the rule is suppressed (-1).
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -55,12 +67,51 @@ def kmember(data: QIData, k: int, engine: str = "auto") -> np.ndarray:
         return labels
     order = data.sort_order()
     arrays = kernel_arrays(data, order)
+    if rule is not None and rule.active:
+        if engine == "numpy":
+            raise ValueError("k-member keeps criteria in its compiled kernel only (engine 'numba')")
+        if data.sensitive is None:
+            raise ValueError("criteria on sensitive values need QIData.sensitive")
+        crit = rule.kernel_arrays(data.sensitive)
+        scode = np.ascontiguousarray(crit["scode"][:, order])
+        criteria = (crit[key] for key in ("soff", "sp", "scap", "sord", "crit_i", "crit_f"))
+        sorted_labels = _greedy_rule_numba(*arrays, k, scode, *criteria)
+        labels[order] = sorted_labels
+        place_with_rule(data, labels, order[sorted_labels < 0], rule, data.sensitive)
+        return labels
     greedy = greedy_numpy if engine == "numpy" else _greedy_numba
     sorted_labels = greedy(*arrays, k)
     labels[order] = sorted_labels
     n_clusters = int(sorted_labels.max()) + 1
     place_leftovers(data, labels, order[sorted_labels < 0], "nearest", n_clusters - 1)
     return labels
+
+
+def place_with_rule(data: QIData, labels: np.ndarray, rows: np.ndarray, rule: Rule, sens: Sensitive) -> None:
+    """Each of ``rows`` (in this order) joins the class whose information loss grows least
+    among those that keep ``rule`` with it (ties: the lowest class id), in place; a row no
+    class can take stays suppressed."""
+    if not len(rows) or labels.max() < 0:
+        return
+    n_classes = int(labels.max()) + 1
+    size = np.bincount(labels[labels >= 0], minlength=n_classes)
+    counts = [sens.class_counts(s, labels, n_classes) for s in range(sens.n_columns)]
+    for r in rows:
+        order = np.argsort(class_cost_increase(data, labels, r), kind="stable")
+        order = order[size[order] > 0]
+        for start in range(0, len(order), CANDIDATES):
+            chunk = order[start : start + CANDIDATES]
+            trial = [c[chunk] for c in counts]
+            for s, t in enumerate(trial):
+                t[:, sens.codes[s][r]] += 1
+            ok = np.nonzero(rule.counts_ok(trial, size[chunk] + 1, sens))[0]
+            if len(ok):
+                c = int(chunk[ok[0]])
+                labels[r] = c
+                size[c] += 1
+                for s in range(sens.n_columns):
+                    counts[s][c, sens.codes[s][r]] += 1
+                break
 
 
 def kernel_arrays(
@@ -310,3 +361,229 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
 
 
 _greedy_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_python)
+
+
+# ---------------------------------------------------------------------------------------
+# numba kernel with privacy criteria: the same growth, then repair until the rule holds
+
+
+@numba.njit(cache=True)
+def _column_ok(cnt, lo, hi, size, sp, scap, ordered, crit_i, crit_f):  # pragma: no cover - compiled
+    """Rule.column_ok of one sensitive column (values lo .. hi - 1 of the flat value axis)."""
+    if size <= 0:
+        return False
+    l_div = crit_i[0]
+    if l_div > 0:
+        if crit_i[1]:
+            h = 0.0
+            for v in range(lo, hi):
+                if cnt[v] > 0:
+                    q = cnt[v] / size
+                    h -= q * np.log(q)
+            if h < np.log(l_div) - ENTROPY_TIE:
+                return False
+        else:
+            present = 0
+            for v in range(lo, hi):
+                if cnt[v] > 0:
+                    present += 1
+            if present < l_div:
+                return False
+    if crit_i[2]:
+        d = 0.0
+        if ordered:
+            m = hi - lo
+            if m > 1:
+                run = 0.0
+                for v in range(lo, hi):
+                    run += cnt[v] / size - sp[v]
+                    d += abs(run)
+                d /= m - 1
+        else:
+            for v in range(lo, hi):
+                d += abs(cnt[v] / size - sp[v])
+            d *= 0.5
+        if d > crit_f[0] - MARGIN:
+            return False
+    if crit_i[3]:
+        for v in range(lo, hi):
+            if cnt[v] > sp[v] * size and cnt[v] > scap[v] * size:
+                return False
+    return True
+
+
+def _greedy_rule_python(  # pragma: no cover - compiled by numba
+    xn, xc, wn, wc, card, k, scode, soff, sp, scap, sord, crit_i, crit_f
+):
+    """Body of the kernel with criteria: :func:`_greedy_python`'s clusters, each grown on
+    past k by the cheapest repairing row until every sensitive column keeps the rule; a
+    cluster that cannot be repaired is given up (its rows -1, left for the leftovers)."""
+    dn, n = xn.shape
+    dc = xc.shape[0]
+    n_sens = scode.shape[0]
+    n_values = sp.shape[0]
+    labels = np.full(n, -1, np.int64)
+    rem = np.arange(n)
+    m = n
+    rn = xn.copy()
+    rc = xc.copy()
+    rs = scode.copy()
+    buf = np.empty(n)
+    taken = np.zeros(n, np.bool_)
+    pn = xn[:, 0].copy()
+    pc = xc[:, 0].copy()
+    cmin = np.empty(dn)
+    cmax = np.empty(dn)
+    has_null = np.zeros(dn, np.bool_)
+    maxcard = 1
+    for i in range(dc):
+        maxcard = max(maxcard, card[i])
+    present = np.zeros((dc, maxcard), np.bool_)
+    distinct = np.zeros(dc, np.int64)
+    absent = np.zeros(dc)
+    cnt = np.zeros(n_values)
+    helpful = np.zeros(n_values, np.bool_)
+    cls = 0
+    while m >= k:
+        for j in range(m):
+            buf[j] = 0.0
+        for i in range(dn):
+            p = pn[i]
+            w = wn[i]
+            for j in range(m):
+                x = rn[i, j]
+                d = abs(x - p)
+                if np.isnan(p) or np.isnan(x):
+                    d = 1.0 if np.isnan(p) != np.isnan(x) else 0.0
+                buf[j] += w * d
+        for i in range(dc):
+            p = pc[i]
+            w = wc[i]
+            for j in range(m):
+                buf[j] += w * (1.0 if rc[i, j] != p else 0.0)
+        best = 0
+        for j in range(1, m):
+            if buf[j] > buf[best]:
+                best = j
+        for j in range(m):
+            taken[j] = False
+        for i in range(dn):
+            cmin[i] = np.inf
+            cmax[i] = -np.inf
+            has_null[i] = False
+        present[:, :] = False
+        distinct[:] = 0
+        cnt[:] = 0.0
+        last = best
+        size = 0
+        failed = False
+        while True:
+            repair = False
+            if size >= k:
+                # which values repair the columns that fail (Rule.helpful); done when none fails
+                helpful[:] = False
+                for s in range(n_sens):
+                    lo = soff[s]
+                    hi = soff[s + 1]
+                    if _column_ok(cnt, lo, hi, size, sp, scap, sord[s], crit_i, crit_f):
+                        continue
+                    repair = True
+                    lacking = False
+                    if crit_i[0] > 0 and not crit_i[1]:
+                        present_values = 0
+                        for v in range(lo, hi):
+                            if cnt[v] > 0:
+                                present_values += 1
+                        lacking = present_values < crit_i[0]
+                    for v in range(lo, hi):
+                        helpful[v] = cnt[v] == 0 if lacking else cnt[v] < sp[v] * size
+                if not repair:
+                    break
+            if size > 0:
+                for i in range(dc):
+                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i]) - _cat_ncp(distinct[i], card[i]))
+                for j in range(m):
+                    buf[j] = 0.0
+                for i in range(dn):
+                    w = wn[i]
+                    has_num = np.isfinite(cmin[i])
+                    lo_i = cmin[i]
+                    hi_i = cmax[i]
+                    for j in range(m):
+                        x = rn[i, j]
+                        if has_null[i] and has_num:
+                            t = 1.0
+                        elif has_num:
+                            t = 1.0 if np.isnan(x) else max(hi_i, x) - min(lo_i, x)
+                        else:
+                            t = 0.0 if np.isnan(x) else 1.0
+                        buf[j] += w * t
+                for i in range(dc):
+                    a = absent[i]
+                    for j in range(m):
+                        buf[j] += 0.0 if present[i, rc[i, j]] else a
+                best = -1
+                best_help = 0
+                for j in range(m):
+                    if taken[j]:
+                        continue
+                    if repair:
+                        # the rows that repair the most failing columns, then the cheapest
+                        n_help = 0
+                        for s in range(n_sens):
+                            if helpful[rs[s, j]]:
+                                n_help += 1
+                        if n_help == 0:
+                            continue
+                        if best < 0 or n_help > best_help or (n_help == best_help and buf[j] < buf[best]):
+                            best = j
+                            best_help = n_help
+                    elif best < 0 or buf[j] < buf[best]:
+                        best = j
+                if best < 0:
+                    failed = True
+                    break
+                last = best
+            taken[last] = True
+            labels[rem[last]] = cls
+            size += 1
+            for i in range(dn):
+                x = rn[i, last]
+                if np.isnan(x):
+                    has_null[i] = True
+                else:
+                    cmin[i] = min(cmin[i], x)
+                    cmax[i] = max(cmax[i], x)
+            for i in range(dc):
+                v = rc[i, last]
+                if not present[i, v]:
+                    present[i, v] = True
+                    distinct[i] += 1
+            for s in range(n_sens):
+                cnt[rs[s, last]] += 1.0
+        for i in range(dn):
+            pn[i] = rn[i, last]
+        for i in range(dc):
+            pc[i] = rc[i, last]
+        if failed:
+            for j in range(m):
+                if taken[j]:
+                    labels[rem[j]] = -1
+        w_pos = 0
+        for j in range(m):
+            if not taken[j]:
+                rem[w_pos] = rem[j]
+                for i in range(dn):
+                    rn[i, w_pos] = rn[i, j]
+                for i in range(dc):
+                    rc[i, w_pos] = rc[i, j]
+                for s in range(n_sens):
+                    rs[s, w_pos] = rs[s, j]
+                w_pos += 1
+        m = w_pos
+        if not failed:
+            cls += 1
+    return labels
+
+
+_greedy_rule_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_rule_python)

@@ -10,6 +10,15 @@ The partitions are processed a whole level at a time (a breadth-first frontier i
 recursion or a per-partition Python loop): every round sorts the active rows once per QI by
 (partition, value), which gives every partition's median, its cut sizes and its width in a
 few vectorized operations. Depth therefore costs rounds, never stack frames.
+
+With privacy criteria on the sensitive columns (a :class:`~..sensitive.Rule`), a cut is
+allowed only when both halves hold at least k rows and keep the rule. The median cut of each
+QI is tried first, widest QI first; when none is allowed, the cut whose smaller half is
+largest among every QI's allowed cuts (ties: the wider QI), since a criterion that fails at
+the median often holds a few values further on. The whole input is the first partition: it
+keeps the rule unless the input cannot (then every row is suppressed, and the run reports
+it). These partitions are cut one at a time, each weighing all its cuts in a few vectorized
+operations.
 """
 
 from __future__ import annotations
@@ -17,13 +26,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import SUPPRESSED, QIData
+from ..sensitive import Rule, Sensitive
+
+#: at most this many (cut, sensitive value) counts are weighed per partition and QI: the
+#: cuts nearest the median are kept (a QI and a sensitive column of thousands of values each
+#: would otherwise ask for millions per partition)
+CUT_COUNTS = 1 << 20
 
 
-def mondrian(data: QIData, k: int) -> np.ndarray:
+def mondrian(data: QIData, k: int, rule: Rule | None = None) -> np.ndarray:
     """Class id per row (0..C-1, ordered by each class's first row position).
 
     Fewer than k rows cannot form a class: they are all suppressed (-1), as in SBCA.
     QI weights are not used: Mondrian's choice of cut is by normalized width only.
+    With an active ``rule`` every class also keeps it on ``data.sensitive``; an input that
+    does not keep it as a whole is suppressed whole.
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -33,7 +50,13 @@ def mondrian(data: QIData, k: int) -> np.ndarray:
         return labels
     keys = [split_keys(data, q) for q in range(data.n_qis)]
     ranks = np.stack([rank for rank, _ in keys])
-    group = partition_rows(data, ranks, tuple(values for _, values in keys), k)
+    rank_values = tuple(values for _, values in keys)
+    if rule is not None and rule.active:
+        if data.sensitive is None:
+            raise ValueError("criteria on sensitive values need QIData.sensitive")
+        group = partition_with_rule(data, ranks, rank_values, k, rule, data.sensitive)
+    else:
+        group = partition_rows(data, ranks, rank_values, k)
     return first_position_labels(group, data.position)
 
 
@@ -126,6 +149,120 @@ def numeric_width(
     hi = rank_value[sorted_rank[starts + np.maximum(numbers, 1) - 1]]
     width = np.where(numbers > 0, hi - lo, 0.0)
     return np.where((numbers > 0) & (numbers < size), 1.0, width)
+
+
+def partition_with_rule(
+    data: QIData, ranks: np.ndarray, rank_values: tuple[np.ndarray, ...], k: int, rule: Rule, sens: Sensitive
+) -> np.ndarray:
+    """Final partition id per row, every partition of at least k rows keeping ``rule``
+    (-1 for every row when the whole input does not)."""
+    n = data.n_rows
+    group = np.full(n, -1, dtype=np.int64)
+    whole = [np.bincount(c, minlength=len(m))[None, :] for c, m in zip(sens.codes, sens.counts, strict=True)]
+    if not rule.counts_ok(whole, np.array([n]), sens)[0]:
+        return group
+    stack = [np.arange(n)]
+    n_final = 0
+    while stack:
+        rows = stack.pop()
+        left = rule_cut(data, ranks, rank_values, rows, k, rule, sens)
+        if left is None:
+            group[rows] = n_final
+            n_final += 1
+        else:
+            stack.append(rows[~left])
+            stack.append(rows[left])
+    return group
+
+
+def rule_cut(
+    data: QIData,
+    ranks: np.ndarray,
+    rank_values: tuple[np.ndarray, ...],
+    rows: np.ndarray,
+    k: int,
+    rule: Rule,
+    sens: Sensitive,
+) -> np.ndarray | None:
+    """The left half (a mask over ``rows``) of the cut a partition takes, None when no cut
+    leaves two halves of at least k rows that keep ``rule``."""
+    size = len(rows)
+    if size < 2 * k:
+        return None
+    codes = [c[rows] for c in sens.codes]
+    total = [np.bincount(c, minlength=len(m)) for c, m in zip(codes, sens.counts, strict=True)]
+    n_values = sum(len(m) for m in sens.counts)
+    per_qi = []
+    for q in range(data.n_qis):
+        rank = ranks[q, rows]
+        order = np.argsort(rank, kind="stable")
+        sorted_rank = rank[order]
+        per_qi.append((q, rank, order, sorted_rank, partition_width(data, q, sorted_rank, rank_values[q])))
+    # widest first; on equal widths the first QI
+    per_qi.sort(key=lambda e: (-e[4], e[0]))
+
+    def halves_ok(order: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+        return halves_keep(rule, sens, codes, total, order, cuts)
+
+    for _, rank, order, sorted_rank, _ in per_qi:
+        # the strict median cut: every row up to the median's value goes left
+        cut = int(np.searchsorted(sorted_rank, sorted_rank[(size - 1) // 2], side="right"))
+        if k <= cut <= size - k and halves_ok(order, np.array([cut]))[0]:
+            median_left: np.ndarray = rank <= sorted_rank[cut - 1]
+            return median_left
+    best: tuple[int, np.ndarray, int] | None = None  # smaller half, ranks, last rank going left
+    for _, rank, order, sorted_rank, _ in per_qi:
+        cuts = np.nonzero(sorted_rank[1:] != sorted_rank[:-1])[0] + 1
+        cuts = cuts[(cuts >= k) & (cuts <= size - k)]
+        if not len(cuts):
+            continue
+        keep = max(1, CUT_COUNTS // max(n_values, 1))
+        if len(cuts) > keep:
+            near = np.argsort(np.abs(cuts - size / 2), kind="stable")[:keep]
+            cuts = np.sort(cuts[near])
+        fine = cuts[halves_ok(order, cuts)]
+        if not len(fine):
+            continue
+        balance = np.minimum(fine, size - fine)
+        j = int(np.argmax(balance))
+        if best is None or balance[j] > best[0]:
+            best = (int(balance[j]), rank, int(sorted_rank[fine[j] - 1]))
+    if best is None:
+        return None
+    left: np.ndarray = best[1] <= best[2]
+    return left
+
+
+def halves_keep(
+    rule: Rule,
+    sens: Sensitive,
+    codes: list[np.ndarray],
+    total: list[np.ndarray],
+    order: np.ndarray,
+    cuts: np.ndarray,
+) -> np.ndarray:
+    """Whether both halves of a partition keep ``rule``, per cut (ascending; a cut is how
+    many rows of ``order`` go left), from the partition's sensitive ``codes`` and their
+    ``total`` counts."""
+    seg = np.searchsorted(cuts, np.arange(int(cuts[-1])), side="right")
+    left = []
+    for c, m in zip(codes, sens.counts, strict=True):
+        flat = np.bincount(seg * len(m) + c[order[: len(seg)]], minlength=len(cuts) * len(m))
+        left.append(np.cumsum(flat.reshape(len(cuts), len(m)), axis=0))
+    right = [t[None, :] - lc for t, lc in zip(total, left, strict=True)]
+    size = len(order)
+    both: np.ndarray = rule.counts_ok(left, cuts, sens) & rule.counts_ok(right, size - cuts, sens)
+    return both
+
+
+def partition_width(data: QIData, q: int, sorted_rank: np.ndarray, rank_value: np.ndarray) -> float:
+    """One partition's width on QI q from its sorted ranks, as :func:`partition_cut` measures it."""
+    size = len(sorted_rank)
+    if data.numeric[q]:
+        starts = np.zeros(1, dtype=np.int64)
+        return float(numeric_width(sorted_rank, starts, np.array([size]), rank_value)[0])
+    distinct = 1 + int((sorted_rank[1:] != sorted_rank[:-1]).sum())
+    return distinct / max(int(data.cardinality[q]), 1)
 
 
 def first_position_labels(group: np.ndarray, position: np.ndarray) -> np.ndarray:
