@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sbc_sql.cluster import rescue as rescue_mod
 from sbc_sql.cluster import sensitive as sensitive_mod
 from sbc_sql.cluster.leftover import class_cost_increase
 from sbc_sql.cluster.model import QIData
@@ -331,6 +332,20 @@ def test_rescue_joins_the_cheapest_class_that_keeps_the_criteria(
     placed = rescue(data, got, rule)
     assert placed == int(((labels < 0) & (want >= 0)).sum())
     np.testing.assert_array_equal(got, want)
+    # neighbours' classes first: over every row they are every class, the same placement
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rescue_mod, "NEAR_CLASSES", 1)
+        mp.setattr(rescue_mod, "NEAR_ROWS", data.n_rows)
+        got = labels.copy()
+        rescue(data, got, rule)
+        np.testing.assert_array_equal(got, want)
+        # over a few rows: perhaps other classes, each keeping the criteria; only the rows
+        # left move
+        mp.setattr(rescue_mod, "NEAR_ROWS", 10)
+        got = labels.copy()
+        assert rescue(data, got, rule) == int(((labels < 0) & (got >= 0)).sum())
+        assert (got[labels >= 0] == labels[labels >= 0]).all()
+        assert rule.classes_ok(got, data.sensitive)[np.unique(got[got >= 0])].all()
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,20 +6,27 @@ A block keeps the criteria on its own rows; a row whose sensitive value its bloc
 company for may still fit a class of another block. The classes' summaries (ranges, NULL
 counts, value sets, sensitive value counts) are built once and kept as rows join; per row,
 the increase of every class is one numpy pass, and the criteria are checked at once on the
-:data:`MAX_CHECKS` classes of least increase.
+:data:`MAX_CHECKS` classes of least increase. Above :data:`NEAR_CLASSES` classes a row is
+tried first in the classes that start within :data:`NEAR_ROWS` rows of it in the table's
+coarse order (its QI neighbours, where the cheapest classes are), and in every class only
+when none of those keeps the criteria with it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .blocks import coarse_order
 from .model import SUPPRESSED, QIData
 from .ncp import categorical_ncp, numeric_ncp
 from .sensitive import Rule
 
 #: classes whose criteria are checked for one row, cheapest first, before it stays suppressed
 MAX_CHECKS = 4096
-
+#: classes above which a row is tried in its neighbours' classes first
+NEAR_CLASSES = 4096
+#: rows each side, in the coarse order, of the classes tried first
+NEAR_ROWS = 16384
 
 #: pairs (value, class) that rows brought kept apart before they are merged into the others
 MERGE_ROWS = 1024
@@ -34,9 +41,24 @@ def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
     if len(rows) == 0 or data.sensitive is None or not (labels >= 0).any():
         return 0
     classes = _Classes(data, labels, rule)
+    near = len(classes.every) > NEAR_CLASSES
+    if near:
+        rank = np.empty(data.n_rows, dtype=np.int64)
+        rank[coarse_order(data)] = np.arange(data.n_rows, dtype=np.int64)
+        # each class by where its first row lies in the coarse order
+        start = np.full(classes.n_cls, data.n_rows, dtype=np.int64)
+        kept = labels >= 0
+        np.minimum.at(start, labels[kept], rank[kept])
+        by_start = classes.every[np.argsort(start[classes.every], kind="stable")]
+        starts = start[by_start]
     placed = 0
     for r in rows:
-        c = classes.cheapest(int(r))
+        c = -1
+        if near:
+            lo, hi = np.searchsorted(starts, [rank[r] - NEAR_ROWS, rank[r] + NEAR_ROWS])
+            c = classes.cheapest(int(r), np.sort(by_start[lo:hi]))
+        if c < 0:
+            c = classes.cheapest(int(r), classes.every)
         if c >= 0:
             classes.join(c, int(r))
             placed += 1
@@ -114,10 +136,12 @@ class _Classes:
         inc: np.ndarray = new - old
         return inc
 
-    def cheapest(self, r: int) -> int:
-        """The class of least increase that keeps the criteria with row r (ties: lower id),
-        of the MAX_CHECKS of least increase; -1: none of them does."""
-        cands = self.every
+    def cheapest(self, r: int, cands: np.ndarray) -> int:
+        """Of the classes ``cands`` (ascending ids), the one of least increase that keeps
+        the criteria with row r (ties: lower id), of the MAX_CHECKS of least increase; -1:
+        none of them does."""
+        if len(cands) == 0:
+            return -1
         inc = self.increase(r, cands)
         if len(cands) > MAX_CHECKS:
             part = np.argpartition(inc, MAX_CHECKS - 1)[:MAX_CHECKS]
