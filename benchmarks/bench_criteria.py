@@ -137,7 +137,7 @@ def synthetic(rows: int) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=0, help="also time this many synthetic rows")
-    parser.add_argument("--modes", default="auto,exact", help="modes run on Adult")
+    parser.add_argument("--modes", default="auto,blocks,exact", help="modes run on Adult")
     args = parser.parse_args()
     lines = [
         "# The default SBCA keeping privacy criteria",

@@ -14,13 +14,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sbc_sql.cluster import rescue as rescue_mod
 from sbc_sql.cluster import sensitive as sensitive_mod
+from sbc_sql.cluster.leftover import class_cost_increase
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.registry import REGISTRY, ClusterOptions, get, with_criteria
+from sbc_sql.cluster.rescue import rescue
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.kernels import criteria
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule, Sensitive
+from sbc_sql.errors import InputError
 
 RULES = [
     Rule(l=2),
@@ -258,22 +262,25 @@ def test_refinement_would_break_the_criteria_unchecked() -> None:
     assert not rule.classes_ok(k_only, sens)[np.unique(k_only[k_only >= 0])].all()
 
 
-def test_no_class_can_keep_them_suppresses_with_a_reason() -> None:
-    """A value that must sit with l - 1 others it cannot find: its rows are suppressed, as
-    unplaced, within the budget; every other row is released."""
+def test_rows_no_class_can_take_are_suppressed_as_unplaced() -> None:
+    """Two values and 3-diversity: no class keeps it, so every row is suppressed with the
+    reason ``unplaced`` (within a budget that allows it) or the run is one error (within
+    the default 1 %); 2-diversity places every row."""
     n = 200
     rng = np.random.default_rng(0)
     age = rng.integers(0, 50, n).astype(np.float64)
     dx = np.zeros(n, dtype=np.int32)
-    dx[:100] = 1  # two values only: 3-diversity nowhere
+    dx[:100] = 1
     sens = Sensitive(("dx",), (dx,), (np.bincount(dx),), (False,))
     data = QIData(("age",), (True,), (age,), (0.0,), (49.0,), (0,), (1.0,), sensitive=sens)
-    from sbc_sql.errors import InputError
-
-    with pytest.raises(InputError, match="cannot be placed"):
-        get("sbca").run(data, 5, ClusterOptions(rule=Rule(l=3)))
-    run = get("sbca").run(data, 5, ClusterOptions(rule=Rule(l=2)))
-    assert (run.labels >= 0).all() and run.reasons is not None and not run.reasons.any()
+    for mode in ("exact", "blocks"):
+        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3), max_suppression=1.0))
+        assert (run.labels < 0).all()
+        assert run.reasons is not None and (run.reasons == REASON_CODES["unplaced"]).all()
+        with pytest.raises(InputError, match="cannot be placed"):
+            get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3)))
+        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=2)))
+        assert (run.labels >= 0).all() and run.reasons is not None and not run.reasons.any()
 
 
 def test_sbca_keeps_criteria_and_without_them_runs_as_before() -> None:
@@ -291,8 +298,54 @@ def test_sbca_keeps_criteria_and_without_them_runs_as_before() -> None:
         assert (a.labels == b.labels).all() and a.reasons is None
 
 
-def test_reasons_name_unplaced_rows() -> None:
-    assert REASON_CODES["unplaced"] == 2
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=tables(max_rows=200), k=st.integers(2, 5), rule=st.sampled_from(RULES), seed=st.integers(0, 99))
+def test_rescue_joins_the_cheapest_class_that_keeps_the_criteria(
+    data: QIData, k: int, rule: Rule, seed: int
+) -> None:
+    """Rows a block left: each, in row order, joins the class of least NCP increase (ties:
+    lower id) among those that keep the criteria with it, or stays suppressed."""
+    if not _feasible(data, rule):
+        return
+    assert data.sensitive is not None
+    labels = sbca_plus(data, k, rule=rule)
+    rng = np.random.default_rng(seed)
+    left = rng.random(data.n_rows) < 0.1
+    labels[left] = -1
+    # the classes must keep the criteria without those rows: drop the classes that do not
+    bad = ~rule.classes_ok(labels, data.sensitive)
+    labels[(labels >= 0) & bad[np.maximum(labels, 0)]] = -1
+    if not (labels >= 0).any():
+        return
+    want = labels.copy()
+    for r in np.flatnonzero(want < 0):
+        inc = class_cost_increase(data, want, int(r))
+        for c in np.argsort(inc, kind="stable"):
+            if not np.isfinite(inc[c]):
+                break
+            trial = want.copy()
+            trial[r] = c
+            if rule.classes_ok(trial, data.sensitive)[c]:
+                want[r] = c
+                break
+    got = labels.copy()
+    placed = rescue(data, got, rule)
+    assert placed == int(((labels < 0) & (want >= 0)).sum())
+    np.testing.assert_array_equal(got, want)
+    # neighbours' classes first: over every row they are every class, the same placement
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rescue_mod, "NEAR_CLASSES", 1)
+        mp.setattr(rescue_mod, "NEAR_ROWS", data.n_rows)
+        got = labels.copy()
+        rescue(data, got, rule)
+        np.testing.assert_array_equal(got, want)
+        # over a few rows: perhaps other classes, each keeping the criteria; only the rows
+        # left move
+        mp.setattr(rescue_mod, "NEAR_ROWS", 10)
+        got = labels.copy()
+        assert rescue(data, got, rule) == int(((labels < 0) & (got >= 0)).sum())
+        assert (got[labels >= 0] == labels[labels >= 0]).all()
+        assert rule.classes_ok(got, data.sensitive)[np.unique(got[got >= 0])].all()
 
 
 # ---------------------------------------------------------------------------------------

@@ -313,8 +313,13 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     # the default runs in blocks at every size (a small table is one block): on Adult its
     # blocks beat one exact block on NCP at every k and take a fifth of the time
     mode = "blocks" if options.mode == "auto" else options.mode
-    check_memory(data, mode, options.workers)
     rule = options.rule if options.rule.active else None
+    if options.mode == "auto" and rule is not None and (rule.t is not None or rule.beta is not None):
+        # every class near the input's distribution: a block of similar rows is far from it
+        # and leaves many rows to the others, so one exact block while it fits (on Adult
+        # t = 0.2 costs 16 % exact, 22 % in blocks: benchmarks/results/criteria.md)
+        mode = choose_mode(data.n_rows, k)
+    check_memory(data, mode, options.workers)
     if mode == "exact":
         labels = sbca_plus(data, k, leftover=options.leftover, progress=progress, rule=rule)
         return ClusterRun(
@@ -342,11 +347,48 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels"
     )
     if rule is not None:
-        # a row its block could not place may fit a class of another block
-        placed = rescue(data, labels, rule)
-        if placed:
-            detail += f"; {placed:,} row(s) placed across blocks"
+        detail += _across_blocks(data, k, labels, rule, options, stop)
     return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule))
+
+
+#: block mode with criteria: rounds that cluster the rows the blocks left, pooled
+POOLED_ROUNDS = 2
+
+
+def _across_blocks(
+    data: QIData, k: int, labels: np.ndarray, rule: Rule, options: ClusterOptions, stop: np.ndarray
+) -> str:
+    """Place the rows block mode's blocks left (in ``labels``, in place): a block's rows
+    are not the input's distribution, so the rows of its over-represented values may find
+    no class there. Pooled over the blocks they are clustered again, in blocks of the
+    same size (at most :data:`POOLED_ROUNDS` rounds, while a round places rows); then each
+    row still left joins a class of the table where the criteria survive
+    (:func:`.rescue.rescue`). Returns what was done, for the run's detail line."""
+    size = options.block_rows or default_block_rows(k)
+    algorithm = block_algorithm(k, options.leftover, options.block_rows, stop, rule)
+    pooled = 0
+    for _ in range(POOLED_ROUNDS):
+        left = np.flatnonzero(labels < 0)
+        if len(left) < max(k, rule.min_size):
+            break
+        sub = blocked(
+            data.take(left),
+            k,
+            algorithm,
+            block_size=size,
+            workers=options.workers,
+            categorical_by="coarse",
+            stop=stop,
+        )
+        placed = sub >= 0
+        if not placed.any():
+            break
+        labels[left[placed]] = sub[placed] + int(labels.max()) + 1
+        pooled += int(placed.sum())
+    rescued = rescue(data, labels, rule)
+    parts = [f"{pooled:,} row(s) the blocks left clustered together"] if pooled else []
+    parts += [f"{rescued:,} placed in other blocks' classes"] if rescued else []
+    return "".join(f"; {p}" for p in parts)
 
 
 def _unplaced(labels: np.ndarray, rule: Rule | None) -> np.ndarray | None:

@@ -3,65 +3,123 @@ blocks: each joins, of the table's classes that keep the criteria with it, the o
 information loss grows least, and stays suppressed when none does.
 
 A block keeps the criteria on its own rows; a row whose sensitive value its block lacks the
-company for may still fit a class of another block. The rows are few (a block places all
-but a handful), so this is a numpy pass per row over the classes' summaries (ranges, NULL
-counts, value sets, built once), the criteria checked on the classes of least increase
-first, at most :data:`MAX_CHECKS` of them.
+company for may still fit a class of another block. The classes' summaries (ranges, NULL
+counts, value sets, sensitive value counts) are built once and kept as rows join; per row,
+the increase of every class is one numpy pass, and the criteria are checked at once on the
+:data:`MAX_CHECKS` classes of least increase. Above :data:`NEAR_CLASSES` classes a row is
+tried first in the classes that start within :data:`NEAR_ROWS` rows of it in the table's
+coarse order (its QI neighbours, where the cheapest classes are), and in every class only
+when none of those keeps the criteria with it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .blocks import coarse_order
 from .model import SUPPRESSED, QIData
 from .ncp import categorical_ncp, numeric_ncp
 from .sensitive import Rule
 
 #: classes whose criteria are checked for one row, cheapest first, before it stays suppressed
-MAX_CHECKS = 1000
+MAX_CHECKS = 4096
+#: classes above which a row is tried in its neighbours' classes first
+NEAR_CLASSES = 4096
+#: rows each side, in the coarse order, of the classes tried first
+NEAR_ROWS = 16384
+
+#: pairs (value, class) that rows brought kept apart before they are merged into the others
+MERGE_ROWS = 1024
 
 
 def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
     """Place the rows labelled ``SUPPRESSED`` in ``labels`` (in place) where ``rule`` holds
-    with them, each into the class of least NCP increase among those (ties: lower class id);
-    returns how many were placed. Every class of ``labels`` keeps ``rule`` and does after."""
+    with them, each into the class of least NCP increase among those that do (ties: lower
+    class id), in row order; returns how many were placed. Every class of
+    ``labels`` keeps ``rule`` and does after."""
     rows = np.flatnonzero(labels == SUPPRESSED)
     if len(rows) == 0 or data.sensitive is None or not (labels >= 0).any():
         return 0
-    sens = data.sensitive
-    n_cls = int(labels.max()) + 1
-    assigned = np.flatnonzero(labels >= 0)
-    lab = labels[assigned]
-    size = np.bincount(lab, minlength=n_cls).astype(np.float64)
-    by_class = assigned[np.argsort(lab, kind="stable")]
-    starts = np.searchsorted(lab[np.argsort(lab, kind="stable")], np.arange(n_cls + 1))
-    extra: dict[int, list[int]] = {}
-    shares = [sens.shares(s) for s in range(sens.n_columns)]
-    nums: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    cats: dict[int, tuple[np.ndarray, np.ndarray, set[tuple[int, int]]]] = {}
-    for q in range(data.n_qis):
-        col = data.columns[q][assigned]
-        if data.numeric[q]:
-            isnull = np.isnan(col)
-            nulls = np.bincount(lab, weights=isnull, minlength=n_cls)
-            cmin = np.full(n_cls, np.inf)
-            np.minimum.at(cmin, lab, np.where(isnull, np.inf, col))
-            cmax = np.full(n_cls, -np.inf)
-            np.maximum.at(cmax, lab, np.where(isnull, -np.inf, col))
-            nums[q] = (cmin, cmax, nulls)
-        else:
-            keys = np.unique(col.astype(np.int64) * n_cls + lab)
-            distinct = np.bincount(keys % n_cls, minlength=n_cls).astype(np.float64)
-            cats[q] = (keys, distinct, set())
+    classes = _Classes(data, labels, rule)
+    near = len(classes.every) > NEAR_CLASSES
+    if near:
+        rank = np.empty(data.n_rows, dtype=np.int64)
+        rank[coarse_order(data)] = np.arange(data.n_rows, dtype=np.int64)
+        # each class by where its first row lies in the coarse order
+        start = np.full(classes.n_cls, data.n_rows, dtype=np.int64)
+        kept = labels >= 0
+        np.minimum.at(start, labels[kept], rank[kept])
+        by_start = classes.every[np.argsort(start[classes.every], kind="stable")]
+        starts = start[by_start]
     placed = 0
     for r in rows:
-        inc = np.zeros(n_cls)
-        old = np.zeros(n_cls)
+        c = -1
+        if near:
+            lo, hi = np.searchsorted(starts, [rank[r] - NEAR_ROWS, rank[r] + NEAR_ROWS])
+            c = classes.cheapest(int(r), np.sort(by_start[lo:hi]))
+        if c < 0:
+            c = classes.cheapest(int(r), classes.every)
+        if c >= 0:
+            classes.join(c, int(r))
+            placed += 1
+    return placed
+
+
+class _Classes:
+    """The classes of a labelling, as summaries a row's joining is priced from."""
+
+    def __init__(self, data: QIData, labels: np.ndarray, rule: Rule) -> None:
+        assert data.sensitive is not None
+        self.data, self.labels, self.rule, self.sens = data, labels, rule, data.sensitive
+        self.n_cls = n_cls = int(labels.max()) + 1
+        assigned = np.flatnonzero(labels >= 0)
+        lab = labels[assigned]
+        self.size = np.bincount(lab, minlength=n_cls).astype(np.float64)
+        self.every = np.flatnonzero(self.size > 0)
+        # each class's count of every sensitive value, (classes, m_s) per column
+        self.scounts = [self.sens.class_counts(s, labels, n_cls) for s in range(self.sens.n_columns)]
+        self.nums: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        # categorical QI q: the pairs present as sorted keys value * n_cls + class (those
+        # rows brought since in a second, short array merged in now and then) and each
+        # class's distinct count
+        self.keys: dict[int, list[np.ndarray]] = {}
+        self.distinct: dict[int, np.ndarray] = {}
+        for q in range(data.n_qis):
+            col = data.columns[q][assigned]
+            if data.numeric[q]:
+                isnull = np.isnan(col)
+                nulls = np.bincount(lab, weights=isnull, minlength=n_cls)
+                cmin = np.full(n_cls, np.inf)
+                np.minimum.at(cmin, lab, np.where(isnull, np.inf, col))
+                cmax = np.full(n_cls, -np.inf)
+                np.maximum.at(cmax, lab, np.where(isnull, -np.inf, col))
+                self.nums[q] = (cmin, cmax, nulls)
+            else:
+                keys = np.unique(col.astype(np.int64) * n_cls + lab)
+                self.distinct[q] = np.bincount(keys % n_cls, minlength=n_cls).astype(np.float64)
+                self.keys[q] = [keys, np.zeros(0, dtype=np.int64)]
+
+    def _has(self, q: int, v: int, cands: np.ndarray) -> np.ndarray:
+        """Which of the classes ``cands`` hold value v of categorical QI q."""
+        want = v * self.n_cls + cands
+        has = np.zeros(len(cands), dtype=bool)
+        for keys in self.keys[q]:
+            if len(keys):
+                at = np.minimum(np.searchsorted(keys, want), len(keys) - 1)
+                has |= keys[at] == want
+        return has
+
+    def increase(self, r: int, cands: np.ndarray) -> np.ndarray:
+        """How much each class of ``cands`` grows in information loss when row r joins it."""
+        data = self.data
+        size = self.size[cands]
+        old = np.zeros(len(cands))
+        new = np.zeros(len(cands))
         for q in range(data.n_qis):
             w = data.weights[q]
             v = data.columns[q][r]
             if data.numeric[q]:
-                cmin, cmax, nulls = nums[q]
+                cmin, cmax, nulls = (a[cands] for a in self.nums[q])
                 span = data.span(q)
                 old_q = numeric_ncp(cmin, cmax, nulls, size, span)
                 if np.isnan(v):
@@ -69,53 +127,57 @@ def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
                 else:
                     new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
             else:
-                keys, distinct, added = cats[q]
                 card = max(int(data.cardinality[q]), 1)
-                has = np.zeros(n_cls, dtype=bool)
-                lo, hi = np.searchsorted(keys, [int(v) * n_cls, (int(v) + 1) * n_cls])
-                has[keys[lo:hi] % n_cls] = True
-                for vq, c in added:
-                    if vq == v:
-                        has[c] = True
+                distinct = self.distinct[q][cands]
                 old_q = categorical_ncp(distinct, card)
-                new_q = categorical_ncp(distinct + (~has), card)
+                new_q = categorical_ncp(distinct + ~self._has(q, int(v), cands), card)
             old += w * old_q * size
-            inc += w * new_q * (size + 1)
-        inc -= old
-        inc[size == 0] = np.inf
-        for c in np.argsort(inc, kind="stable")[:MAX_CHECKS]:
-            if not np.isfinite(inc[c]):
-                break
-            members = np.concatenate([by_class[starts[c] : starts[c + 1]], extra.get(int(c), []), [r]])
-            members = members.astype(np.int64)
-            counts = [
-                np.bincount(sens.codes[s][members], minlength=len(shares[s])) for s in range(len(shares))
-            ]
-            if not rule.ok(counts, len(members), sens):
-                continue
-            labels[r] = c
-            extra.setdefault(int(c), []).append(int(r))
-            _join(data, nums, cats, size, int(c), int(r))
-            placed += 1
-            break
-    return placed
+            new += w * new_q * (size + 1)
+        inc: np.ndarray = new - old
+        return inc
 
+    def cheapest(self, r: int, cands: np.ndarray) -> int:
+        """Of the classes ``cands`` (ascending ids), the one of least increase that keeps
+        the criteria with row r (ties: lower id), of the MAX_CHECKS of least increase; -1:
+        none of them does."""
+        if len(cands) == 0:
+            return -1
+        inc = self.increase(r, cands)
+        if len(cands) > MAX_CHECKS:
+            part = np.argpartition(inc, MAX_CHECKS - 1)[:MAX_CHECKS]
+            cands, inc = cands[part], inc[part]
+        by = np.lexsort((cands, inc))
+        cands = cands[by]
+        counts = []
+        for s, cnt in enumerate(self.scounts):
+            with_r = cnt[cands]
+            with_r[:, self.sens.codes[s][r]] += 1
+            counts.append(with_r)
+        ok = self.rule.counts_ok(counts, self.size[cands] + 1, self.sens)
+        return int(cands[np.argmax(ok)]) if ok.any() else -1
 
-def _join(data: QIData, nums: dict, cats: dict, size: np.ndarray, c: int, r: int) -> None:
-    """Row r into class c's summaries."""
-    for q in range(data.n_qis):
-        v = data.columns[q][r]
-        if data.numeric[q]:
-            cmin, cmax, nulls = nums[q]
-            if np.isnan(v):
-                nulls[c] += 1
-            else:
-                cmin[c] = min(cmin[c], v)
-                cmax[c] = max(cmax[c], v)
-        else:
-            keys, distinct, added = cats[q]
-            lo, hi = np.searchsorted(keys, [int(v) * len(size) + c, int(v) * len(size) + c + 1])
-            if hi == lo and (int(v), c) not in added:
-                added.add((int(v), c))
-                distinct[c] += 1
-    size[c] += 1
+    def join(self, c: int, r: int) -> None:
+        """Row r into class c: its label and the class's summaries."""
+        data = self.data
+        self.labels[r] = c
+        for s, cnt in enumerate(self.scounts):
+            cnt[c, self.sens.codes[s][r]] += 1
+        one = np.array([c], dtype=np.int64)
+        for q in range(data.n_qis):
+            v = data.columns[q][r]
+            if data.numeric[q]:
+                cmin, cmax, nulls = self.nums[q]
+                if np.isnan(v):
+                    nulls[c] += 1
+                else:
+                    cmin[c] = min(cmin[c], v)
+                    cmax[c] = max(cmax[c], v)
+            elif not self._has(q, int(v), one)[0]:
+                self.distinct[q][c] += 1
+                main, recent = self.keys[q]
+                key = int(v) * self.n_cls + c
+                recent = np.insert(recent, np.searchsorted(recent, key), key)
+                if len(recent) > MERGE_ROWS:
+                    main, recent = np.union1d(main, recent), recent[:0]
+                self.keys[q] = [main, recent]
+        self.size[c] += 1

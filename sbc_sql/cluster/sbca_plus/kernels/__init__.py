@@ -3,7 +3,8 @@
 :mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
 distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
 :mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement, :mod:`.order`
-Hilbert keys. The Python side calls the three entry kernels (``greedy.greedy_pass``,
+Hilbert keys, :mod:`.criteria` the privacy criteria of one class and :mod:`.repair` a class
+grown on until it keeps them. The Python side calls the three entry kernels (``greedy.greedy_pass``,
 ``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
 :mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
 folder imports only the standard library, numpy, numba and itself, never the rest of the

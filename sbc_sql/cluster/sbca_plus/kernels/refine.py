@@ -224,9 +224,28 @@ def _remove_row(
 
 @njit(cache=True, nogil=True)
 def _place_increase(
-    c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act,
-    cat, card, wc, cat_act, qkind, qidx, vmax,
-):  # fmt: skip
+    c,
+    r,
+    size,
+    lo,
+    hi,
+    nn,
+    dist_,
+    hk,
+    hv,
+    shift,
+    raw,
+    span,
+    wn,
+    num_act,
+    cat,
+    card,
+    wc,
+    cat_act,
+    qkind,
+    qidx,
+    vmax,
+):
     """How much class c's information loss grows when row r joins it (QIs in column order)."""
     dc = cat.shape[0]
     old = 0.0
