@@ -118,6 +118,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     evaluations (categorical and numeric sensitive column; a release that suppressed all)."""
     engine = engines.connect(con)
     sbc_sql.anonymize(engine, "t", 3, output="r", **ROLES)
+    # criteria and a background-knowledge bound (one sensitive column)
+    one = {**ROLES, "sensitive": ["dis"], "drop": ["id", "pay"]}
+    sbc_sql.anonymize(engine, "t", 3, output="rb", bk_threshold=1.0, max_suppression=0.5, **one)
     compare(engine, "t", [4], ["sbca"], **ROLES)
     sbc_sql.verify(engine, "t", "r", 3)
     # verify joins on one QI or two, as the data decides: render the two-QI join too
