@@ -266,6 +266,53 @@ def wide() -> str:
     return text
 
 
+def privacy_a() -> str:
+    """Setting A of bench_privacy.py: NCP and suppressed rows per algorithm and criterion,
+    beside ARX's figures."""
+    import bench_privacy
+
+    fig = record.read("privacy")
+    return bench_privacy.table_a(fig["setting_a"]) + (
+        f"\n\nMeasured on {fig['environment']['date']} ({fig['environment']['cpus']} cores); "
+        "every release verified in SQL against k and its criterion before it was counted."
+    )
+
+
+def privacy_b() -> str:
+    """Setting B of bench_privacy.py: the background-knowledge grids."""
+    import bench_privacy
+
+    fig = record.read("privacy_b")
+    return bench_privacy.table_b(fig).strip()
+
+
+def privacy_scale() -> str:
+    """k alone against l = 3 on the synthetic population (bench_privacy.py --scale)."""
+    fig = record.read("privacy_scale")
+    rows = []
+    for key, label in (("k", "k = 10 alone"), ("l3", "k = 10, distinct l = 3")):
+        runs = fig[key]
+        secs = sorted(r["seconds"] for r in runs)
+        rows.append(
+            [
+                label,
+                ", ".join(f"{r['seconds']:.2f}" for r in runs),
+                f"{secs[len(secs) // 2]:.2f}",
+                f"{max(r['peak_rss_mb'] for r in runs):,.0f} MB",
+                f"{100 * runs[0]['ncp']:.2f} %",
+                f"{runs[0]['suppressed']:,}",
+            ]
+        )
+    med = {k: sorted(r["seconds"] for r in fig[k])[len(fig[k]) // 2] for k in ("k", "l3")}
+    head = ["run", "seconds (each run)", "median", "peak memory", "total NCP", "suppressed"]
+    return _table(head, rows) + (
+        f"\n\n{fig['rows']:,} rows; l = 3 takes {med['l3'] / med['k']:.2f}x the time of k alone "
+        f"(median of {len(fig['k'])} runs each, alternating; measured on {fig['environment']['date']}, "
+        f"load average {fig['environment']['load_average'][0]:.1f} on {fig['environment']['cpus']} cores "
+        "at the end)."
+    )
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "paper-A": lambda: paper_setting("A", {"sbca": "sbca (default)"}),
     "paper-B": lambda: paper_setting("B", {"sbca": "sbca (default, `auto` mode)"}),
@@ -274,6 +321,9 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "scale": scale,
     "scale-utility": scale_utility,
     "wide": wide,
+    "privacy-A": privacy_a,
+    "privacy-B": privacy_b,
+    "privacy-scale": privacy_scale,
 }
 
 
