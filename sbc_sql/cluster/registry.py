@@ -445,6 +445,21 @@ def _background(name: str) -> Runner:
     return run
 
 
+def _background_entry(name: str, description: str) -> Clusterer:
+    """One of the background-knowledge algorithms: they need beta-likeness (and keep it
+    alone), read the background options and remove rows themselves."""
+    return Clusterer(
+        name,
+        f"background knowledge bound J, {description}",
+        _background(name),
+        criteria=True,
+        presuppress=False,
+        requires=("beta",),
+        only=("beta",),
+        background=True,
+    )
+
+
 def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
     """The paper's SBCA (SBCA+ with every switch off gives its labels): exact up to
     ``choose_mode``'s size, else in Hilbert-ordered blocks."""
@@ -527,35 +542,13 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         suppression=True,
         criteria=True,
     ),
-    Clusterer(
-        "kinc",
-        "background knowledge bound J, k-anonymity first, incremental post-processing",
-        _background("kinc"),
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
-    ),
-    Clusterer(
-        "kagg",
-        "background knowledge bound J, k-anonymity first, agglomerative post-processing",
-        _background("kagg"),
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
-    ),
-    Clusterer(
-        "beta-ge",
-        "background knowledge bound J, beta-likeness first (buckets, splits, Hilbert order)",
-        _background("beta-ge"),
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
+    *(
+        _background_entry(name, description)
+        for name, description in (
+            ("kinc", "k-anonymity first, incremental post-processing"),
+            ("kagg", "k-anonymity first, agglomerative post-processing"),
+            ("beta-ge", "beta-likeness first (buckets, splits, Hilbert order)"),
+        )
     ),
 )
 

@@ -217,6 +217,40 @@ class ClusterState:
 # numba kernel: the same algorithm and the same arithmetic, compiled
 
 
+def _scores_python(
+    buf, m, rn, rc, wn, wc, card, cmin, cmax, has_null, present, distinct, absent
+):  # pragma: no cover
+    """``buf[j]``: how much the cluster (ranges cmin/cmax, NULL flags, values present)
+    grows when remaining row j joins it, less a constant: the score both kernels grow by."""
+    dn = rn.shape[0]
+    dc = rc.shape[0]
+    for i in range(dc):
+        absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i]) - _cat_ncp(distinct[i], card[i]))
+    for j in range(m):
+        buf[j] = 0.0
+    for i in range(dn):
+        w = wn[i]
+        has_num = np.isfinite(cmin[i])
+        lo = cmin[i]
+        hi = cmax[i]
+        for j in range(m):
+            x = rn[i, j]
+            if has_null[i] and has_num:
+                t = 1.0
+            elif has_num:
+                t = 1.0 if np.isnan(x) else max(hi, x) - min(lo, x)
+            else:
+                t = 0.0 if np.isnan(x) else 1.0
+            buf[j] += w * t
+    for i in range(dc):
+        a = absent[i]
+        for j in range(m):
+            buf[j] += 0.0 if present[i, rc[i, j]] else a
+
+
+_scores = numba.njit(cache=True, inline="always")(_scores_python)
+
+
 def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by numba
     """Body of the numba kernel (see :func:`greedy_numpy` for the algorithm)."""
     dn, n = xn.shape
@@ -274,28 +308,7 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
         for step in range(k):
             if step > 0:
                 # scores of every remaining row: IL(c + x) / (|c| + 1) minus a constant
-                for i in range(dc):
-                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i]) - _cat_ncp(distinct[i], card[i]))
-                for j in range(m):
-                    buf[j] = 0.0
-                for i in range(dn):
-                    w = wn[i]
-                    has_num = np.isfinite(cmin[i])
-                    lo = cmin[i]
-                    hi = cmax[i]
-                    for j in range(m):
-                        x = rn[i, j]
-                        if has_null[i] and has_num:
-                            t = 1.0
-                        elif has_num:
-                            t = 1.0 if np.isnan(x) else max(hi, x) - min(lo, x)
-                        else:
-                            t = 0.0 if np.isnan(x) else 1.0
-                        buf[j] += w * t
-                for i in range(dc):
-                    a = absent[i]
-                    for j in range(m):
-                        buf[j] += 0.0 if present[i, rc[i, j]] else a
+                _scores(buf, m, rn, rc, wn, wc, card, cmin, cmax, has_null, present, distinct, absent)
                 best = -1
                 for j in range(m):
                     if not taken[j] and (best < 0 or buf[j] < buf[best]):
@@ -423,28 +436,7 @@ def _greedy_rule_python(  # pragma: no cover - compiled by numba
                 if not repair:
                     break
             if size > 0:
-                for i in range(dc):
-                    absent[i] = wc[i] * (_cat_ncp(distinct[i] + 1, card[i]) - _cat_ncp(distinct[i], card[i]))
-                for j in range(m):
-                    buf[j] = 0.0
-                for i in range(dn):
-                    w = wn[i]
-                    has_num = np.isfinite(cmin[i])
-                    lo_i = cmin[i]
-                    hi_i = cmax[i]
-                    for j in range(m):
-                        x = rn[i, j]
-                        if has_null[i] and has_num:
-                            t = 1.0
-                        elif has_num:
-                            t = 1.0 if np.isnan(x) else max(hi_i, x) - min(lo_i, x)
-                        else:
-                            t = 0.0 if np.isnan(x) else 1.0
-                        buf[j] += w * t
-                for i in range(dc):
-                    a = absent[i]
-                    for j in range(m):
-                        buf[j] += 0.0 if present[i, rc[i, j]] else a
+                _scores(buf, m, rn, rc, wn, wc, card, cmin, cmax, has_null, present, distinct, absent)
                 best = -1
                 best_help = 0
                 for j in range(m):
