@@ -29,6 +29,7 @@ NEAR_CLASSES = 4096
 NEAR_ROWS = 16384
 
 #: pairs (value, class) that rows brought kept apart before they are merged into the others
+#: (or a 64th of those, when more: a merge sorts them all)
 MERGE_ROWS = 1024
 
 
@@ -177,7 +178,7 @@ class _Classes:
                 main, recent = self.keys[q]
                 key = int(v) * self.n_cls + c
                 recent = np.insert(recent, np.searchsorted(recent, key), key)
-                if len(recent) > MERGE_ROWS:
+                if len(recent) > max(MERGE_ROWS, len(main) // 64):
                     main, recent = np.union1d(main, recent), recent[:0]
                 self.keys[q] = [main, recent]
         self.size[c] += 1
