@@ -34,6 +34,7 @@ from .privacy.l_diversity import VARIANTS
 from .quality import report
 from .quality.evaluate import evaluate, evaluation_sql
 from .session import Result, anonymize
+from .warehouse import DIALECTS
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -774,3 +775,193 @@ def compare_cmd(
             cmp.write_csv(rows, csv_path)
         if plot:
             cmp.plot(rows, plot, title=f"{table}: total NCP against k")
+
+
+# ---- a run split with another warehouse (sbc_sql.warehouse) ----
+
+RowIdOption = Annotated[
+    str | None,
+    typer.Option(
+        help="An integer key column (unique, never NULL) that names each row for the warehouse "
+        "(default: the row's position in the source, which the warehouse must then hold in a "
+        "column sbc_row_id), e.g. --row-id patient_id."
+    ),
+]
+WarehouseTable = Annotated[
+    str,
+    typer.Option(
+        "--table", "-t", help="Table or view to anonymize, or a CSV/Parquet path, e.g. -t patients."
+    ),
+]
+WarehouseK = Annotated[int, typer.Option("--k", "-k", help="Minimum class size, 2 or more, e.g. -k 5.")]
+WarehouseDb = Annotated[
+    str | None, typer.Option(help="DuckDB database file, read only, e.g. --db clinic.duckdb.")
+]
+WarehouseAlgorithm = Annotated[Algorithm, typer.Option(help=registry.choices_help())]
+WarehouseMode = Annotated[Mode, typer.Option(help="auto, exact (one block) or blocks.")]
+WarehouseLeftover = Annotated[
+    Leftover,
+    typer.Option(help="Rows left when fewer than k remain: join the nearest class, the last, or suppress."),
+]
+WarehouseWeights = Annotated[
+    str | None, typer.Option(help="Per-QI weights; only their ratios matter, e.g. --weights age=2,zip=0.5.")
+]
+WarehouseSuppression = Annotated[
+    float,
+    typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them."),
+]
+Dialect = enum.Enum("Dialect", {n: n for n in DIALECTS}, type=str)  # type: ignore[misc]
+
+
+def _warehouse_options(**given: Any) -> dict[str, Any]:
+    """The run options of the warehouse commands, as :func:`sbc_sql.session.make_options` takes them."""
+    criteria = Criteria(
+        given.pop("l_diversity"),
+        given.pop("l_model").value,
+        given.pop("t_closeness"),
+        given.pop("beta_likeness"),
+        given.pop("beta_basic"),
+    )
+    out: dict[str, Any] = dict(given)
+    for name in ("qi", "sensitive", "drop", "keep"):
+        out[name] = out[name] or ()
+    for name in ("algorithm", "mode", "leftover"):
+        out[name] = out[name].value
+    return {**out, "criteria": criteria}
+
+
+@app.command("sql")
+def sql_cmd(
+    table: WarehouseTable,
+    k: WarehouseK,
+    dialect: Annotated[Dialect, typer.Option(help="The warehouse's SQL dialect.")],
+    db: WarehouseDb = None,
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
+    row_id: RowIdOption = None,
+    labels: Annotated[
+        str, typer.Option(help="The warehouse table the class ids are loaded into, e.g. --labels sbc_labels.")
+    ] = "sbc_labels",
+    source: Annotated[
+        str | None,
+        typer.Option(
+            help="The source table's name in the warehouse (default: --table, or a file's name "
+            "without its ending), e.g. --source analytics.patients."
+        ),
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Release name (default <table>_k<k>).")
+    ] = None,
+    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
+    leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
+    weights: WarehouseWeights = None,
+    max_suppression: WarehouseSuppression = 0.01,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
+) -> None:
+    """Print a run's SQL for another warehouse: the release built from the class ids that
+    'sbc-sql cluster' writes, its verification and NCP. The statistics are computed here.
+
+    Example: sbc-sql sql --dialect snowflake --db clinic.duckdb -t patients -k 5 --row-id id
+    """
+    from . import warehouse
+
+    with reported():
+        text = warehouse.print_sql(
+            db,
+            table,
+            k,
+            dialect.value,
+            row_id=row_id,
+            labels=labels,
+            source=source,
+            **_warehouse_options(
+                qi=qi,
+                sensitive=sensitive,
+                drop=drop,
+                keep=keep,
+                output=output,
+                algorithm=algorithm,
+                mode=mode,
+                leftover=leftover,
+                weights=weights,
+                max_suppression=max_suppression,
+                l_diversity=l_diversity,
+                l_model=l_model,
+                t_closeness=t_closeness,
+                beta_likeness=beta_likeness,
+                beta_basic=beta_basic,
+            ),
+        )
+    typer.echo(text, nl=False)
+
+
+@app.command("cluster")
+def cluster_cmd(
+    table: WarehouseTable,
+    k: WarehouseK,
+    out: Annotated[str, typer.Option(help="Where to write (row_id, eq_class): .parquet or .csv.")],
+    db: WarehouseDb = None,
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
+    row_id: RowIdOption = None,
+    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
+    leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
+    weights: WarehouseWeights = None,
+    max_suppression: WarehouseSuppression = 0.01,
+    workers: Annotated[int | None, typer.Option(help="Threads for block mode (default: all cores).")] = None,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary and errors.")] = False,
+) -> None:
+    """Cluster TABLE and write each row's class id (row_id, eq_class; eq_class < 0: suppressed)
+    for the SQL that 'sbc-sql sql' prints; nothing is written to the database.
+
+    Example: sbc-sql cluster --db clinic.duckdb -t patients -k 5 --row-id id --out ids.parquet
+    """
+    from . import warehouse
+
+    def log(line: str) -> None:
+        if not quiet or line.startswith("warning: "):
+            typer.echo(line, err=True)
+
+    with reported(), ProgressBar("clustering", enabled=False if quiet else None) as bar:
+        rows, suppressed = warehouse.cluster_ids(
+            db,
+            table,
+            k,
+            out,
+            row_id=row_id,
+            log=log,
+            progress=bar,
+            **_warehouse_options(
+                qi=qi,
+                sensitive=sensitive,
+                drop=drop,
+                keep=keep,
+                algorithm=algorithm,
+                mode=mode,
+                leftover=leftover,
+                weights=weights,
+                max_suppression=max_suppression,
+                workers=workers,
+                l_diversity=l_diversity,
+                l_model=l_model,
+                t_closeness=t_closeness,
+                beta_likeness=beta_likeness,
+                beta_basic=beta_basic,
+            ),
+        )
+    typer.echo(f"wrote {rows:,} class ids ({suppressed:,} rows suppressed) to {out}")
