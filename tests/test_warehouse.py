@@ -287,3 +287,28 @@ def test_a_file_source_and_dotted_names(db, tmp_path) -> None:
         None, str(parquet), 3, "spark", row_id="id", source="wh.sales.people", labels="stage.ids", **ROLES
     )
     assert "FROM `wh`.`sales`.`people` AS s" in text and "JOIN `stage`.`ids` AS l" in text
+
+
+@pytest.mark.parametrize("dialect", warehouse.DIALECTS)
+def test_every_criterion_prints_in_every_dialect(db, dialect) -> None:
+    # t-closeness on a numeric column orders a running sum, which BigQuery takes without
+    # NULLS LAST only; each criterion on a categorical and a numeric sensitive column
+    for criteria in (
+        Criteria(None, "distinct", 0.5, None, False),
+        Criteria(None, "distinct", None, 3.0, False),
+        Criteria(2, "entropy", None, None, False),
+    ):
+        for sensitive, other in (("dis", "pay"), ("pay", "dis")):
+            text = warehouse.print_sql(
+                db,
+                "t",
+                3,
+                dialect,
+                row_id="id",
+                qi=ROLES["qi"],
+                sensitive=[sensitive],
+                drop=[other],
+                criteria=criteria,
+                max_suppression=0.5,
+            )
+            assert all(tree is not None for tree in sqlglot.parse(body(text), read=dialect))

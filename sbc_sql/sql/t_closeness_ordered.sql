@@ -33,8 +33,10 @@ WITH vals AS (
 ), running AS (
   SELECT
     eq_class,
+    -- sbc_rank is never NULL; NULLS FIRST is what BigQuery's ascending order does by itself,
+    -- which takes no NULLS LAST in an aggregate's window
     SUM(CAST(sbc_q - sbc_p AS DECIMAL(38, 18))) OVER (
-      PARTITION BY eq_class ORDER BY sbc_rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      PARTITION BY eq_class ORDER BY sbc_rank NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS sbc_run
   FROM grid
 ), per_class AS (
