@@ -28,6 +28,19 @@ def _bigquery_value_set(self: Generator, e: ValueSet) -> str:
     return f"ARRAY_AGG(DISTINCT {values} IGNORE NULLS ORDER BY {values} ASC)"
 
 
+def _bigquery_transform(self: Generator, e: exp.Transform) -> str:
+    # a lambda over an array's elements, in order: BigQuery has no TRANSFORM (sqlglot keeps it)
+    fn = e.expression
+    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 1:
+        self.unsupported("TRANSFORM needs a one-argument lambda")
+        return self.func("TRANSFORM", e.this, fn)
+    var = self.sql(fn.expressions[0])
+    return (
+        f"ARRAY(SELECT {self.sql(fn, 'this')} FROM UNNEST({self.sql(e, 'this')}) AS {var} "
+        "WITH OFFSET AS sbc_n ORDER BY sbc_n)"
+    )
+
+
 def _bigquery_cte(self: Generator, e: exp.CTE) -> str:
     # BigQuery has no MATERIALIZED hint on a common table expression
     if e.args.get("materialized") is not None:
@@ -45,4 +58,5 @@ class SbcBigQuery(_BigQuery):
             ListHasNull: _bigquery_has_null,
             ValueSet: _bigquery_value_set,
             exp.CTE: _bigquery_cte,
+            exp.Transform: _bigquery_transform,
         }

@@ -646,29 +646,23 @@ WITH t AS (
       END || CASE WHEN r.`seen_has_null` THEN '|NULL' ELSE '' END
     END AS `seen`,
     ARRAY_TO_STRING(
-      TRANSFORM(
-        r.`sex`,
-        v -> CASE
-          WHEN v IS NULL
-          THEN 'NULL'
-          WHEN CAST(v AS STRING) = 'NULL'
-          THEN '\\NULL'
-          ELSE REPLACE(REPLACE(CAST(v AS STRING), '\\', '\\\\'), '|', '\\|')
-        END
-      ),
+      ARRAY(SELECT CASE
+        WHEN v IS NULL
+        THEN 'NULL'
+        WHEN CAST(v AS STRING) = 'NULL'
+        THEN '\\NULL'
+        ELSE REPLACE(REPLACE(CAST(v AS STRING), '\\', '\\\\'), '|', '\\|')
+      END FROM UNNEST(r.`sex`) AS v WITH OFFSET AS sbc_n ORDER BY sbc_n),
       '|'
     ) AS `sex`,
     ARRAY_TO_STRING(
-      TRANSFORM(
-        r.`zip`,
-        v -> CASE
-          WHEN v IS NULL
-          THEN 'NULL'
-          WHEN CAST(v AS STRING) = 'NULL'
-          THEN '\\NULL'
-          ELSE REPLACE(REPLACE(CAST(v AS STRING), '\\', '\\\\'), '|', '\\|')
-        END
-      ),
+      ARRAY(SELECT CASE
+        WHEN v IS NULL
+        THEN 'NULL'
+        WHEN CAST(v AS STRING) = 'NULL'
+        THEN '\\NULL'
+        ELSE REPLACE(REPLACE(CAST(v AS STRING), '\\', '\\\\'), '|', '\\|')
+      END FROM UNNEST(r.`zip`) AS v WITH OFFSET AS sbc_n ORDER BY sbc_n),
       '|'
     ) AS `zip`,
     r.`dis` AS `dis`,
