@@ -872,6 +872,10 @@ def sql_cmd(
     """
     from . import warehouse
 
+    def warn(line: str) -> None:  # stdout holds the SQL alone
+        if line.startswith("warning: "):
+            typer.echo(line, err=True)
+
     with reported():
         text = warehouse.print_sql(
             db,
@@ -881,6 +885,7 @@ def sql_cmd(
             row_id=row_id,
             labels=labels,
             source=source,
+            log=warn,
             **_warehouse_options(
                 qi=qi,
                 sensitive=sensitive,
