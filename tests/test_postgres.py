@@ -4,9 +4,11 @@ needs (case-sensitive names, 63-byte identifiers, error text that may quote valu
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
-from helpers import make_table, pg_rows, q, to_postgres
+from helpers import make_table, pg_rows, q, run_cli, to_postgres
 from test_engines import ROLES, TYPES, people
 
 import sbc_sql
@@ -229,3 +231,61 @@ def test_the_dialect_says_one_value_per_group_for_booleans_too(pg) -> None:
     duck = duckdb.connect()
     make_table(duck, "t", people(), TYPES)
     assert pg_rows(pg, text) == duck.execute(query).fetchall() == [("F", False), ("M", False)]
+
+
+def test_the_cli_anonymizes_verifies_and_evaluates_a_postgres_database(tmp_path, postgres_url) -> None:
+    from test_cli import ROWS, K, make_clinic
+
+    path = make_clinic(tmp_path / "clinic.duckdb")
+    with duckdb.connect(str(path)) as con:
+        to_postgres(con, "patients", postgres_url)
+    before = pg_rows(postgres_url, "SELECT ctid::text, * FROM patients ORDER BY ctid")
+    on_pg = run_cli(["anonymize", "--db", postgres_url, "-t", "patients", "-k", K, "--json"])
+    assert on_pg.exit_code == 0, on_pg.stderr
+    on_duck = run_cli(["anonymize", "--db", path, "-t", "patients", "-k", K, "--json"])
+    assert on_duck.exit_code == 0, on_duck.stderr
+    got, want = json.loads(on_pg.stdout), json.loads(on_duck.stdout)
+    assert (got["rows"], got["released"], got["smallest_class"]) == (ROWS, ROWS, K)
+    assert got["total_ncp"] == pytest.approx(want["total_ncp"], rel=1e-12, abs=1e-12)
+    assert got["ncp"] == pytest.approx(want["ncp"], rel=1e-12, abs=1e-12)
+    release = f"patients_k{K}"
+    ok = run_cli(["verify", "--db", postgres_url, "--original", "patients", "--release", release, "--k", K])
+    assert ok.exit_code == 0, ok.stderr
+    assert ok.stdout.startswith(f"ok: '{release}' is {K}-anonymous and complete")
+    bad = run_cli(
+        ["verify", "--db", postgres_url, "--original", "patients", "--release", release, "--k", K + 1]
+    )
+    assert bad.exit_code == 3
+    measured = run_cli(
+        ["measure", "--db", postgres_url, "--original", "patients", "--release", release, "--json"]
+    )
+    assert measured.exit_code == 0, measured.stderr
+    assert json.loads(measured.stdout)["total_ncp"] == pytest.approx(got["total_ncp"], abs=1e-12)
+    args = ["evaluate", "--original", "patients", "--release", release]
+    evaluated = run_cli([*args, "--db", postgres_url])
+    assert evaluated.exit_code == 0, evaluated.stderr
+    expected = run_cli([*args, "--db", path])
+    assert evaluated.stdout == expected.stdout
+    assert pg_rows(postgres_url, "SELECT ctid::text, * FROM patients ORDER BY ctid") == before
+
+
+def test_the_dialect_rounds_a_double_to_places_through_numeric(pg) -> None:
+    import sqlglot
+
+    query = "SELECT ROUND(CAST(age AS DOUBLE) / 7, 3) FROM t WHERE age IS NOT NULL ORDER BY 1"
+    text = sqlglot.parse_one(query, read="duckdb").sql(dialect=SbcPostgres)
+    assert "ROUND(CAST(CAST(age AS DOUBLE PRECISION) / 7 AS DECIMAL), 3)" in text
+    duck = duckdb.connect()
+    make_table(duck, "t", people(), TYPES)
+    assert [float(r[0]) for r in pg_rows(pg, text)] == [r[0] for r in duck.execute(query).fetchall()]
+
+
+def test_the_dialect_types_an_empty_list_by_what_it_meets(pg) -> None:
+    import sqlglot
+
+    query = "SELECT COALESCE(CASE WHEN age > 60 THEN [sex] END, []) AS v FROM t ORDER BY id"
+    text = sqlglot.parse_one(query, read="duckdb").sql(dialect=SbcPostgres)
+    assert "'{}'" in text
+    duck = duckdb.connect()
+    make_table(duck, "t", people(), TYPES)
+    assert pg_rows(pg, text) == duck.execute(query).fetchall()

@@ -82,6 +82,22 @@ def _postgres_null_safe_eq(self: Generator, e: exp.NullSafeEQ) -> str:
     return f"{self.sql(e, 'this')} IS NOT DISTINCT FROM {self.sql(e, 'expression')}"
 
 
+def _postgres_round(self: Generator, e: exp.Round) -> str:
+    # PostgreSQL rounds to a number of places only a NUMERIC (ROUND(double, int) does not exist)
+    places = e.args.get("decimals")
+    if places is None:
+        return self.func("ROUND", e.this)
+    return self.func("ROUND", exp.cast(e.this.copy(), "DECIMAL"), places)
+
+
+def _postgres_array(self: Generator, e: exp.Array) -> str:
+    # an empty ARRAY[] has no type in PostgreSQL; the untyped literal '{}' takes the type of
+    # what it meets (the other argument of a COALESCE, the column it is compared with)
+    if not e.expressions:
+        return "'{}'"
+    return f"ARRAY[{self.expressions(e, flat=True)}]"
+
+
 # The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
 # dialect's Generator as a class attribute (Generator = PostgresGenerator), which mypy does not
 # take as a base class; importing the generator modules instead would lose sqlglot < 30.
@@ -98,6 +114,8 @@ class SbcPostgres(_Postgres):
             exp.ArrayDistinct: _postgres_array_distinct,
             exp.ArrayIntersect: _postgres_array_intersect,
             exp.NullSafeEQ: _postgres_null_safe_eq,
+            exp.Round: _postgres_round,
+            exp.Array: _postgres_array,
         }
 
         def select_sql(self, expression: exp.Select) -> str:
