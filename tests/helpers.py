@@ -63,8 +63,16 @@ def comment(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return found[0]["comment"] if found else None
 
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
-    """A query's result as an object-typed DataFrame of Python values."""
+def frame(con: duckdb.DuckDBPyConnection | str, sql: str) -> pd.DataFrame:
+    """A query's result as an object-typed DataFrame of Python values (``con`` a DuckDB
+    connection, or the URL of a PostgreSQL database)."""
+    if isinstance(con, str):
+        import adbc_driver_postgresql.dbapi as adbc
+
+        with adbc.connect(con, autocommit=True) as pg, pg.cursor() as pg_cur:
+            pg_cur.execute(sql)
+            names = [d[0] for d in pg_cur.description]
+            return pd.DataFrame([tuple(r) for r in pg_cur.fetchall()], columns=names, dtype=object)
     cur = con.execute(sql)
     names = [d[0] for d in cur.description]
     return pd.DataFrame(cur.fetchall(), columns=names, dtype=object)
