@@ -387,3 +387,38 @@ def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:
     assert np.array_equal(
         np.argsort(on_pg.position, kind="stable"), np.argsort(on_duck.position, kind="stable")
     )
+
+
+def test_a_release_name_that_would_be_cut_is_refused_and_leaves_nothing(pg) -> None:
+    # sbc_tmp_<output>_<8 hex>_classes: a 50-byte output makes a 74-byte working name
+    with pytest.raises(InputError, match="longer than PostgreSQL's 63 bytes, which would cut it"):
+        anonymize(pg, "t", 3, output="r" * 50, **ROLES)
+    assert pg_rows(pg, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace") == [("t",)]
+
+
+def test_a_killed_run_leaves_nothing(pg) -> None:
+    """SIGKILL in the middle of writing the release (its tables made, not yet renamed): the
+    server rolls the transaction back and drops the connection's temporary tables."""
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, signal, sbc_sql\n"
+        "from sbc_sql.stages import measure\n"
+        "def kill(*a, **k):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "measure.measure_tables = kill\n"
+        f"sbc_sql.anonymize({pg!r}, 't', 3, output='rel', qi={ROLES['qi']!r}, "
+        f"sensitive={ROLES['sensitive']!r}, drop={ROLES['drop']!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -9, done.stderr
+    query = (
+        "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' OR n.nspname LIKE 'pg_temp%'"
+    )
+    deadline = time.monotonic() + 10
+    while pg_rows(pg, query) != [("public", "t")] and time.monotonic() < deadline:
+        time.sleep(0.1)  # the server notices the dropped connection on its own time
+    assert pg_rows(pg, query) == [("public", "t")]

@@ -32,7 +32,7 @@ from .. import names
 from ..errors import EngineError, InputError
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
-from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
+from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 #: the temporary table a view is read into for the run
@@ -193,6 +193,19 @@ class PostgresEngine(Engine):
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
         engine._fetch("SET client_min_messages = warning", None)
         return engine
+
+    def sql(self, statement: Statement) -> str:
+        """As the base renders it; a name longer than PostgreSQL's 63 bytes is refused here,
+        before it runs: PostgreSQL would cut it, and two names could become one."""
+        if not isinstance(statement, str):
+            for name in statement.find_all(exp.Identifier):
+                if len(name.name.encode()) > MAX_IDENTIFIER_BYTES:
+                    raise InputError(
+                        f"the name '{name.name[:24]}...' ({len(name.name.encode())} bytes) is longer "
+                        f"than PostgreSQL's {MAX_IDENTIFIER_BYTES} bytes, which would cut it; choose "
+                        "shorter names (a release's tables add up to 25 bytes to --output)"
+                    )
+        return super().sql(statement)
 
     # ---- running: every driver call inside the boundary ----
 
