@@ -422,3 +422,15 @@ def test_a_killed_run_leaves_nothing(pg) -> None:
     while pg_rows(pg, query) != [("public", "t")] and time.monotonic() < deadline:
         time.sleep(0.1)  # the server notices the dropped connection on its own time
     assert pg_rows(pg, query) == [("public", "t")]
+
+
+def test_an_out_file_is_refused_before_any_work(pg, tmp_path, monkeypatch) -> None:
+    from sbc_sql import session
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run went on to its statistics")
+
+    monkeypatch.setattr(session, "prepare", never)
+    with pytest.raises(InputError, match="is not available with the postgres engine"):
+        anonymize(pg, "t", 3, output="rel", out_file=tmp_path / "r.parquet", **ROLES)
+    assert not (tmp_path / "r.parquet").exists()

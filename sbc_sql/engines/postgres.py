@@ -37,6 +37,10 @@ from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statemen
 URL_SCHEMES = ("postgresql://", "postgres://")
 #: the temporary table a view is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
+NO_EXPORT = (
+    "--out-file: a PostgreSQL --db keeps the release in the database; export it from there "
+    "(e.g. psql's \\copy), or anonymize a DuckDB copy for a file"
+)
 #: PostgreSQL cuts longer identifiers (NAMEDATALEN - 1 bytes) and only says so in a NOTICE
 MAX_IDENTIFIER_BYTES = 63
 
@@ -170,7 +174,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = SbcPostgres
-    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False)
+    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False, exports=False)
 
     def __init__(self, connection: Any, url: str) -> None:
         super().__init__()
@@ -441,10 +445,7 @@ class PostgresEngine(Engine):
                 self._fetch(f"DROP TABLE IF EXISTS pg_temp.{self.sql(ident(name))}", None)
 
     def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> exp.Expression:
-        raise InputError(
-            "--out-file: a PostgreSQL --db keeps the release in the database; export it from "
-            "there (e.g. psql's \\copy), or anonymize a DuckDB copy for a file"
-        )
+        raise InputError(NO_EXPORT)
 
     def begin(self) -> None:
         self._fetch("BEGIN", None)
