@@ -453,15 +453,17 @@ def anonymize_cmd(
             progress=bar,
             trace=trace if verbose else None,
         )
-    if sql:
-        typer.echo("\n".join(result.statements))
-        return
-    if as_json:
-        typer.echo(json.dumps(summary_dict(result), indent=2))
-    else:
-        # where the evaluate hint finds the release and its source
-        where = {"db": target_db or db, "attach": db if target_db else None}
-        typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
+    # the connection is closed once the summary is out (a server's, too, not left to exit)
+    with result:
+        if sql:
+            typer.echo("\n".join(result.statements))
+            return
+        if as_json:
+            typer.echo(json.dumps(summary_dict(result), indent=2))
+        else:
+            # where the evaluate hint finds the release and its source
+            where = {"db": target_db or db, "attach": db if target_db else None}
+            typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
 
 
 def summary_dict(result: Result) -> dict[str, object]:

@@ -328,6 +328,12 @@ def anonymize(
         elif place is not None and place.qualified:
             table = _qualified_input(engine, table)
             engine.use(place.catalog, place.schema)
+        if out_file is not None and not engine.capabilities.exports:
+            # refused before any work, not after the clustering
+            raise InputError(
+                f"--out-file is not available with the {engine.name} engine; the release is kept "
+                "in the database, to be exported from there"
+            )
         if out_file is not None:
             out_file = planning.check_out_file(
                 out_file, protected=[*engine.database_files(), *given, *inputs], replace=replace

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import helpers
+import pg_cluster
 import pytest
 from helpers import ROOT
 
@@ -70,7 +73,11 @@ def cli():
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that needs the session's wheel is marked slow, so the fast tier never
-    builds it (a forgotten marker would cost the fast tier a minute)."""
+    builds it (a forgotten marker would cost the fast tier a minute). Every test that needs
+    the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it)."""
+    for item in items:
+        if "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
     unmarked = [
         item.nodeid
         for item in items
@@ -78,6 +85,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if unmarked:
         raise pytest.UsageError("tests that build the wheel must be marked slow: " + ", ".join(unmarked))
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[pg_cluster.Cluster]:
+    """The session's throwaway PostgreSQL cluster (see pg_cluster.py). Without one the tests
+    that need it are skipped with the reason, unless SBC_SQL_REQUIRE_POSTGRES=1 (CI) fails them."""
+    started = pg_cluster.start()
+    if isinstance(started, str):
+        if os.environ.get("SBC_SQL_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"no PostgreSQL for the tests: {started}")
+        pytest.skip(f"no PostgreSQL for the tests: {started}")
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: pg_cluster.Cluster) -> Iterator[str]:
+    """The URL of a fresh, empty database of the session's cluster, dropped afterwards."""
+    name = f"sbc_test_{uuid.uuid4().hex[:12]}"
+    postgres_cluster.sql(f"CREATE DATABASE {name}")
+    yield postgres_cluster.url_of(name)
+    postgres_cluster.sql(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def _backend_ready() -> bool:

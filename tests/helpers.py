@@ -63,8 +63,16 @@ def comment(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return found[0]["comment"] if found else None
 
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
-    """A query's result as an object-typed DataFrame of Python values."""
+def frame(con: duckdb.DuckDBPyConnection | str, sql: str) -> pd.DataFrame:
+    """A query's result as an object-typed DataFrame of Python values (``con`` a DuckDB
+    connection, or the URL of a PostgreSQL database)."""
+    if isinstance(con, str):
+        import adbc_driver_postgresql.dbapi as adbc
+
+        with adbc.connect(con, autocommit=True) as pg, pg.cursor() as pg_cur:
+            pg_cur.execute(sql)
+            names = [d[0] for d in pg_cur.description]
+            return pd.DataFrame([tuple(r) for r in pg_cur.fetchall()], columns=names, dtype=object)
     cur = con.execute(sql)
     names = [d[0] for d in cur.description]
     return pd.DataFrame(cur.fetchall(), columns=names, dtype=object)
@@ -184,3 +192,33 @@ def banded_patients(n: int = 24) -> pd.DataFrame:
 
 
 BANDED_TYPES = {"pid": "VARCHAR", "age": "INTEGER", "zip": "VARCHAR", "dis": "VARCHAR"}
+
+
+def to_postgres(con: duckdb.DuckDBPyConnection, table: str, url: str, name: str | None = None) -> None:
+    """Copy a DuckDB table into the PostgreSQL database ``url`` (as ``name``), with its column
+    comments (the roles); row order is kept, so both engines see the rows in the same order."""
+    import adbc_driver_postgresql.dbapi as adbc
+    import pyarrow as pa
+
+    data = con.sql(f"SELECT * FROM {q(table)}").to_arrow_table()
+    plain = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in data.columns]
+    data = pa.table(plain, names=data.column_names)
+    comments = con.execute(
+        "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? AND comment IS NOT NULL",
+        [table],
+    ).fetchall()
+    target = name or table
+    with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
+        cur.adbc_ingest(target, data, mode="create")
+        for column, text in comments:
+            escaped = text.replace("'", "''")
+            cur.execute(f"COMMENT ON COLUMN {q(target)}.{q(column)} IS '{escaped}'")
+
+
+def pg_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    """Every row of a query on the PostgreSQL database ``url``."""
+    import adbc_driver_postgresql.dbapi as adbc
+
+    with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
+        cur.execute(sql)
+        return [tuple(r) for r in cur.fetchall()]

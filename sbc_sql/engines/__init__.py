@@ -26,9 +26,14 @@ def connect(
 ) -> Engine:
     """The engine for ``database``: an Engine as it is; a DuckDB connection, a DuckDB file
     path or None (in memory) for DuckDB. ``read_only`` opens a file read-only (what only
-    reads: measure, verify, evaluate and a dry run)."""
+    reads: measure, verify, evaluate and a dry run). A ``postgresql://`` URL (any libpq
+    URL) is a PostgreSQL database, read and written in place."""
     if isinstance(database, Engine):
         return database
+    from .postgres import PostgresEngine, looks_like_url
+
+    if looks_like_url(database):
+        return PostgresEngine.connect(str(database))
     from .duckdb import DuckDBEngine
 
     return DuckDBEngine.connect(database, must_exist=must_exist, read_only=read_only)

@@ -51,6 +51,8 @@ class Capabilities:
     arrays: bool
     #: a memory cap the engine enforces by spilling (``--memory-limit``)
     memory_limit: bool
+    #: writes a release to a local file (``--out-file``)
+    exports: bool = True
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,31 @@ def _postgres_array_intersect(self: Generator, e: exp.ArrayIntersect) -> str:
     return f"ARRAY({sets})"
 
 
+def _postgres_null_safe_eq(self: Generator, e: exp.NullSafeEQ) -> str:
+    # MIN(x) IS NOT DISTINCT FROM MAX(x) (one value over a group) has no MIN for booleans in
+    # PostgreSQL; COUNT(DISTINCT x) <= 1 says the same for every type (both ignore NULLs)
+    low, high = e.this, e.expression
+    if isinstance(low, exp.Min) and isinstance(high, exp.Max) and low.this == high.this:
+        return f"COUNT(DISTINCT {self.sql(low, 'this')}) <= 1"
+    return f"{self.sql(e, 'this')} IS NOT DISTINCT FROM {self.sql(e, 'expression')}"
+
+
+def _postgres_round(self: Generator, e: exp.Round) -> str:
+    # PostgreSQL rounds to a number of places only a NUMERIC (ROUND(double, int) does not exist)
+    places = e.args.get("decimals")
+    if places is None:
+        return self.func("ROUND", e.this)
+    return self.func("ROUND", exp.cast(e.this.copy(), "DECIMAL"), places)
+
+
+def _postgres_array(self: Generator, e: exp.Array) -> str:
+    # an empty ARRAY[] has no type in PostgreSQL; the untyped literal '{}' takes the type of
+    # what it meets (the other argument of a COALESCE, the column it is compared with)
+    if not e.expressions:
+        return "'{}'"
+    return f"ARRAY[{self.expressions(e, flat=True)}]"
+
+
 # The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
 # dialect's Generator as a class attribute (Generator = PostgresGenerator), which mypy does not
 # take as a base class; importing the generator modules instead would lose sqlglot < 30.
@@ -88,4 +113,33 @@ class SbcPostgres(_Postgres):
             exp.Transform: _postgres_transform,
             exp.ArrayDistinct: _postgres_array_distinct,
             exp.ArrayIntersect: _postgres_array_intersect,
+            exp.NullSafeEQ: _postgres_null_safe_eq,
+            exp.Round: _postgres_round,
+            exp.Array: _postgres_array,
         }
+
+        def select_sql(self, expression: exp.Select) -> str:
+            # SELECT DISTINCT a, NULL AS k types the NULL as text at once, so a UNION with an
+            # integer k fails; grouping by the other columns keeps the same rows and leaves
+            # the NULL's type to the UNION
+            distinct = expression.args.get("distinct")
+            if distinct is not None and not distinct.args.get("on") and not expression.args.get("group"):
+                nulls = [isinstance(p.unalias(), exp.Null) for p in expression.expressions]
+                rest = [
+                    p.unalias() for p, null in zip(expression.expressions, nulls, strict=True) if not null
+                ]
+                if any(nulls) and rest and not any(p.find(exp.AggFunc) for p in expression.expressions):
+                    grouped = expression.copy()
+                    grouped.set("distinct", None)
+                    grouped.set("group", exp.Group(expressions=[r.copy() for r in rest]))
+                    expression = grouped
+            return str(super().select_sql(expression))
+
+        def subquery_sql(self, expression: exp.Subquery, sep: str = " AS ") -> str:
+            # PostgreSQL before 16 rejects a subquery in FROM without an alias
+            if not expression.alias and isinstance(expression.parent, (exp.From, exp.Join)):
+                self._sbc_subqueries = getattr(self, "_sbc_subqueries", 0) + 1
+                expression = expression.copy()
+                alias = exp.TableAlias(this=exp.to_identifier(f"sbc_subquery_{self._sbc_subqueries}"))
+                expression.set("alias", alias)
+            return str(super().subquery_sql(expression, sep))

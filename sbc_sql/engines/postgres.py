@@ -1,0 +1,574 @@
+"""PostgreSQL, the second engine: a database a libpq URL names (``postgresql://...``), reached
+through the ADBC driver, which moves rows as Arrow both ways (binary COPY).
+
+The source is only read. A run's working tables are temporary (gone with the connection);
+the release is built under temporary names inside one transaction and renamed there, so an
+interruption leaves nothing. Rows are keyed by their physical position (``ctid``), stable
+while the table is not modified, which a run never does. Roles are read from column comments
+(``COMMENT ON COLUMN t.c IS 'sbc:qi'``) as in DuckDB.
+
+Errors are read by their SQLSTATE only: PostgreSQL's own text may quote a value (an invalid
+input, a duplicate key), so none of it is shown. The password is libpq's business (the URL,
+PGPASSWORD or ~/.pgpass) and is never printed: the URL is shown without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import typing
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import sqlglot
+from sqlglot import exp
+
+from .. import names
+from ..errors import EngineError, InputError
+from ..sql.dialects.postgres import SbcPostgres
+from ..sql.templates import ident
+from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+#: the temporary table a view is read into for the run
+SOURCE_ALIAS = "sbc_source_file"
+NO_EXPORT = (
+    "--out-file: a PostgreSQL --db keeps the release in the database; export it from there "
+    "(e.g. psql's \\copy), or anonymize a DuckDB copy for a file"
+)
+#: PostgreSQL cuts longer identifiers (NAMEDATALEN - 1 bytes) and only says so in a NOTICE
+MAX_IDENTIFIER_BYTES = 63
+
+# the connection's temporary schema first, then the working one: as unqualified names resolve
+_KINDS = (
+    "SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'VIEW' ELSE 'TABLE' END "
+    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1) AND n.oid = {where} "
+    "ORDER BY c.relname"
+)
+_HERE = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema())"
+_TEMP = "pg_catalog.pg_my_temp_schema()"
+_IN_SCHEMA = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $2)"
+_COMMENT = (
+    "SELECT pg_catalog.obj_description(c.oid, 'pg_class') FROM pg_catalog.pg_class c "
+    "WHERE c.relname = $1 AND c.relnamespace = {where}"
+)
+_COLUMNS = (
+    "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), "
+    "pg_catalog.col_description(c.oid, a.attnum), t.typname, t.typcategory "
+    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid "
+    "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
+    "WHERE c.relname = $1 AND c.relnamespace = {where} AND a.attnum > 0 AND NOT a.attisdropped "
+    "ORDER BY a.attnum"
+)
+_VIEW_READS = (
+    "SELECT DISTINCT r.relname FROM pg_catalog.pg_class v "
+    "JOIN pg_catalog.pg_rewrite w ON w.ev_class = v.oid "
+    "JOIN pg_catalog.pg_depend d ON d.objid = w.oid AND d.classid = 'pg_catalog.pg_rewrite'::regclass "
+    "JOIN pg_catalog.pg_class r ON r.oid = d.refobjid AND r.oid <> v.oid "
+    "WHERE v.relname = $1 AND v.relnamespace = " + _HERE + " AND r.relnamespace = " + _HERE
+)
+
+# SQLSTATE classes and codes: what went wrong, in sbc-sql's words (never PostgreSQL's text)
+_STATES: dict[str, tuple[str, str]] = {
+    "42P01": ("a table or view it names does not exist", "missing"),
+    "42703": ("a column it names does not exist", "missing"),
+    "3F000": ("a schema it names does not exist", "missing"),
+    "42501": (
+        "the database user lacks a privilege it needs; GRANT it, or connect as another user",
+        "permission",
+    ),
+    "42P07": ("a table or view of that name exists already", "other"),
+    "53100": ("the database server's disk is full; free space there", "disk-full"),
+    "53200": ("the database server ran out of memory", "memory"),
+    "40P01": ("a deadlock with another session; run it again", "locked"),
+    "55P03": ("a table it needs is locked by another session; run it again later", "locked"),
+    "25P02": ("an earlier statement of the transaction failed", "other"),
+}
+_CLASSES: dict[str, tuple[str, str]] = {
+    "08": ("the connection to the database server failed; check the host, port and that it runs", "other"),
+    "28": (
+        "the server refused the login; check the user and the password (URL, PGPASSWORD or ~/.pgpass)",
+        "permission",
+    ),
+    "3D": ("the database does not exist on that server; check the URL's database name", "missing"),
+    "22": (
+        "a value does not fit the type asked for (its text is not shown, as it quotes the data)",
+        "conversion",
+    ),
+    "23": (
+        "a value breaks a constraint of the table (its text is not shown, as it quotes the data)",
+        "other",
+    ),
+    "53": ("the database server ran out of a resource (disk, memory or connections)", "memory"),
+    "42": ("PostgreSQL rejected the statement; rerun with --sql to see it", "other"),
+}
+
+_NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
+_TEMPORAL = {"date": "date", "timestamp": "timestamp", "timestamptz": "timestamp"}
+_UNSUPPORTED = {"bytea", "interval", "json", "jsonb", "xml", "tsvector", "tsquery", "bit", "varbit"}
+
+
+#: PostgreSQL's type names as the release's checks name them (DuckDB's spelling), modifiers
+#: dropped: an aggregate or a CREATE TABLE AS keeps the type but not always its length
+_DISPLAY = {
+    "boolean": "BOOLEAN",
+    "smallint": "SMALLINT",
+    "integer": "INTEGER",
+    "bigint": "BIGINT",
+    "real": "FLOAT",
+    "double precision": "DOUBLE",
+    "numeric": "DECIMAL",
+    "text": "VARCHAR",
+    "character varying": "VARCHAR",
+    "character": "VARCHAR",
+    "date": "DATE",
+    "timestamp without time zone": "TIMESTAMP",
+    "timestamp with time zone": "TIMESTAMP WITH TIME ZONE",
+}
+
+
+def display_type(pg_type: str) -> str:
+    """A type as format_type() prints it, in the spelling the release's checks compare:
+    ``character varying(20)[]`` is ``VARCHAR[]``."""
+    dims = pg_type.count("[]")
+    base = re.sub(r"\([^)]*\)", "", pg_type.replace("[]", "")).strip()
+    return _DISPLAY.get(base, base.upper()) + "[]" * dims
+
+
+def looks_like_url(database: object) -> bool:
+    return isinstance(database, str) and database.startswith(URL_SCHEMES)
+
+
+def shown_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}{host}{port}"))
+
+
+def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:
+    """(kind, temporal) of a PostgreSQL column type, read from pg_type: numbers, dates and
+    timestamps are numeric, other scalars categorical; kind None for arrays, composites,
+    binary, JSON and intervals."""
+    if category == "A" or category == "C" or typname in _UNSUPPORTED:
+        return None, None
+    if typname in _TEMPORAL:
+        return "numeric", _TEMPORAL[typname]
+    if typname in _NUMERIC:
+        return "numeric", None
+    return "categorical", None
+
+
+class PostgresEngine(Engine):
+    """A connection to a PostgreSQL database."""
+
+    name = "postgres"
+    dialect = SbcPostgres
+    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False, exports=False)
+
+    def __init__(self, connection: Any, url: str) -> None:
+        super().__init__()
+        self.connection = connection
+        self.url = shown_url(url)
+
+    @classmethod
+    def connect(cls, url: str) -> PostgresEngine:
+        try:
+            import adbc_driver_postgresql.dbapi as adbc
+        except ImportError:
+            raise InputError(
+                "--db names a PostgreSQL database, and its driver is not installed; "
+                "pip install 'sbc-sql[postgres]'"
+            ) from None
+        engine: PostgresEngine | None = None
+        try:
+            engine = cls(adbc.connect(url, autocommit=True), url)
+        except Exception as err:
+            raise _refused(err, f"connecting to '{shown_url(url)}'") from None
+        engine._fetch("SET client_min_messages = warning", None)
+        return engine
+
+    def sql(self, statement: Statement) -> str:
+        """As the base renders it; a name longer than PostgreSQL's 63 bytes is refused here,
+        before it runs: PostgreSQL would cut it, and two names could become one."""
+        if not isinstance(statement, str):
+            for name in statement.find_all(exp.Identifier):
+                if len(name.name.encode()) > MAX_IDENTIFIER_BYTES:
+                    raise InputError(
+                        f"the name '{name.name[:24]}...' ({len(name.name.encode())} bytes) is longer "
+                        f"than PostgreSQL's {MAX_IDENTIFIER_BYTES} bytes, which would cut it; choose "
+                        "shorter names (a release's tables add up to 25 bytes to --output)"
+                    )
+        return super().sql(statement)
+
+    # ---- running: every driver call inside the boundary ----
+
+    def translate(self, err: Exception, doing: str) -> BaseException | None:
+        return _translate(err, doing)
+
+    def _cursor(self, sql: str, params: Params) -> Any:
+        text, values = _positional(sql, params)
+        cursor = self.connection.cursor()
+        try:
+            cursor.execute(text, values) if values else cursor.execute(text)
+        except BaseException:
+            cursor.close()
+            raise
+        return cursor
+
+    def _fetch(self, sql: str, params: Params) -> list[tuple[Any, ...]]:
+        with self.driver_call(lambda: self.operation(sql)):
+            cursor = self._cursor(sql, params)
+            try:
+                if cursor.description is None:
+                    return []
+                return _rows(_plain(cursor.fetch_arrow_table()))
+            finally:
+                cursor.close()
+
+    def _arrow(self, sql: str) -> pa.Table:
+        with self.driver_call(lambda: self.operation(sql)):
+            cursor = self._cursor(sql, None)
+            try:
+                return _plain(cursor.fetch_arrow_table())
+            finally:
+                cursor.close()
+
+    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        with self.driver_call(lambda: self.operation(sql)):
+            cursor = self._cursor(sql, None)
+        try:
+            with self.driver_call(lambda: self.operation(sql)):
+                reader = cursor.fetch_record_batch()
+            while True:
+                with self.driver_call(lambda: self.operation(sql)):
+                    batch = next(reader, None)
+                if batch is None:
+                    return
+                batch = _plain_batch(batch)
+                for start in range(0, batch.num_rows, batch_rows):
+                    yield batch.slice(start, batch_rows)
+        finally:
+            with contextlib.suppress(Exception):
+                cursor.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection.close()
+
+    # ---- catalog (not part of a run's log) ----
+
+    def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
+        kinds: dict[str, str] = {}
+        for where in (_TEMP, _HERE):
+            for found, kind in self._fetch(_KINDS.format(where=where), {"names": list(names)}):
+                kinds.setdefault(found, kind)
+        return {n: kinds[n] for n in names if n in kinds}
+
+    def comment(self, name: str) -> str | None:
+        for where in (_TEMP, _HERE):
+            rows = self._fetch(_COMMENT.format(where=where), {"name": name})
+            if rows:
+                return rows[0][0]  # type: ignore[no-any-return]
+        return None
+
+    def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
+        for where in (_TEMP,) if temporary else (_TEMP, _HERE):
+            info = self._describe_at(name, where, {})
+            if info.columns:
+                break
+        return info
+
+    def _describe_at(self, name: str, where: str, extra: dict[str, Any]) -> TableInfo:
+        rows = self._fetch(_COLUMNS.format(where=where), {"name": name, **extra})
+        return TableInfo(
+            name, tuple(ColumnInfo(r[0], display_type(r[1]), r[2], *type_kind(r[3], r[4])) for r in rows)
+        )
+
+    def database_files(self) -> list[Path]:
+        return []
+
+    def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
+        _check_name(table, "--table")
+        if table.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")):
+            raise InputError(
+                f"input file '{table}': with a PostgreSQL --db the input is a table or view of the "
+                "database; load the file into it first (e.g. with psql's \\copy)"
+            )
+        kinds = self.object_kinds([table])
+        if kinds.get(table) == "TABLE":
+            return dataclasses.replace(self.describe(table), reads=(table,))
+        if kinds.get(table) == "VIEW":
+            reads = (table, *(r[0] for r in self._fetch(_VIEW_READS, {"name": table})))
+            # a view has no row positions: read it once into a temporary table
+            with self.driver_call(f"reading view '{table}'"):
+                self._temp_copy(SOURCE_ALIAS, self.sql(exp.Table(this=ident(table))))
+            info = self.describe(SOURCE_ALIAS, temporary=True)
+            return TableInfo(info.name, info.columns, from_file=table, reads=reads)
+        name = names.parse(table)
+        if name.qualified:
+            self._copy_elsewhere(table, name, SOURCE_ALIAS)
+            info = self.describe(SOURCE_ALIAS, temporary=True)
+            return TableInfo(info.name, info.columns, from_file=table)
+        raise InputError(self._missing(table))
+
+    def copy_in(self, table: str) -> None:
+        name = names.parse(table)
+        if not name.qualified:
+            raise InputError(self._missing(table))
+        self._copy_elsewhere(table, name, table)
+
+    def _copy_elsewhere(self, table: str, name: names.Name, into: str) -> None:
+        """Read the table or view ``name`` of another schema into the temporary table
+        ``into``, its columns' comments (the roles) kept."""
+        database = self.working()[0]
+        if name.catalog is not None and name.catalog != database:
+            raise InputError(
+                f"table '{table}' is in database '{name.catalog}', and this connection is to "
+                f"'{database}'; PostgreSQL reads one database per connection: name it in --db"
+            )
+        where = {"schema": name.schema}
+        if not self._fetch(_KINDS.format(where=_IN_SCHEMA), {"names": [name.name], **where}):
+            raise InputError(
+                f"table '{table}' does not exist: no table or view '{name.name}' in schema "
+                f"'{name.schema}'; pass an existing one"
+            )
+        source = self.sql(exp.Table(this=ident(name.name), db=ident(name.schema or "")))
+        with self.driver_call(f"reading '{table}'"):
+            self._temp_copy(into, source)
+            for column in self._describe_at(name.name, _IN_SCHEMA, where).columns:
+                if column.comment is not None:
+                    target = exp.Column(this=ident(column.name), table=ident(into))
+                    text = self.sql(exp.Literal.string(column.comment))
+                    self._fetch(f"COMMENT ON COLUMN {self.sql(target)} IS {text}", None)
+
+    def _temp_copy(self, into: str, source: str) -> None:
+        target = self.sql(ident(into))
+        self._fetch(f"DROP TABLE IF EXISTS pg_temp.{target}", None)
+        self._fetch(f"CREATE TEMPORARY TABLE {target} AS SELECT * FROM {source}", None)
+
+    def _missing(self, table: str) -> str:
+        """Why ``table`` is not found: absent, in another schema, or spelt in another case
+        (PostgreSQL folds unquoted names to lower case, and sbc-sql quotes every name)."""
+        bare = table.rsplit(".", 1)[-1]
+        rows = self._fetch(
+            "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+            "AND lower(c.relname) = lower($1) AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
+            {"name": bare},
+        )
+        here = self.working()[1]
+        cased = [r[1] for r in rows if r[0] == here and r[1] != bare]
+        if cased:
+            return (
+                f"table '{table}' does not exist, but '{cased[0]}' does: names are case-sensitive "
+                "(PostgreSQL folds unquoted names to lower case when they are created); "
+                f"pass --table {cased[0]}"
+            )
+        elsewhere = [f"{r[0]}.{r[1]}" for r in rows if r[0] != here]
+        if elsewhere:
+            return (
+                f"table '{table}' is not in schema '{here}' (found: {', '.join(elsewhere)}); "
+                "name it with its schema, e.g. --table schema.t"
+            )
+        return f"table '{table}' does not exist in the database; pass an existing table or view with --table"
+
+    def attach(self, path: Path, alias: str) -> None:
+        raise InputError(
+            f"--attach '{path}': a PostgreSQL --db cannot attach DuckDB files; name tables of "
+            "other schemas of the same database as schema.table instead"
+        )
+
+    def working(self) -> tuple[str, str]:
+        database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
+        return str(database), str(schema)
+
+    def use(self, database: str | None, schema: str | None) -> None:
+        here_db, here_schema = self.working()
+        if database is not None and database != here_db:
+            raise InputError(
+                f"database '{database}' is not the one --db connects to ('{here_db}'); "
+                "PostgreSQL reads one database per connection: name it in --db"
+            )
+        schema = schema or here_schema
+        if not self._fetch("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", {"schema": schema}):
+            raise InputError(
+                f"schema '{schema}' does not exist in database '{here_db}'; create it first "
+                f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
+            )
+        use = f"SET search_path TO {self.sql(ident(schema))}"
+        with self.driver_call(f"using schema '{schema}'"):
+            self._fetch(use, None)
+        self.show(use)
+
+    def write_into(self, path: Path, alias: str) -> None:
+        raise InputError(
+            f"--target-db '{path}': a PostgreSQL --db writes the release into the same database; "
+            "name another schema with --output schema.name instead"
+        )
+
+    # ---- rows, labels, transactions ----
+
+    def row_id(self, table_alias: str) -> exp.Expression:
+        # the row's physical position (block, offset) as one BIGINT: stable while the table
+        # is not modified, which a run never does; offsets stay below 2^16 on any page size
+        position = f"CAST({self.sql(ident(table_alias))}.ctid AS TEXT)"
+        tree = sqlglot.parse_one(
+            f"(CAST(SPLIT_PART(LTRIM({position}, '('), ',', 1) AS BIGINT) * 65536 "
+            f"+ CAST(RTRIM(SPLIT_PART({position}, ',', 2), ')') AS BIGINT))",
+            read=SbcPostgres,
+        )
+        return typing.cast(exp.Expression, tree)
+
+    @contextlib.contextmanager
+    def upload(self, name: str, table: pa.Table) -> Iterator[None]:
+        with self.driver_call(f"uploading '{name}'"):
+            cursor = self.connection.cursor()
+            try:
+                cursor.adbc_ingest(name, table, mode="create", temporary=True)
+            finally:
+                cursor.close()
+        try:
+            yield
+        finally:
+            with self.driver_call(f"dropping '{name}'"):
+                self._fetch(f"DROP TABLE IF EXISTS pg_temp.{self.sql(ident(name))}", None)
+
+    def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> exp.Expression:
+        raise InputError(NO_EXPORT)
+
+    def begin(self) -> None:
+        self._fetch("BEGIN", None)
+
+    def commit(self) -> None:
+        self._fetch("COMMIT", None)
+
+    def rollback(self) -> None:
+        self._fetch("ROLLBACK", None)
+
+    def limit_memory(self, size: str) -> None:
+        raise InputError(
+            f"--memory-limit {size.strip()}: PostgreSQL's memory is the server's setting "
+            "(work_mem, shared_buffers); leave the option out with a PostgreSQL --db"
+        )
+
+
+def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
+    return list(zip(*(c.to_pylist() for c in table.columns), strict=True))
+
+
+def _check_name(name: str, flag: str) -> None:
+    parsed = names.parse(name)
+    for part in (parsed.catalog, parsed.schema, parsed.name):
+        if part is not None and len(part.encode()) > MAX_IDENTIFIER_BYTES:
+            raise InputError(
+                f"{flag} names '{part[:20]}...', longer than PostgreSQL's {MAX_IDENTIFIER_BYTES} "
+                "bytes; PostgreSQL would cut it to another name: rename it"
+            )
+
+
+_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|%\((\w+)\)s")
+
+
+def _positional(sql: str, params: Params) -> tuple[str, tuple[Any, ...]]:
+    """The SQL with its named parameters (``%(name)s`` as the dialect prints them, or ``$1``
+    already) as libpq's positional ``$n``, and their values in that order. Quoted text is
+    left alone."""
+    if not params:
+        return sql, ()
+    order: list[str] = []
+
+    def number(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key is None:
+            return m.group(0)
+        if key not in order:
+            order.append(key)
+        return f"${order.index(key) + 1}"
+
+    text = _PLACEHOLDER.sub(number, sql)
+    if not order:  # the catalog's own queries number their parameters in the mapping's order
+        return text, tuple(params.values())
+    return text, tuple(params[k] for k in order)
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """NUMERIC columns (which the driver hands over as text) as float64; an integral SUM is
+    compared as a number everywhere it is read."""
+    return pa.Table.from_batches([_plain_batch(b) for b in table.to_batches()], _plain_schema(table.schema))
+
+
+def _plain_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema(
+        [pa.field(f.name, pa.float64()) if _is_numeric(f) else f.remove_metadata() for f in schema]
+    )
+
+
+def _is_numeric(field: pa.Field) -> bool:
+    return isinstance(field.type, pa.BaseExtensionType) and "numeric" in str(field.type)
+
+
+def _plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    if not any(_is_numeric(f) for f in batch.schema):
+        return batch
+    columns = [
+        pc.cast(c.storage, pa.float64()) if _is_numeric(f) else c
+        for f, c in zip(batch.schema, batch.columns, strict=True)
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=_plain_schema(batch.schema))
+
+
+#: libpq's reasons a connection fails (it gives no SQLSTATE then): its fixed words only
+_REFUSED = (
+    (r"FATAL:\s+database \S+ does not exist", "3D000"),
+    (r"FATAL:\s+role \S+ does not exist", "28000"),
+    (r"password authentication failed|no password supplied|no pg_hba.conf entry", "28P01"),
+)
+
+
+def _refused(err: BaseException, doing: str) -> BaseException:
+    """Why a connection failed, in sbc-sql's words: libpq's text names the host, the user and
+    the database (never the password) and is matched, not shown."""
+    text = str(err)
+    for pattern, state in _REFUSED:
+        if re.search(pattern, text):
+            said, kind = _STATES.get(state) or _CLASSES[state[:2]]
+            return EngineError(f"{doing}: {said}", kind)
+    translated = _translate(err, doing)
+    if translated is None or "SQLSTATE" not in str(translated):
+        said, kind = _CLASSES["08"]
+        return EngineError(f"{doing}: {said}", kind)
+    return translated
+
+
+def _translate(err: BaseException, doing: str) -> BaseException | None:
+    """An ADBC/PostgreSQL error as sbc-sql's EngineError, read by its SQLSTATE alone; a query
+    cancelled (Ctrl-C) as KeyboardInterrupt."""
+    try:
+        import adbc_driver_manager
+    except ImportError:  # pragma: no cover - the engine needs the driver
+        return None
+    if not isinstance(err, adbc_driver_manager.Error):
+        return None
+    state = str(getattr(err, "sqlstate", None) or "")
+    cancelled = isinstance(err, adbc_driver_manager.OperationalError) and "cancel" in str(err).lower()
+    if state == "57014" or cancelled:
+        return KeyboardInterrupt()
+    unknown = (
+        "a PostgreSQL error (its text is not shown, as it may quote the data); "
+        "rerun with --debug to see where",
+        "other",
+    )
+    said, kind = _STATES.get(state) or _CLASSES.get(state[:2]) or unknown
+    code = f" (SQLSTATE {state})" if state else ""
+    return EngineError(f"{doing}: {said}{code}", kind)
