@@ -24,7 +24,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "age" IS NULL
-    )
+    ) AS sbc_subquery_1
   ) AS "distinct_values_0",
   (
     SELECT
@@ -35,7 +35,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "born" IS NULL
-    )
+    ) AS sbc_subquery_2
   ) AS "distinct_values_1",
   (
     SELECT
@@ -46,7 +46,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "seen" IS NULL
-    )
+    ) AS sbc_subquery_3
   ) AS "distinct_values_2",
   (
     SELECT
@@ -57,7 +57,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "sex" IS NULL
-    )
+    ) AS sbc_subquery_4
   ) AS "distinct_values_3",
   (
     SELECT
@@ -68,7 +68,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "zip" IS NULL
-    )
+    ) AS sbc_subquery_5
   ) AS "distinct_values_4",
   COUNT("age") AS "non_null_0",
   COUNT("born") AS "non_null_1",
@@ -129,7 +129,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "dis" IS NULL
-    )
+    ) AS sbc_subquery_1
   ) AS "distinct_values_0",
   (
     SELECT
@@ -140,7 +140,7 @@ SELECT
       FROM "t"
       WHERE
         NOT "pay" IS NULL
-    )
+    ) AS sbc_subquery_2
   ) AS "distinct_values_1",
   COUNT("dis") AS "non_null_0",
   COUNT("pay") AS "non_null_1"
