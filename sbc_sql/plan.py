@@ -458,15 +458,13 @@ def _check_criteria(options: Options, chosen: registry.Clusterer, sensitive: Seq
     """The criteria's thresholds, a sensitive column for them, and an algorithm that keeps
     them (the data's limits, such as l against the distinct values, come after the
     statistics)."""
+    from .privacy.criteria import require_sensitive  # the privacy models read this module's Column
+
     criteria = options.criteria
     criteria.check()
     if not criteria.asked:
         return
-    if not sensitive:
-        raise InputError(
-            f"{criteria.describe()} is asked, but no column is declared sensitive; declare one "
-            "(--sensitive, or the column comment 'sbc:sensitive')"
-        )
+    require_sensitive(criteria, sensitive)
     if not chosen.criteria:
         what = (
             "is the paper's algorithm, for k alone,"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model import SUPPRESSED, QIData
-from .ncp import categorical_ncp, numeric_ncp
+from .ncp import categorical_ncp, class_bounds, numeric_join
 
 LEFTOVER_MODES = ("nearest", "last", "suppress")
 
@@ -41,20 +41,8 @@ def class_cost_increase(data: QIData, labels: np.ndarray, r: int) -> np.ndarray:
         col = data.columns[q][assigned]
         v = data.columns[q][r]
         if data.numeric[q]:
-            span = data.span(q)
-            isnull = np.isnan(col)
-            nulls = np.bincount(lab, weights=isnull, minlength=n_classes)
-            vals = np.where(isnull, np.inf, col)
-            cmin = np.full(n_classes, np.inf)
-            np.minimum.at(cmin, lab, vals)
-            vals = np.where(isnull, -np.inf, col)
-            cmax = np.full(n_classes, -np.inf)
-            np.maximum.at(cmax, lab, vals)
-            old_q = numeric_ncp(cmin, cmax, nulls, size, span)
-            if np.isnan(v):
-                new_q = numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
-            else:
-                new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
+            cmin, cmax, nulls = class_bounds(col, lab, n_classes)
+            old_q, new_q = numeric_join(cmin, cmax, nulls, size, data.span(q), v)
         else:
             card = max(int(data.cardinality[q]), 1)
             pairs = np.unique(lab.astype(np.int64) * card + col)

@@ -27,6 +27,30 @@ def numeric_ncp(
     return np.where(mixed, 1.0, ncp)
 
 
+def class_bounds(
+    col: np.ndarray, lab: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per class of ``lab`` (0 .. n_classes - 1), a numeric QI's lowest and highest value
+    (inf and -inf when it has none) and its count of NULLs."""
+    isnull = np.isnan(col)
+    nulls = np.bincount(lab, weights=isnull, minlength=n_classes)
+    cmin = np.full(n_classes, np.inf)
+    np.minimum.at(cmin, lab, np.where(isnull, np.inf, col))
+    cmax = np.full(n_classes, -np.inf)
+    np.maximum.at(cmax, lab, np.where(isnull, -np.inf, col))
+    return cmin, cmax, nulls
+
+
+def numeric_join(
+    cmin: np.ndarray, cmax: np.ndarray, nulls: np.ndarray, size: np.ndarray, span: float, v: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Classes' NCP on one numeric QI before and after a row of value v (NaN: NULL) joins."""
+    old = numeric_ncp(cmin, cmax, nulls, size, span)
+    if np.isnan(v):
+        return old, numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
+    return old, numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
+
+
 def categorical_ncp(distinct: np.ndarray, card: int) -> np.ndarray:
     """NCP of classes on one categorical QI holding ``distinct`` of its ``card`` values."""
     return np.where(distinct > 1, distinct / card, 0.0)
@@ -49,12 +73,7 @@ def ncp_per_qi(data: QIData, labels: np.ndarray) -> np.ndarray:
     for q in range(data.n_qis):
         col = data.columns[q][kept]
         if data.numeric[q]:
-            isnull = np.isnan(col)
-            nulls = np.bincount(lab, weights=isnull, minlength=n_classes)
-            cmin = np.full(n_classes, np.inf)
-            np.minimum.at(cmin, lab, np.where(isnull, np.inf, col))
-            cmax = np.full(n_classes, -np.inf)
-            np.maximum.at(cmax, lab, np.where(isnull, -np.inf, col))
+            cmin, cmax, nulls = class_bounds(col, lab, n_classes)
             per_class = numeric_ncp(cmin, cmax, nulls, size, data.span(q))
         else:
             card = max(int(data.cardinality[q]), 1)

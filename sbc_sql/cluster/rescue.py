@@ -18,7 +18,7 @@ import numpy as np
 
 from .blocks import coarse_order
 from .model import SUPPRESSED, QIData
-from .ncp import categorical_ncp, numeric_ncp
+from .ncp import categorical_ncp, class_bounds, numeric_join
 from .sensitive import Rule
 
 #: classes whose criteria are checked for one row, cheapest first, before it stays suppressed
@@ -88,13 +88,7 @@ class _Classes:
         for q in range(data.n_qis):
             col = data.columns[q][assigned]
             if data.numeric[q]:
-                isnull = np.isnan(col)
-                nulls = np.bincount(lab, weights=isnull, minlength=n_cls)
-                cmin = np.full(n_cls, np.inf)
-                np.minimum.at(cmin, lab, np.where(isnull, np.inf, col))
-                cmax = np.full(n_cls, -np.inf)
-                np.maximum.at(cmax, lab, np.where(isnull, -np.inf, col))
-                self.nums[q] = (cmin, cmax, nulls)
+                self.nums[q] = class_bounds(col, lab, n_cls)
             else:
                 keys = np.unique(col.astype(np.int64) * n_cls + lab)
                 self.distinct[q] = np.bincount(keys % n_cls, minlength=n_cls).astype(np.float64)
@@ -121,12 +115,7 @@ class _Classes:
             v = data.columns[q][r]
             if data.numeric[q]:
                 cmin, cmax, nulls = (a[cands] for a in self.nums[q])
-                span = data.span(q)
-                old_q = numeric_ncp(cmin, cmax, nulls, size, span)
-                if np.isnan(v):
-                    new_q = numeric_ncp(cmin, cmax, nulls + 1, size + 1, span)
-                else:
-                    new_q = numeric_ncp(np.minimum(cmin, v), np.maximum(cmax, v), nulls, size + 1, span)
+                old_q, new_q = numeric_join(cmin, cmax, nulls, size, data.span(q), v)
             else:
                 card = max(int(data.cardinality[q]), 1)
                 distinct = self.distinct[q][cands]

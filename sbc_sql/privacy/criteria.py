@@ -84,16 +84,21 @@ class Criteria:
         return ", ".join(parts)
 
 
-def check_sensitive(criteria: Criteria, sensitive: Sequence[Column], distinct: dict[str, int]) -> None:
-    """A criterion needs a sensitive column, and l at most the values of each (``distinct``:
-    each column's distinct values, NULL counted as one)."""
-    if not criteria.asked:
-        return
-    if not sensitive:
+def require_sensitive(criteria: Criteria, sensitive: Sequence[Column]) -> None:
+    """A criterion asked needs a sensitive column to hold on."""
+    if criteria.asked and not sensitive:
         raise InputError(
             f"{criteria.describe()} is asked, but no column is declared sensitive; declare one "
             "(--sensitive, or the column comment 'sbc:sensitive')"
         )
+
+
+def check_sensitive(criteria: Criteria, sensitive: Sequence[Column], distinct: dict[str, int]) -> None:
+    """A criterion needs a sensitive column, and l at most the values of each (``distinct``:
+    each column's distinct values, NULL counted as one)."""
+    require_sensitive(criteria, sensitive)
+    if not criteria.asked:
+        return
     if criteria.l_diversity is not None:
         for c in sensitive:
             if distinct[c.name] < criteria.l_diversity:

@@ -43,6 +43,17 @@ class ValueSet(exp.Expression, exp.AggFunc):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "sets": True}
 
 
+def transform_parts(self: Generator, e: exp.Transform) -> tuple[str, str] | None:
+    """(variable, body) of a TRANSFORM over a list with a one-argument lambda, as SQL, for a
+    dialect that rewrites TRANSFORM as a subquery over the list's elements; None (reported
+    unsupported) for any other lambda."""
+    fn = e.expression
+    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 1:
+        self.unsupported("TRANSFORM needs a one-argument lambda")
+        return None
+    return self.sql(fn.expressions[0]), self.sql(fn, "this")
+
+
 #: value sets per grouping up to which DuckDB takes them as DISTINCT aggregates
 DISTINCT_VALUE_SETS = 32
 

@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.dialects.bigquery import BigQuery as _BigQuery
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet
+from . import ListHasNull, ValueSet, transform_parts
 
 
 def _bigquery_has_null(self: Generator, e: ListHasNull) -> str:
@@ -30,13 +30,12 @@ def _bigquery_value_set(self: Generator, e: ValueSet) -> str:
 
 def _bigquery_transform(self: Generator, e: exp.Transform) -> str:
     # a lambda over an array's elements, in order: BigQuery has no TRANSFORM (sqlglot keeps it)
-    fn = e.expression
-    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 1:
-        self.unsupported("TRANSFORM needs a one-argument lambda")
-        return self.func("TRANSFORM", e.this, fn)
-    var = self.sql(fn.expressions[0])
+    parts = transform_parts(self, e)
+    if parts is None:
+        return self.func("TRANSFORM", e.this, e.expression)
+    var, body = parts
     return (
-        f"ARRAY(SELECT {self.sql(fn, 'this')} FROM UNNEST({self.sql(e, 'this')}) AS {var} "
+        f"ARRAY(SELECT {body} FROM UNNEST({self.sql(e, 'this')}) AS {var} "
         "WITH OFFSET AS sbc_n ORDER BY sbc_n)"
     )
 

@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres as _Postgres
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet
+from . import ListHasNull, ValueSet, transform_parts
 
 
 def _postgres_has_null(self: Generator, e: ListHasNull) -> str:
@@ -52,13 +52,12 @@ def _postgres_array_sort(self: Generator, e: exp.ArraySort) -> str:
 
 def _postgres_transform(self: Generator, e: exp.Transform) -> str:
     # a lambda over a list's elements, in order: PostgreSQL has no TRANSFORM
-    fn = e.expression
-    if not isinstance(fn, exp.Lambda) or len(fn.expressions) != 1:
-        self.unsupported("TRANSFORM needs a one-argument lambda")
-        return self.func("TRANSFORM", e.this, fn)
-    var = self.sql(fn.expressions[0])
+    parts = transform_parts(self, e)
+    if parts is None:
+        return self.func("TRANSFORM", e.this, e.expression)
+    var, body = parts
     return (
-        f"ARRAY(SELECT {self.sql(fn, 'this')} FROM UNNEST({self.sql(e, 'this')}) "
+        f"ARRAY(SELECT {body} FROM UNNEST({self.sql(e, 'this')}) "
         f"WITH ORDINALITY AS sbc_u({var}, sbc_n) ORDER BY sbc_n)"
     )
 
