@@ -972,3 +972,42 @@ def cluster_cmd(
             ),
         )
     typer.echo(f"wrote {rows:,} class ids ({suppressed:,} rows suppressed) to {out}")
+
+
+@app.command("install-sql")
+def install_sql_cmd(
+    db: Annotated[str, typer.Option(help="The PostgreSQL database, e.g. postgresql://admin@host/clinic.")],
+    python_path: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--python-path",
+            help="A directory the server's Python imports sbc-sql and its packages from, as the "
+            "server sees it; repeatable (default: where this sbc-sql runs from).",
+        ),
+    ] = None,
+    grant: Annotated[
+        list[str] | None,
+        typer.Option(help="A role that may call the functions, repeatable (default: superusers only)."),
+    ] = None,
+    uninstall: Annotated[
+        bool, typer.Option("--uninstall", help="Remove what install-sql created, and nothing else.")
+    ] = False,
+) -> None:
+    """Make sbc-sql callable from SQL in a PostgreSQL database: the schema sbc with
+    sbc.anonymize(...), sbc.verify(...), sbc.measure(...) and sbc.version(), PL/Python
+    functions (plpython3u) that run inside the server, in the caller's transaction. Needs a
+    superuser, and sbc-sql installed where the server's Python can import it. Running it again
+    replaces the functions; --uninstall removes them.
+
+    Example: sbc-sql install-sql --db postgresql://postgres@localhost/clinic, then in SQL:
+    SELECT sbc.anonymize(source => 'public.patients', k => 5, output => 'patients_k5');
+    """
+    from . import install_sql
+
+    with reported():
+        if uninstall:
+            dropped = install_sql.uninstall(db)
+            typer.echo("dropped " + ", ".join(dropped) if dropped else "nothing to uninstall: no schema sbc")
+            return
+        installed = install_sql.install(db, python_path=python_path, grant=grant or ())
+    typer.echo(install_sql.described(db, installed))

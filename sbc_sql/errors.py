@@ -73,3 +73,31 @@ def in_python_terms(message: str) -> str:
         return f"{name}='{value}'"
 
     return _FLAG.sub(keyword, message)
+
+
+#: a flag whose SQL argument (sbc.anonymize(...) and the like) has another name or no value
+_ARGUMENTS = {
+    "table": "source",
+    "drop": "drop_columns",
+    "replace": "replace => true",
+    "exact": "mode => 'exact'",
+    "paper": "algorithm => 'sbca-paper'",
+}
+
+
+def in_sql_terms(message: str) -> str:
+    """A message in the terms of the SQL functions' named arguments: '--k 2' reads 'k => 2',
+    '--table' reads 'source => ...', '--weights age=2' reads "weights => 'age=2'"."""
+
+    def argument(m: re.Match[str]) -> str:
+        flag, value = m.group(1), m.group(2)
+        name = _ARGUMENTS.get(flag, flag.replace("-", "_"))
+        if "=>" in name:
+            return name + (f" {value}" if value else "")
+        if value is None:
+            return f"{name} => ..."
+        if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
+            return f"{name} => {value}"
+        return f"{name} => '{value}'"
+
+    return _FLAG.sub(argument, message)

@@ -78,24 +78,57 @@ def find_bindir() -> Path | None:
     return None
 
 
-def install() -> str | None:
-    """Install PostgreSQL with apt-get; the reason it could not be, or None."""
+def install(package: str = "postgresql") -> str | None:
+    """Install a Debian package (PostgreSQL by default) with apt-get; the reason it could not
+    be, or None."""
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return "PostgreSQL is not installed and cannot be installed here (needs root and apt-get)"
+        return f"{package} is not installed and cannot be installed here (needs root and apt-get)"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    done = subprocess.run(
-        ["apt-get", "install", "-y", "-q", "postgresql"], capture_output=True, text=True, env=env, check=False
-    )
+    argv = ["apt-get", "install", "-y", "-q", package]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env, check=False)
-        done = subprocess.run(
-            ["apt-get", "install", "-y", "-q", "postgresql"],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-    return None if done.returncode == 0 else "apt-get install postgresql failed"
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    return None if done.returncode == 0 else f"apt-get install {package} failed"
+
+
+def plpython(cluster: Cluster) -> str | None:
+    """Make PL/Python 3 available to the cluster's server (Debian's postgresql-plpython3-NN,
+    installed when missing); the reason it could not be, or None."""
+    libdir = subprocess.run(
+        [str(cluster.bindir / "pg_config"), "--pkglibdir"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    if libdir and (Path(libdir) / "plpython3.so").exists():
+        return None
+    major = cluster.bindir.parent.name if cluster.bindir.parent.name.isdigit() else ""
+    if not major:
+        return "PL/Python 3 is not installed, and the server's version is not known to install it"
+    reason = install(f"postgresql-plpython3-{major}")
+    if reason is None and libdir and not (Path(libdir) / "plpython3.so").exists():
+        return f"postgresql-plpython3-{major} installed, and still no plpython3.so in {libdir}"
+    return reason
+
+
+def python_path(cluster: Cluster, paths: list[str]) -> list[str]:
+    """``paths`` (where sbc-sql and its packages are imported from) as the server's user can
+    read them: as they are when it can, else hard-linked (or copied) under the cluster's
+    directory, which it can read. A checkout or a virtual environment under a private
+    directory (mktemp's are 0700) is out of the server's reach otherwise."""
+    if cluster.user is None or all(
+        _as(cluster.user, ["test", "-r", p, "-a", "-x", p]).returncode == 0 for p in paths
+    ):
+        return paths
+    readable = []
+    for i, path in enumerate(paths):
+        target = cluster.data.parent / f"python{i}"
+        if not target.exists():
+            try:
+                shutil.copytree(path, target, copy_function=os.link, symlinks=True)
+            except OSError:  # another file system: copy
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(path, target, symlinks=True)
+        readable.append(str(target))
+    return readable
 
 
 def _free_port() -> int:

@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-SQL_FILES = sorted(p.name for p in (ROOT / "sbc_sql" / "sql").glob("*.sql"))
+SQL_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "sbc_sql" / "sql").rglob("*.sql"))
 
 
 @pytest.mark.slow
 def test_the_wheel_contains_every_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert SQL_FILES, "the checkout has no sbc_sql/sql/*.sql"
-    shipped = sorted(n.split("/")[-1] for n in names if n.startswith("sbc_sql/sql/") and n.endswith(".sql"))
+    assert "sbc_sql/sql/functions/install.sql" in SQL_FILES  # install-sql's functions
+    shipped = sorted(n for n in names if n.startswith("sbc_sql/sql/") and n.endswith(".sql"))
     assert shipped == SQL_FILES
     assert "sbc_sql/sql/templates.py" in names and "sbc_sql/cluster/sbca_paper.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -85,7 +86,8 @@ def test_installed_copy_finds_its_templates(wheel, tmp_path):
     assert res.returncode == 0, res.stderr
     found, sql = res.stdout.splitlines()[:2]
     assert Path(found).resolve() == (site / "sbc_sql" / "sql").resolve()
-    assert sorted(p.name for p in Path(found).glob("*.sql")) == SQL_FILES
+    shipped = sorted("sbc_sql/sql/" + p.relative_to(found).as_posix() for p in Path(found).rglob("*.sql"))
+    assert shipped == SQL_FILES
     assert sql == 'SELECT COUNT(*) AS n_rows FROM "t"'
 
 
@@ -93,4 +95,5 @@ def test_checkout_finds_its_templates():
     from sbc_sql.sql import templates
 
     assert (templates.sql_dir() / "row_count.sql").is_file()
-    assert sorted(p.name for p in templates.sql_dir().glob("*.sql")) == SQL_FILES
+    found = templates.sql_dir()
+    assert sorted("sbc_sql/sql/" + p.relative_to(found).as_posix() for p in found.rglob("*.sql")) == SQL_FILES

@@ -564,6 +564,12 @@ def _translate(err: BaseException, doing: str) -> BaseException | None:
     cancelled = isinstance(err, adbc_driver_manager.OperationalError) and "cancel" in str(err).lower()
     if state == "57014" or cancelled:
         return KeyboardInterrupt()
+    return by_state(state, doing)
+
+
+def by_state(state: str, doing: str) -> EngineError:
+    """The EngineError for a PostgreSQL error of SQLSTATE ``state`` (empty: unknown) met
+    while ``doing``, in sbc-sql's words."""
     unknown = (
         "a PostgreSQL error (its text is not shown, as it may quote the data); "
         "rerun with --debug to see where",

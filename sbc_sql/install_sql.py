@@ -1,0 +1,267 @@
+"""``sbc-sql install-sql``: make sbc-sql callable from SQL in a PostgreSQL database.
+
+It creates the schema ``sbc`` with the PL/Python functions of sql/functions/install.sql
+(``sbc.anonymize``, ``sbc.verify``, ``sbc.measure``, ``sbc.version``), which run
+sbc_sql.server inside the server. The server's Python must import sbc_sql and its packages
+from where they are installed: by default where this sbc-sql runs from (the server and this
+command on one machine), or the ``--python-path`` directories, as the server sees them.
+Everything is done in one transaction that ends by calling ``sbc.version()`` in the server:
+if the server cannot import sbc-sql, nothing stays.
+
+It is idempotent (the functions are replaced, the grants added); ``--uninstall`` removes
+what it created, the plpython3u extension too when it created it and nothing else uses it.
+A schema ``sbc`` it did not create is never touched. The functions are not executable by
+PUBLIC: plpython3u is an untrusted language, so ``--grant ROLE`` says who may call them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sysconfig
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .engines.postgres import PostgresEngine, looks_like_url, shown_url
+from .errors import EngineError, InputError
+from .sql.templates import ident
+
+SCHEMA = "sbc"
+#: what install-sql writes as the schema's comment: its mark, read before touching the schema
+MARK = "sbc-sql install-sql"
+FUNCTIONS = (
+    "anonymize(text, integer, text, text[], text[], text[], text[], boolean, text, text, text, text, "
+    "double precision, integer, text, double precision, double precision, boolean, integer)",
+    "verify(text, text, integer, integer, text, double precision, double precision, boolean)",
+    "measure(text, text, text)",
+    "version()",
+)
+_PLACEHOLDER = "__PYTHON_PATH__"
+_QUOTE_TAG = "$sbc$"
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What install-sql did: the server's answer to ``sbc.version()``."""
+
+    database: str
+    server: dict[str, Any]
+    created_extension: bool
+    granted: tuple[str, ...]
+
+
+def default_path() -> list[str]:
+    """Where this sbc-sql and its packages are imported from: the directory holding the
+    sbc_sql package, then the interpreter's site-packages."""
+    package = Path(__file__).resolve().parent.parent
+    paths = [str(package), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return list(dict.fromkeys(paths))
+
+
+def functions_sql(python_path: Sequence[str]) -> list[str]:
+    """The statements creating the functions, the path written in as a Python list."""
+    for path in python_path:
+        if not Path(path).is_absolute() or _QUOTE_TAG in path or "\n" in path:
+            raise InputError(
+                f"--python-path '{path}' is not an absolute directory path (as the server sees "
+                "it); give one like /opt/sbc-sql/lib/python3.11/site-packages"
+            )
+    text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    body = body.replace(_PLACEHOLDER, repr(list(python_path)))
+    return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
+
+
+@contextlib.contextmanager
+def _connected(url: str) -> Iterator[PostgresEngine]:
+    if not looks_like_url(url):
+        raise InputError(
+            f"--db '{url}' is not a PostgreSQL URL; install-sql installs into a PostgreSQL "
+            "database: give --db postgresql://user@host:port/database"
+        )
+    engine = PostgresEngine.connect(url)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def _mark(engine: PostgresEngine) -> dict[str, Any] | None:
+    """The schema's install-sql record; None when there is no schema sbc. A schema sbc that
+    install-sql did not make is an InputError."""
+    rows = engine._fetch(
+        "SELECT pg_catalog.obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace "
+        "WHERE nspname = $1",
+        {"schema": SCHEMA},
+    )
+    if not rows:
+        return None
+    try:
+        record = json.loads(rows[0][0] or "")
+    except json.JSONDecodeError:
+        record = None
+    if not isinstance(record, dict) or record.get("made_by") != MARK:
+        raise InputError(
+            f"schema '{SCHEMA}' exists in the database and was not made by sbc-sql install-sql; "
+            "rename or drop it, then run install-sql again"
+        )
+    return record
+
+
+def _plpython(engine: PostgresEngine) -> bool:
+    """Whether plpython3u is installed already; an InputError naming the package to install
+    when the server does not have it at all."""
+    rows = engine._fetch(
+        "SELECT installed_version FROM pg_catalog.pg_available_extensions WHERE name = $1",
+        {"name": "plpython3u"},
+    )
+    if not rows:
+        major = engine._fetch("SELECT current_setting('server_version_num')::int / 10000", None)[0][0]
+        raise InputError(
+            "the PostgreSQL server has no plpython3u (PL/Python 3), which the SQL functions are "
+            "written in; install it on the server (Debian, Ubuntu: apt-get install "
+            f"postgresql-plpython3-{major}; RPM: postgresql{major}-plpython3), then run install-sql again"
+        )
+    return rows[0][0] is not None
+
+
+def install(url: str, *, python_path: Sequence[str] | None = None, grant: Sequence[str] = ()) -> Installed:
+    """Create (or replace) the schema sbc and its functions, then check in the server that
+    they run; all in one transaction."""
+    path = list(python_path) if python_path else default_path()
+    statements = functions_sql(path)
+    with _connected(url) as engine:
+        record = _mark(engine) or {}
+        had_extension = _plpython(engine)
+        created = bool(record.get("created_extension")) or not had_extension
+        mark = {"made_by": MARK, "version": __version__, "created_extension": created}
+        try:
+            with engine.transaction():
+                if not had_extension:
+                    engine._fetch("CREATE EXTENSION IF NOT EXISTS plpython3u", None)
+                engine._fetch(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}", None)
+                engine._fetch(
+                    f"COMMENT ON SCHEMA {SCHEMA} IS " + engine.sql(_literal(json.dumps(mark))), None
+                )
+                for statement in statements:
+                    engine._fetch(statement, None)
+                for function in FUNCTIONS:
+                    engine._fetch(f"REVOKE ALL ON FUNCTION {SCHEMA}.{function} FROM PUBLIC", None)
+                for role in grant:
+                    who = engine.sql(ident(role))
+                    engine._fetch(f"GRANT USAGE ON SCHEMA {SCHEMA} TO {who}", None)
+                    engine._fetch(f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {SCHEMA} TO {who}", None)
+                server = _probe(engine, path)
+        except EngineError as err:
+            raise _explained(err) from None
+        return Installed(engine.working()[0], server, created, tuple(grant))
+
+
+def _literal(text: str) -> Any:
+    from sqlglot import exp
+
+    return exp.Literal.string(text)
+
+
+def _probe(engine: PostgresEngine, path: Sequence[str]) -> dict[str, Any]:
+    """``sbc.version()`` run in the server: sbc-sql imports there, and is this version."""
+    import adbc_driver_manager
+
+    try:
+        cursor = engine.connection.cursor()
+        try:
+            cursor.execute(f"SELECT {SCHEMA}.version()")
+            text = cursor.fetchone()[0]
+        finally:
+            cursor.close()
+    except adbc_driver_manager.Error as err:
+        said = _python_error(str(err))
+        raise InputError(
+            f"the server's Python cannot run sbc-sql from {', '.join(path)} ({said}); install "
+            "sbc-sql where the server's operating-system user can read it, for the Python the "
+            "server's plpython3u uses, and pass that site-packages with --python-path"
+        ) from None
+    server = json.loads(text) if isinstance(text, str) else dict(text)
+    if server.get("sbc_sql") != __version__:
+        raise InputError(
+            f"the server imports sbc-sql {server.get('sbc_sql')} from {server.get('location')}, "
+            f"not this sbc-sql {__version__}; pass --python-path to this one's site-packages, or "
+            "upgrade the server's"
+        )
+    return server
+
+
+def _python_error(text: str) -> str:
+    """The Python exception line of a PL/Python error (an import failure: no data in it)."""
+    match = re.search(r"ERROR:\s+(\w+(?:Error|Exception)[^\n]*)", text)
+    if match is None:
+        return "it failed to start"
+    return match.group(1).split(". SQLSTATE")[0].strip()
+
+
+def _explained(err: EngineError) -> EngineError:
+    if err.kind == "permission":
+        return EngineError(
+            "installing the SQL functions: the database user lacks a privilege; plpython3u is an "
+            "untrusted language, so install-sql must connect as a superuser",
+            "permission",
+        )
+    return err
+
+
+def uninstall(url: str) -> list[str]:
+    """Drop what install-sql created: the functions, the schema, and the plpython3u extension
+    when install-sql created it and no other function is written in it. What was dropped."""
+    with _connected(url) as engine:
+        record = _mark(engine)
+        if record is None:
+            return []
+        dropped: list[str] = []
+        with engine.transaction():
+            for function in FUNCTIONS:
+                engine._fetch(f"DROP FUNCTION IF EXISTS {SCHEMA}.{function}", None)
+                dropped.append(f"function {SCHEMA}.{function.split('(')[0]}")
+            others = engine._fetch(
+                "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                "ON n.oid = c.relnamespace WHERE n.nspname = $1 UNION ALL SELECT p.proname "
+                "FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = $1",
+                {"schema": SCHEMA},
+            )
+            if others:
+                raise InputError(
+                    f"schema '{SCHEMA}' also holds {len(others)} object(s) install-sql did not create "
+                    f"(e.g. '{others[0][0]}'); move or drop them, then run --uninstall again"
+                )
+            engine._fetch(f"DROP SCHEMA {SCHEMA}", None)
+            dropped.append(f"schema {SCHEMA}")
+            if record.get("created_extension"):
+                users = engine._fetch(
+                    "SELECT count(*) FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l "
+                    "ON l.oid = p.prolang WHERE l.lanname = $1",
+                    {"language": "plpython3u"},
+                )[0][0]
+                if users == 0:
+                    engine._fetch("DROP EXTENSION IF EXISTS plpython3u", None)
+                    dropped.append("extension plpython3u")
+        return dropped
+
+
+def described(url: str, installed: Installed) -> str:
+    """The line install-sql prints."""
+    s = installed.server
+    grants = (
+        f"; callable by {', '.join(installed.granted)}"
+        if installed.granted
+        else "; callable by its owner and superusers"
+    )
+    return (
+        f"installed sbc.anonymize, sbc.verify, sbc.measure and sbc.version in database "
+        f"'{installed.database}' at {shown_url(url)}: sbc-sql {s.get('sbc_sql')} on the server's "
+        f"Python {s.get('python')}, from {s.get('location')}{grants}"
+    )

@@ -1,0 +1,214 @@
+"""The Python side of the SQL functions ``sbc-sql install-sql`` creates in a PostgreSQL
+database: ``sbc.anonymize``, ``sbc.verify``, ``sbc.measure`` and ``sbc.version`` call
+:func:`call` from PL/Python, inside the server, in the caller's session and transaction.
+
+Each runs the same function as the command line (``session.anonymize``, ``api.verify``,
+``api.measure``) on a :class:`~sbc_sql.engines.plpy.PlpyEngine` and returns its summary as JSON.
+An error is raised as a PostgreSQL error carrying the one-line message the command line
+prints after ``Error:`` and a SQLSTATE a caller can catch; an error that is not sbc-sql's
+own (a fault) names only its type and place, since its text may quote the data.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import (
+    EngineError,
+    InputError,
+    OutputExistsError,
+    ResourceError,
+    SbcError,
+    VerificationError,
+    in_sql_terms,
+)
+
+#: each function's parameters, in the order the SQL functions declare them
+#: (sql/functions/install.sql; a test holds the two together)
+PARAMETERS: dict[str, tuple[str, ...]] = {
+    "anonymize": (
+        "source",
+        "k",
+        "output",
+        "qi",
+        "sensitive",
+        "drop_columns",
+        "keep",
+        "replace",
+        "leftover",
+        "weights",
+        "algorithm",
+        "mode",
+        "max_suppression",
+        "l_diversity",
+        "l_model",
+        "t_closeness",
+        "beta_likeness",
+        "beta_basic",
+        "seed",
+    ),
+    "verify": (
+        "original",
+        "release",
+        "k",
+        "l_diversity",
+        "l_model",
+        "t_closeness",
+        "beta_likeness",
+        "beta_basic",
+    ),
+    "measure": ("original", "release", "weights"),
+    "version": (),
+}
+
+#: the SQLSTATE each kind of error is raised with
+_STATES: tuple[tuple[type[SbcError], str], ...] = (
+    (OutputExistsError, "42P07"),  # duplicate_table
+    (InputError, "22023"),  # invalid_parameter_value
+    (VerificationError, "P0001"),  # raise_exception
+    (ResourceError, "53200"),  # out_of_memory
+    (EngineError, "58000"),  # system_error
+    (SbcError, "XX000"),  # internal_error
+)
+
+
+def call(plpy: Any, function: str, args: Sequence[Any]) -> Any:
+    """Run ``function`` with the SQL function's arguments (positional, as declared), inside
+    the server: its JSON summary, or a PostgreSQL error."""
+    from .engines.plpy import PlpyEngine
+
+    named = dict(zip(PARAMETERS[function], args, strict=True))
+    engine = PlpyEngine(plpy)
+    try:
+        with engine.borrowed():
+            return json.dumps(_FUNCTIONS[function](engine, **named))
+    except SbcError as err:
+        state = next(s for kind, s in _STATES if isinstance(err, kind))
+        raise _error(plpy, in_sql_terms(str(err)), state) from None
+    except KeyboardInterrupt:
+        raise _error(plpy, "the run was interrupted; nothing was written", "57014") from None
+    except plpy.SPIError:
+        raise  # the server's own error (a cancel, a lost connection), as it was
+    except Exception as err:
+        raise _error(plpy, fault(err), "XX000") from None
+
+
+def _error(plpy: Any, message: str, state: str) -> Exception:
+    """A PostgreSQL error of SQLSTATE ``state`` whose text reads as the command line's line,
+    ``Error: <message>`` (PL/Python prefixes an exception's text with its class's name, and
+    its module's unless that is builtins)."""
+    kind = type("Error", (plpy.Error,), {"__module__": "builtins"})
+    error: Exception = kind(message)
+    error.sqlstate = state  # type: ignore[attr-defined]
+    return error
+
+
+def fault(err: BaseException) -> str:
+    """An unexpected error, by its type and where it was raised: its text may quote values."""
+    frames = traceback.extract_tb(err.__traceback__)
+    ours = [f for f in frames if "sbc_sql" in f.filename] or frames
+    where = f" at {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    return (
+        f"sbc-sql failed with {type(err).__name__}{where} (its text is not shown, as it may quote "
+        "the data); run the same with the sbc-sql command to see more"
+    )
+
+
+def _names(value: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(value or ())
+
+
+def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
+    from .cli import summary_dict
+    from .session import anonymize
+
+    if a["k"] is None:
+        raise InputError("--k is NULL; give --k 2 or more")
+    result = anonymize(
+        engine,
+        a["source"],
+        a["k"],
+        output=a["output"],
+        qi=_names(a["qi"]),
+        sensitive=_names(a["sensitive"]),
+        drop=_names(a["drop_columns"]),
+        keep=_names(a["keep"]),
+        replace=bool(a["replace"]),
+        leftover=a["leftover"] or "nearest",
+        weights=a["weights"],
+        algorithm=a["algorithm"] or "sbca",
+        mode=a["mode"] or "auto",
+        max_suppression=0.01 if a["max_suppression"] is None else a["max_suppression"],
+        l_diversity=a["l_diversity"],
+        l_model=a["l_model"] or "distinct",
+        t_closeness=a["t_closeness"],
+        beta_likeness=a["beta_likeness"],
+        beta_basic=bool(a["beta_basic"]),
+        seed=a["seed"],
+        workers=1,
+    )
+    with result:
+        return summary_dict(result)
+
+
+def _verify(engine: Any, **a: Any) -> dict[str, object]:
+    from .api import verify
+
+    verdict = verify(
+        engine,
+        a["original"],
+        a["release"],
+        a["k"],
+        l_diversity=a["l_diversity"],
+        l_model=a["l_model"] or "distinct",
+        t_closeness=a["t_closeness"],
+        beta_likeness=a["beta_likeness"],
+        beta_basic=bool(a["beta_basic"]),
+    )
+    return {
+        "ok": verdict.ok,
+        "k": verdict.k,
+        "problems": list(verdict.problems),
+        "facts": verdict.facts,
+        "notes": list(verdict.notes),
+    }
+
+
+def _measure(engine: Any, **a: Any) -> dict[str, object]:
+    from .api import measure
+    from .plan import parse_weights
+
+    weights = parse_weights(a["weights"]) if a["weights"] else None
+    return measure(engine, a["original"], a["release"], weights=weights).as_dict()
+
+
+def _version(engine: Any) -> dict[str, object]:
+    """What the server runs: sbc-sql's version, its Python and where they were found (the
+    probe ``install-sql`` calls before it commits)."""
+    import numpy
+    import pyarrow
+
+    from .cluster.sbca_plus import compiled
+
+    return {
+        "sbc_sql": __version__,
+        "python": ".".join(map(str, sys.version_info[:3])),
+        "numpy": numpy.__version__,
+        "pyarrow": pyarrow.__version__,
+        "kernels": compiled.engine(),
+        "location": str(Path(__file__).resolve().parent),
+    }
+
+
+_FUNCTIONS: dict[str, Callable[..., dict[str, object]]] = {
+    "anonymize": _anonymize,
+    "verify": _verify,
+    "measure": _measure,
+    "version": _version,
+}

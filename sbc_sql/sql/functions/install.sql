@@ -1,0 +1,74 @@
+-- The SQL functions of `sbc-sql install-sql`: PL/Python (plpython3u) functions in the schema
+-- sbc that run sbc-sql inside the server, in the caller's session and transaction. Each
+-- finds the sbc_sql package where install-sql found it (__PYTHON_PATH__, a Python list) and
+-- hands its arguments, in declaration order, to sbc_sql.server.call, which returns JSON.
+-- Statements are separated by a line holding only ';'.
+
+CREATE OR REPLACE FUNCTION sbc.anonymize(
+    source text,
+    k integer,
+    output text DEFAULT NULL,
+    qi text[] DEFAULT NULL,
+    sensitive text[] DEFAULT NULL,
+    drop_columns text[] DEFAULT NULL,
+    keep text[] DEFAULT NULL,
+    replace boolean DEFAULT false,
+    leftover text DEFAULT 'nearest',
+    weights text DEFAULT NULL,
+    algorithm text DEFAULT 'sbca',
+    mode text DEFAULT 'auto',
+    max_suppression double precision DEFAULT 0.01,
+    l_diversity integer DEFAULT NULL,
+    l_model text DEFAULT 'distinct',
+    t_closeness double precision DEFAULT NULL,
+    beta_likeness double precision DEFAULT NULL,
+    beta_basic boolean DEFAULT false,
+    seed integer DEFAULT NULL
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+import sys
+for path in reversed(__PYTHON_PATH__):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+from sbc_sql.server import call
+return call(plpy, "anonymize", args)
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.verify(
+    original text,
+    release text,
+    k integer,
+    l_diversity integer DEFAULT NULL,
+    l_model text DEFAULT 'distinct',
+    t_closeness double precision DEFAULT NULL,
+    beta_likeness double precision DEFAULT NULL,
+    beta_basic boolean DEFAULT false
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+import sys
+for path in reversed(__PYTHON_PATH__):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+from sbc_sql.server import call
+return call(plpy, "verify", args)
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.measure(
+    original text,
+    release text,
+    weights text DEFAULT NULL
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+import sys
+for path in reversed(__PYTHON_PATH__):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+from sbc_sql.server import call
+return call(plpy, "measure", args)
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+import sys
+for path in reversed(__PYTHON_PATH__):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+from sbc_sql.server import call
+return call(plpy, "version", args)
+$sbc$

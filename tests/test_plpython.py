@@ -1,0 +1,247 @@
+"""sbc-sql called from SQL: ``sbc-sql install-sql`` makes the schema sbc of PL/Python
+functions, and ``SELECT sbc.anonymize(...)`` writes, inside the server and the caller's
+transaction, the release the command line writes; errors are PostgreSQL errors carrying the
+same one line; install-sql is idempotent, undoes itself and refuses what it cannot do."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+
+import adbc_driver_manager
+import adbc_driver_postgresql.dbapi as adbc
+import duckdb
+import pg_cluster
+import pytest
+from helpers import make_table, pg_rows, run_cli, to_postgres
+from test_engines import ROLES, TYPES, people
+
+import sbc_sql
+from sbc_sql import install_sql, server
+
+
+@pytest.fixture(scope="module")
+def server_path(postgres_cluster: pg_cluster.Cluster) -> list[str]:
+    """Where the server's Python finds sbc-sql; PL/Python installed when missing (CI fails
+    without it, as without PostgreSQL)."""
+    reason = pg_cluster.plpython(postgres_cluster)
+    if reason is not None:
+        pytest.fail(f"no PL/Python for the server: {reason}")
+    return pg_cluster.python_path(postgres_cluster, install_sql.default_path())
+
+
+@pytest.fixture
+def pl(postgres_url: str, server_path: list[str]) -> str:
+    """A fresh database holding the people table ``t`` and the functions of install-sql."""
+    con = duckdb.connect()
+    make_table(con, "t", people(), TYPES)
+    to_postgres(con, "t", postgres_url)
+    install_sql.install(postgres_url, python_path=server_path)
+    return postgres_url
+
+
+def sql(url: str, *statements: str) -> list[tuple]:
+    """Run statements on one connection (one session, autocommit); the last one's rows."""
+    rows: list[tuple] = []
+    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+            rows = [tuple(r) for r in cur.fetchall()] if cur.description else []
+    return rows
+
+
+def failure(url: str, *statements: str) -> tuple[str, str]:
+    """The (SQLSTATE, message) the last statement fails with."""
+    with pytest.raises(adbc_driver_manager.Error) as caught:
+        sql(url, *statements)
+    text = str(caught.value)
+    message = re.search(r"ERROR:\s+(.*)", text)
+    return str(caught.value.sqlstate), message.group(1) if message else text
+
+
+ANONYMIZE = (
+    "SELECT sbc.anonymize(source => 't', k => 3, output => 'r', qi => ARRAY['age', 'born', 'seen', "
+    "'sex', 'zip'], sensitive => ARRAY['dis', 'pay'], drop_columns => ARRAY['id']{extra})"
+)
+
+
+def test_a_release_written_from_sql_is_the_one_the_command_line_writes(pl: str) -> None:
+    (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
+    got = json.loads(summary)
+    assert (got["release"], got["k"], got["rows"], got["suppressed"]) == ("r", 3, 60, 0)
+    verdict = sbc_sql.verify(pl, "t", "r", 3)
+    assert verdict.ok, verdict.problems
+    # the same rows through the PostgreSQL engine from outside: the same release and figures
+    with sbc_sql.anonymize(pl, "t", 3, output="outside", **ROLES) as outside:
+        assert outside.measures is not None
+        assert got["total_ncp"] == pytest.approx(outside.measures.total_ncp, rel=1e-12)
+        assert got["classes"] == outside.measures.classes
+    sizes = "SELECT count(*) FROM {} GROUP BY eq_class ORDER BY 1"
+    assert sql(pl, sizes.format("r_rows")) == sql(pl, sizes.format("outside_rows"))
+    # verify and measure from SQL agree with the command line's
+    (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
+    assert json.loads(checked)["ok"] is True
+    (measured,) = sql(pl, "SELECT sbc.measure('t', 'r')")[0]
+    inside, outside_measures = json.loads(measured), sbc_sql.measure(pl, "t", "r").as_dict()
+    assert inside.pop("ncp") == pytest.approx(outside_measures.pop("ncp"), rel=1e-12)
+    assert inside == pytest.approx(outside_measures, rel=1e-12)
+
+
+def test_criteria_are_kept_and_verified_inside_the_server(pl: str) -> None:
+    (summary,) = sql(pl, ANONYMIZE.format(extra=", l_diversity => 2"))[0]
+    got = json.loads(summary)
+    assert got["criteria"]["asked"] == {"l_diversity": 2, "l_model": "distinct"}
+    assert sbc_sql.verify(pl, "t", "r", 3, l_diversity=2).ok
+    (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3, l_diversity => 2)")[0]
+    assert json.loads(checked)["ok"] is True
+    (strict,) = sql(pl, "SELECT sbc.verify('t', 'r', 30)")[0]
+    assert json.loads(strict)["ok"] is False and json.loads(strict)["problems"]
+
+
+def test_the_release_is_the_callers_transactions(pl: str) -> None:
+    sql(pl, "BEGIN", ANONYMIZE.format(extra=""), "ROLLBACK")
+    assert sql(
+        pl, "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'r%'"
+    ) == [(0,)]
+    sql(pl, "BEGIN", ANONYMIZE.format(extra=""), "COMMIT")
+    assert sbc_sql.verify(pl, "t", "r", 3).ok
+
+
+def test_the_callers_session_is_left_as_it_was(pl: str) -> None:
+    rows = sql(
+        pl,
+        "SET DateStyle = 'SQL, DMY'",
+        "SET client_min_messages = notice",
+        ANONYMIZE.format(extra=""),
+        "SELECT current_setting('DateStyle'), current_setting('client_min_messages'), "
+        "current_setting('search_path'), (SELECT count(*) FROM pg_class "
+        "WHERE relnamespace = pg_my_temp_schema())",
+    )
+    assert rows == [("SQL, DMY", "notice", '"$user", public', 0)]
+
+
+def test_errors_are_postgresql_errors_with_the_one_line_message(pl: str) -> None:
+    state, message = failure(pl, ANONYMIZE.format(extra="").replace("k => 3", "k => 1"))
+    assert state == "22023"
+    assert message.startswith("Error: k=1 is below 2")  # the command line's line
+    assert "k => 2 or more" in message and "--k" not in message
+    state, message = failure(pl, "SELECT sbc.anonymize(source => 'missing', k => 3)")
+    assert state == "22023" and "source => ..." in message
+    sql(pl, ANONYMIZE.format(extra=""))
+    state, message = failure(pl, ANONYMIZE.format(extra=""))
+    assert state == "42P07" and "replace => true" in message
+    # a failed call in a transaction the caller goes on with leaves nothing behind
+    rows = sql(
+        pl,
+        "BEGIN",
+        "SAVEPOINT s",
+        "DO $$ BEGIN PERFORM sbc.anonymize(source => 't', k => 3, output => 'q', qi => "
+        "ARRAY['age'], l_diversity => 99, sensitive => ARRAY['dis']); "
+        "EXCEPTION WHEN invalid_parameter_value THEN NULL; END $$",
+        "COMMIT",
+        "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'q%'",
+    )
+    assert rows == [(0,)]
+
+
+def test_a_fault_is_named_by_its_type_and_place_never_its_text() -> None:
+    try:
+        int("Jane-4711")
+    except ValueError as err:
+        said = server.fault(err)
+    assert said.startswith("sbc-sql failed with ValueError at test_plpython.py:")
+    assert "Jane" not in said
+
+
+def test_a_file_on_the_servers_disk_is_never_read(pl: str) -> None:
+    state, message = failure(pl, "SELECT sbc.anonymize(source => '/etc/passwd.csv', k => 3)")
+    assert state == "22023" and "never a file on the server's disk" in message
+
+
+def test_install_is_idempotent_and_uninstall_removes_what_it_made(pl: str, server_path: list[str]) -> None:
+    assert sql(pl, "SELECT extname FROM pg_extension WHERE extname = 'plpython3u'") == [("plpython3u",)]
+    again = install_sql.install(pl, python_path=server_path)
+    assert again.created_extension and again.server["sbc_sql"] == sbc_sql.__version__
+    sql(pl, ANONYMIZE.format(extra=""))  # still works
+    result = run_cli(["install-sql", "--db", pl, "--uninstall"])
+    assert result.exit_code == 0, result.stderr
+    assert "extension plpython3u" in result.stdout
+    assert sql(pl, "SELECT count(*) FROM pg_namespace WHERE nspname = 'sbc'") == [(0,)]
+    assert sql(pl, "SELECT count(*) FROM pg_extension WHERE extname = 'plpython3u'") == [(0,)]
+    assert sbc_sql.verify(pl, "t", "r", 3).ok  # the releases stay
+    result = run_cli(["install-sql", "--db", pl, "--uninstall"])
+    assert result.exit_code == 0 and "nothing to uninstall" in result.stdout
+
+
+def test_uninstall_keeps_an_extension_it_did_not_create(postgres_url: str, server_path: list[str]) -> None:
+    sql(postgres_url, "CREATE EXTENSION plpython3u")
+    assert not install_sql.install(postgres_url, python_path=server_path).created_extension
+    assert "extension plpython3u" not in install_sql.uninstall(postgres_url)
+    assert sql(postgres_url, "SELECT count(*) FROM pg_extension WHERE extname = 'plpython3u'") == [(1,)]
+
+
+def test_install_refuses_a_schema_it_did_not_make(postgres_url: str, server_path: list[str]) -> None:
+    sql(postgres_url, "CREATE SCHEMA sbc", "CREATE TABLE sbc.mine (a int)")
+    paths = [f"--python-path={p}" for p in server_path]
+    for argv in (
+        ["install-sql", "--db", postgres_url, *paths],
+        ["install-sql", "--db", postgres_url, "--uninstall"],
+    ):
+        result = run_cli(argv)
+        assert result.exit_code == 1
+        assert result.stderr.count("\n") == 1 and "was not made by sbc-sql install-sql" in result.stderr
+    assert sql(postgres_url, "SELECT count(*) FROM sbc.mine") == [(0,)]
+
+
+def test_install_that_cannot_import_sbc_sql_leaves_nothing(postgres_url: str) -> None:
+    result = run_cli(["install-sql", "--db", postgres_url, "--python-path", "/nonexistent/site-packages"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: the server's Python cannot run sbc-sql from /nonexistent")
+    assert "ModuleNotFoundError" in result.stderr and result.stderr.count("\n") == 1
+    assert sql(postgres_url, "SELECT count(*) FROM pg_namespace WHERE nspname = 'sbc'") == [(0,)]
+    assert sql(postgres_url, "SELECT count(*) FROM pg_extension WHERE extname = 'plpython3u'") == [(0,)]
+
+
+def test_only_granted_roles_may_call_the_functions(postgres_url: str, server_path: list[str]) -> None:
+    sql(postgres_url, "DROP ROLE IF EXISTS sbc_analyst", "CREATE ROLE sbc_analyst LOGIN")
+    try:
+        install_sql.install(postgres_url, python_path=server_path)
+        analyst = postgres_url.replace("postgres@", "sbc_analyst@", 1)
+        state, _ = failure(analyst, "SELECT sbc.version()")
+        assert state == "42501"
+        install_sql.install(postgres_url, python_path=server_path, grant=["sbc_analyst"])
+        (version,) = sql(analyst, "SELECT sbc.version()")[0]
+        assert json.loads(version)["sbc_sql"] == sbc_sql.__version__
+        install_sql.uninstall(postgres_url)
+    finally:
+        sql(postgres_url, "DROP OWNED BY sbc_analyst", "DROP ROLE sbc_analyst")
+
+
+def test_install_without_plpython_names_the_package(postgres_url: str, monkeypatch) -> None:
+    """A server without PL/Python lists no plpython3u among its available extensions."""
+    from sbc_sql.engines.postgres import PostgresEngine
+
+    real = PostgresEngine._fetch
+
+    def without(self, text, params):
+        if "pg_available_extensions" in text:
+            return []
+        return real(self, text, params)
+
+    monkeypatch.setattr(PostgresEngine, "_fetch", without)
+    with pytest.raises(sbc_sql.InputError, match=r"apt-get install postgresql-plpython3-\d+"):
+        install_sql.install(postgres_url)
+    assert pg_rows(postgres_url, "SELECT count(*) FROM pg_namespace WHERE nspname = 'sbc'") == [(0,)]
+
+
+def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
+    text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
+    for name, parameters in server.PARAMETERS.items():
+        declared = re.search(rf"FUNCTION sbc\.{name}\((.*?)\) RETURNS", text, re.S)
+        assert declared is not None
+        names = tuple(p.split()[0] for p in declared.group(1).split(",") if p.strip())
+        assert names == parameters
+        signature = next(f for f in install_sql.FUNCTIONS if f.startswith(name + "("))
+        types = [t.strip() for t in signature[len(name) + 1 : -1].split(",") if t.strip()]
+        assert len(types) == len(parameters)
