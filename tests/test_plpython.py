@@ -113,12 +113,13 @@ def test_the_callers_session_is_left_as_it_was(pl: str) -> None:
         pl,
         "SET DateStyle = 'SQL, DMY'",
         "SET client_min_messages = notice",
+        "SET jit = on",
         ANONYMIZE.format(extra=""),
         "SELECT current_setting('DateStyle'), current_setting('client_min_messages'), "
-        "current_setting('search_path'), (SELECT count(*) FROM pg_class "
+        "current_setting('search_path'), current_setting('jit'), (SELECT count(*) FROM pg_class "
         "WHERE relnamespace = pg_my_temp_schema())",
     )
-    assert rows == [("SQL, DMY", "notice", '"$user", public', 0)]
+    assert rows == [("SQL, DMY", "notice", '"$user", public', "on", 0)]
 
 
 def test_errors_are_postgresql_errors_with_the_one_line_message(pl: str) -> None:

@@ -10,7 +10,8 @@ class labels go in as arrays, a chunk per statement.
 
 The caller's transaction is the run's: the release is written in a subtransaction that a
 failure rolls back, and it is committed with whatever the caller commits. The session's
-settings a run changes (the schema names are read in, messages, date style) are restored
+settings a run changes (the schema names are read in, messages, date style, and JIT
+compilation, off as for the PostgreSQL engine's own sessions) are restored
 and its temporary tables dropped before the function returns.
 """
 
@@ -66,7 +67,7 @@ _ARRAYS = {
 _TEXTUAL = {1082, 1114, 1184}
 
 #: the session settings a run changes, restored when it returns
-SETTINGS = ("search_path", "client_min_messages", "DateStyle")
+SETTINGS = ("search_path", "client_min_messages", "DateStyle", "jit")
 
 #: a Python parameter's PostgreSQL type, for a prepared statement
 _PARAM_TYPES: tuple[tuple[type, str], ...] = (
@@ -270,7 +271,7 @@ class PlpyEngine(PostgresEngine):
         before = {r["relname"] for r in execute(_TEMP_TABLES)}
         execute(
             "SELECT set_config('client_min_messages', 'warning', false), "
-            "set_config('DateStyle', 'ISO', false)"
+            "set_config('DateStyle', 'ISO', false), set_config('jit', 'off', false)"
         )
         yield
         for r in execute(_TEMP_TABLES):  # views first: they read the tables
