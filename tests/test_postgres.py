@@ -105,6 +105,26 @@ def test_the_source_is_not_modified(pg) -> None:
     assert pg_rows(pg, "SELECT ctid::text, * FROM t ORDER BY ctid") == before
 
 
+def test_the_row_id_is_the_ctids_block_and_offset(postgres_url) -> None:
+    """block * 65536 + offset of each row's ctid, on a table of some 300 pages (block
+    numbers above one byte) with offsets above one."""
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        engine.fetch_all(
+            "CREATE TABLE wide AS SELECT i, repeat('x', 400) AS pad FROM generate_series(1, 5000) AS g(i)"
+        )
+        row_id = engine.sql(engine.row_id("s"))
+        rows = engine.fetch_all(f"SELECT {row_id}, CAST(s.ctid AS TEXT) FROM wide AS s")
+    finally:
+        engine.close()
+    blocks = set()
+    for got, ctid in rows:
+        block, offset = (int(part) for part in ctid.strip("()").split(","))
+        assert got == block * 65536 + offset
+        blocks.add(block)
+    assert len(rows) == 5000 and max(blocks) > 255
+
+
 def test_roles_come_from_column_comments(duck, postgres_url) -> None:
     duck.execute("COMMENT ON COLUMN t.id IS 'sbc:identifier'")
     for column in ("dis", "pay"):
