@@ -409,6 +409,26 @@ def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:
     )
 
 
+def test_a_release_is_replaced_and_compare_drops_its_releases(pg) -> None:
+    """PostgreSQL refuses to drop what a view depends on: the text view goes before the
+    release view, and the release view before its tables."""
+    from sbc_sql.compare import compare
+
+    first = anonymize(pg, "t", 3, output="rel", **ROLES)
+    again = anonymize(pg, "t", 4, output="rel", replace=True, **ROLES)
+    assert again.written and again.measures.smallest >= 4 > first.measures.smallest
+    engine = engines.connect(pg)
+    try:
+        rows = compare(engine, "t", [2, 3], ["sbca"], **ROLES)
+    finally:
+        engine.close()
+    assert [r.k for r in rows] == [2, 3]
+    left = (
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'v')"
+    )
+    assert sorted(pg_rows(pg, left)) == [("rel",), ("rel_classes",), ("rel_rows",), ("rel_view",), ("t",)]
+
+
 def test_a_release_name_that_would_be_cut_is_refused_and_leaves_nothing(pg) -> None:
     # sbc_tmp_<output>_<8 hex>_classes: a 50-byte output makes a 74-byte working name
     with pytest.raises(InputError, match="longer than PostgreSQL's 63 bytes, which would cut it"):
