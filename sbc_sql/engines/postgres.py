@@ -431,14 +431,20 @@ class PostgresEngine(Engine):
         )
         return typing.cast(exp.Expression, tree)
 
+    def _ingest(self, name: str, table: pa.Table) -> None:
+        """Create the temporary table ``name`` holding ``table``, by the driver's bulk ingest
+        (binary COPY): the one place Arrow goes into the database (the class labels, an
+        input file)."""
+        cursor = self.connection.cursor()
+        try:
+            cursor.adbc_ingest(name, table, mode="create", temporary=True)
+        finally:
+            cursor.close()
+
     @contextlib.contextmanager
     def upload(self, name: str, table: pa.Table) -> Iterator[None]:
         with self.driver_call(f"uploading '{name}'"):
-            cursor = self.connection.cursor()
-            try:
-                cursor.adbc_ingest(name, table, mode="create", temporary=True)
-            finally:
-                cursor.close()
+            self._ingest(name, table)
         try:
             yield
         finally:
