@@ -5,7 +5,8 @@ The source is only read. A run's working tables are temporary (gone with the con
 the release is built under temporary names inside one transaction and renamed there, so an
 interruption leaves nothing. Rows are keyed by their physical position (``ctid``), stable
 while the table is not modified, which a run never does. Roles are read from column comments
-(``COMMENT ON COLUMN t.c IS 'sbc:qi'``) as in DuckDB.
+(``COMMENT ON COLUMN t.c IS 'sbc:qi'``) as in DuckDB. A CSV or Parquet input is read on this
+side with pyarrow, typed as DuckDB types it (:mod:`.files`), into a temporary table.
 
 Errors are read by their SQLSTATE only: PostgreSQL's own text may quote a value (an invalid
 input, a duplicate key), so none of it is shown. The password is libpq's business (the URL,
@@ -32,11 +33,15 @@ from .. import names
 from ..errors import EngineError, InputError
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
+from . import files
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+from .duckdb import looks_like_file
 
 URL_SCHEMES = ("postgresql://", "postgres://")
-#: the temporary table a view is read into for the run
+#: the temporary table a view or an input file is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
+#: how else to load a file this engine cannot read
+_LOAD_IT = "load it into a table yourself (e.g. with psql's \\copy) and pass that table with --table"
 NO_EXPORT = (
     "--out-file: a PostgreSQL --db keeps the release in the database; export it from there "
     "(e.g. psql's \\copy), or anonymize a DuckDB copy for a file"
@@ -299,12 +304,12 @@ class PostgresEngine(Engine):
         return []
 
     def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
+        if looks_like_file(table):
+            path = Path(table)
+            self._read_file(path, csv or CsvOptions())
+            info = self.describe(SOURCE_ALIAS, temporary=True)
+            return TableInfo(info.name, info.columns, from_file=str(path))
         _check_name(table, "--table")
-        if table.lower().endswith((".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")):
-            raise InputError(
-                f"input file '{table}': with a PostgreSQL --db the input is a table or view of the "
-                "database; load the file into it first (e.g. with psql's \\copy)"
-            )
         kinds = self.object_kinds([table])
         if kinds.get(table) == "TABLE":
             return dataclasses.replace(self.describe(table), reads=(table,))
@@ -351,6 +356,21 @@ class PostgresEngine(Engine):
                     target = exp.Column(this=ident(column.name), table=ident(into))
                     text = self.sql(exp.Literal.string(column.comment))
                     self._fetch(f"COMMENT ON COLUMN {self.sql(target)} IS {text}", None)
+
+    def _read_file(self, path: Path, csv: CsvOptions) -> None:
+        """A CSV or Parquet file read with pyarrow (:mod:`.files`: typed as DuckDB types it)
+        into the temporary table SOURCE_ALIAS, in order, a part of bounded size at a time."""
+        target = f"pg_temp.{self.sql(ident(SOURCE_ALIAS))}"
+        part = f"{SOURCE_ALIAS}_part"
+        with self.driver_call(f"reading {files.kind_of(path)} file '{path}'"):
+            self._fetch(f"DROP TABLE IF EXISTS {target}", None)
+            for i, rows in enumerate(files.parts(path, csv, _LOAD_IT)):
+                if i == 0:
+                    self._ingest(SOURCE_ALIAS, rows)
+                    continue
+                self._ingest(part, rows)
+                self._fetch(f"INSERT INTO {target} SELECT * FROM pg_temp.{self.sql(ident(part))}", None)
+                self._fetch(f"DROP TABLE pg_temp.{self.sql(ident(part))}", None)
 
     def _temp_copy(self, into: str, source: str) -> None:
         target = self.sql(ident(into))
