@@ -127,6 +127,14 @@ def test_the_row_id_is_the_ctids_block_and_offset(postgres_url) -> None:
     assert len(rows) == 5000 and max(blocks) > 255
 
 
+def test_the_session_compiles_no_statement(postgres_url) -> None:
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        assert engine.fetch_all("SELECT current_setting('jit')") == [("off",)]
+    finally:
+        engine.close()
+
+
 def test_roles_come_from_column_comments(duck, postgres_url) -> None:
     duck.execute("COMMENT ON COLUMN t.id IS 'sbc:identifier'")
     for column in ("dis", "pay"):

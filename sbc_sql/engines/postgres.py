@@ -201,6 +201,10 @@ class PostgresEngine(Engine):
         except Exception as err:
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
         engine._fetch("SET client_min_messages = warning", None)
+        # no JIT compilation for this session: a run's statements are each run once, and
+        # compiling one with its many sub-selects costs more than it saves (verifying Adult's
+        # 30,162 rows: 1.37 s with it, 0.28 s without; 1,000,000 rows: 8.9 s, 8.2 s)
+        engine._fetch("SET jit = off", None)
         return engine
 
     def sql(self, statement: Statement) -> str:
