@@ -88,9 +88,7 @@ def run(db: str, table: str, k: int, roles: dict[str, list[str]]) -> dict[str, o
     return figures
 
 
-def prepare_inputs(
-    folder: Path, url: str, clinic_rows: int, tables: list[str]
-) -> tuple[Path, dict[str, int]]:
+def prepare_inputs(folder: Path, url: str, clinic_rows: int, tables: list[str]) -> tuple[str, dict[str, int]]:
     """``tables`` (adult, patients) in a DuckDB file and copied in order into PostgreSQL (any
     table of those names there is replaced); their row counts."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -112,7 +110,24 @@ def prepare_inputs(
     with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
         for table in tables:
             cur.execute(f"VACUUM ANALYZE {table}")
-    return path, counts
+    return str(path), counts
+
+
+def prepared(folder: Path, url: str, clinic_rows: int, tables: list[str]) -> tuple[Path, dict[str, int]]:
+    """prepare_inputs in a process of its own: each run's process is forked from this one,
+    and the peak memory a process reports counts what it was forked from, so this one stays
+    small."""
+    asked = {"folder": str(folder), "url": url, "rows": clinic_rows, "tables": tables}
+    done = subprocess.run(
+        [sys.executable, __file__, "--prepare", json.dumps(asked)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"preparing the inputs failed:\n{done.stderr[-2000:]}")
+    path, counts = json.loads(done.stdout.strip().splitlines()[-1])
+    return Path(path), counts
 
 
 def median_run(runs: list[dict[str, object]]) -> dict[str, object]:
@@ -170,9 +185,14 @@ def main() -> None:
     parser.add_argument("--engine", choices=ENGINES, help="one engine")
     parser.add_argument("--no-record", action="store_true", help="print only; leave results/postgres.json")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--prepare", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(json.loads(args.child))
+        return
+    if args.prepare:
+        asked = json.loads(args.prepare)
+        print(json.dumps(prepare_inputs(Path(asked["folder"]), asked["url"], asked["rows"], asked["tables"])))
         return
     cluster = None
     url = args.url
@@ -188,9 +208,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             inputs = [("adult", k, ADULT) for k in (5, 10)] + [("patients", 5, {})]
             inputs = [i for i in inputs if args.only in (None, i[0])]
-            path, counts = prepare_inputs(
-                Path(tmp), url, args.clinic_rows, list(dict.fromkeys(i[0] for i in inputs))
-            )
+            tables = list(dict.fromkeys(i[0] for i in inputs))
+            path, counts = prepared(Path(tmp), url, args.clinic_rows, tables)
             results = []
             for table, k, roles in inputs:
                 label = f"{'Adult' if table == 'adult' else 'clinic'} {counts[table]:,}"
