@@ -304,8 +304,10 @@ def anonymize(
             f"on your own connection run SET memory_limit = '{memory_limit}' first"
         )
     from .engines.duckdb import looks_like_file
+    from .engines.postgres import looks_like_url
 
-    given = [Path(database)] if isinstance(database, (str, Path)) else []
+    # a database file named (a URL names a server's database, no file)
+    given = [Path(database)] if isinstance(database, (str, Path)) and not looks_like_url(database) else []
     inputs = [Path(table)] if looks_like_file(table) else []
     target = None if target_db is None else planning.check_target_db(target_db, protected=[*given, *inputs])
     # a dry run writes nothing: an existing file is opened read-only, and a file that does

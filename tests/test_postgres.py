@@ -557,6 +557,16 @@ def test_a_file_goes_in_by_parts_in_its_order(people_file, postgres_url, monkeyp
     assert got == [tuple(r) for r in want]
 
 
+def test_the_sql_of_a_file_input_is_postgresqls(people_file, postgres_url) -> None:
+    """--sql with a file on a PostgreSQL --db plans there (a URL is no database file to
+    be made), and writes nothing."""
+    shown = anonymize(postgres_url, str(people_file(".csv")), 3, output="rel", sql_only=True, **FILE_ROLES)
+    assert not shown.written and shown.engine.name == "postgres"
+    assert any("TIDSEND" in s for s in shown.statements)
+    public = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
+    assert pg_rows(postgres_url, public) == []
+
+
 def test_csv_delimiter_and_header_are_honoured(people_file, postgres_url) -> None:
     path = str(people_file(".csv", "DELIMITER ';', HEADER false"))
     qi = ["column1", "column2", "column3", "column4", "column5", "column8", "column9"]
