@@ -31,7 +31,6 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from ..errors import InputError
 from .base import CsvOptions
@@ -101,6 +100,8 @@ def parts(path: Path, csv_options: CsvOptions, fix: str) -> Iterator[pa.Table]:
 
 
 def _parquet(path: Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    import pyarrow.parquet as pq  # here: every DuckDB run imports this module, and reads no Parquet with it
+
     where = f"Parquet file '{path}'"
     fix = "write it again, or pass another CSV or Parquet file"
     try:
