@@ -2,10 +2,8 @@
 binary COPY, each turned into Arrow columns) or the ADBC PostgreSQL driver (Arrow natively).
 
     python benchmarks/bench_postgres_driver.py [--url postgresql://...] [--rows 1000000]
-    python benchmarks/bench_postgres_driver.py --anonymize 1000000
 
---anonymize N times one whole run (k = 5) on the N-patient clinic table of
-examples/make_clinic_db.py, in DuckDB and copied into PostgreSQL, stage by stage.
+(Whole runs on each engine, stage by stage: benchmarks/bench_postgres.py.)
 
 Needs psycopg[binary] besides the postgres extra. Without --url a throwaway cluster is
 started (tests/pg_cluster.py) and removed afterwards.
@@ -94,37 +92,6 @@ def adbc_stream(url: str) -> int:
     return rows
 
 
-def anonymize_both(url: str, rows: int) -> None:
-    import tempfile
-
-    import duckdb
-
-    import sbc_sql
-
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tests"))
-    from helpers import load_example, to_postgres
-
-    clinic = load_example("examples/make_clinic_db.py")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = clinic.make_clinic_db(Path(tmp) / "clinic.duckdb", rows, 7)
-        with duckdb.connect(str(path)) as con:
-            to_postgres(con, "patients", url)
-        print(f"clinic table, {rows:,} rows, k = 5; seconds\n")
-        print("| engine | total | stats | pull | cluster | write | verify | measure | total NCP |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for label, db in (("DuckDB", str(path)), ("PostgreSQL", url)):
-            t = time.perf_counter()
-            with sbc_sql.anonymize(db, "patients", 5, output="p5") as result:
-                took = time.perf_counter() - t
-                s = result.timings
-                stages = " | ".join(
-                    f"{s.get(k, 0.0):.2f}" for k in ("stats", "pull", "cluster", "write", "verify", "measure")
-                )
-                assert result.measures is not None
-                print(f"| {label} | {took:.2f} | {stages} | {result.measures.total_ncp:.15f} |", flush=True)
-
-
 def best(fn: Callable[[str], pa.Table | int], url: str, repeats: int) -> tuple[float, float, int]:
     times = []
     n = 0
@@ -141,7 +108,6 @@ def main() -> None:
     parser.add_argument("--url")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--anonymize", type=int, metavar="N", help="time whole runs on N patients instead")
     args = parser.parse_args()
     cluster = None
     url = args.url
@@ -154,9 +120,6 @@ def main() -> None:
             raise SystemExit(started)
         cluster, url = started, started.url
     try:
-        if args.anonymize:
-            anonymize_both(url, args.anonymize)
-            return
         fill(url, args.rows)
         print(f"{args.rows:,} rows, columns {', '.join(NAMES)}; first / best of {args.repeats} (s)\n")
         print("| driver and method | first | best | rows |\n|---|---|---|---|")

@@ -525,7 +525,7 @@ def _criteria_lines(result: Result) -> list[str]:
 def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
-    stages = ("plan", "stats", "pull", "cluster", "write", "measure", "verify")
+    stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
     plan = result.plan
     db = "".join(f" --{flag} {value}" for flag, value in (where or {}).items())
     exported = []

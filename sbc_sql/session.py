@@ -304,8 +304,10 @@ def anonymize(
             f"on your own connection run SET memory_limit = '{memory_limit}' first"
         )
     from .engines.duckdb import looks_like_file
+    from .engines.postgres import looks_like_url
 
-    given = [Path(database)] if isinstance(database, (str, Path)) else []
+    # a database file named (a URL names a server's database, no file)
+    given = [Path(database)] if isinstance(database, (str, Path)) and not looks_like_url(database) else []
     inputs = [Path(table)] if looks_like_file(table) else []
     target = None if target_db is None else planning.check_target_db(target_db, protected=[*given, *inputs])
     # a dry run writes nothing: an existing file is opened read-only, and a file that does
@@ -693,11 +695,14 @@ def _provenance(
 def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[None]:
     """The class labels uploaded under ``name`` for the statements that join them; a dry run
     uploads nothing (its statements only name the labels). With background knowledge, each
-    row's belief too, and the beliefs under ``<name>_beliefs`` (see :func:`_js_problems`)."""
+    row's belief too, and the beliefs under ``<name>_beliefs`` (see :func:`_js_problems`).
+    The uploads are the stage 'upload' of the run's seconds: with the pull, the rows moved
+    between the database and Python."""
     run, row_id = clustering.run, prepared.row_id
     if run is None or row_id is None:
         yield
         return
+    t = time.perf_counter()
     columns = {
         "row_id": row_id.astype(np.int64, copy=False),
         "eq_class": run.labels.astype(np.int64, copy=False),
@@ -716,6 +721,7 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
             )
             stack.enter_context(prepared.engine.upload(f"{name}_beliefs", beliefs))
         stack.enter_context(prepared.engine.upload(name, arrays.table(columns)))
+        prepared.stage("upload", t)
         yield
 
 

@@ -5,6 +5,7 @@ needs (case-sensitive names, 63-byte identifiers, error text that may quote valu
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from unittest import mock
 
 import duckdb
@@ -17,6 +18,7 @@ from test_engines import ROLES, TYPES, people
 
 import sbc_sql
 from sbc_sql import engines
+from sbc_sql.engines.base import CsvOptions
 from sbc_sql.engines.postgres import PostgresEngine, shown_url
 from sbc_sql.errors import EngineError, InputError
 from sbc_sql.sql.dialects.postgres import SbcPostgres
@@ -103,6 +105,34 @@ def test_the_source_is_not_modified(pg) -> None:
     before = pg_rows(pg, "SELECT ctid::text, * FROM t ORDER BY ctid")
     anonymize(pg, "t", 3, output="rel", **ROLES)
     assert pg_rows(pg, "SELECT ctid::text, * FROM t ORDER BY ctid") == before
+
+
+def test_the_row_id_is_the_ctids_block_and_offset(postgres_url) -> None:
+    """block * 65536 + offset of each row's ctid, on a table of some 300 pages (block
+    numbers above one byte) with offsets above one."""
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        engine.fetch_all(
+            "CREATE TABLE wide AS SELECT i, repeat('x', 400) AS pad FROM generate_series(1, 5000) AS g(i)"
+        )
+        row_id = engine.sql(engine.row_id("s"))
+        rows = engine.fetch_all(f"SELECT {row_id}, CAST(s.ctid AS TEXT) FROM wide AS s")
+    finally:
+        engine.close()
+    blocks = set()
+    for got, ctid in rows:
+        block, offset = (int(part) for part in ctid.strip("()").split(","))
+        assert got == block * 65536 + offset
+        blocks.add(block)
+    assert len(rows) == 5000 and max(blocks) > 255
+
+
+def test_the_session_compiles_no_statement(postgres_url) -> None:
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        assert engine.fetch_all("SELECT current_setting('jit')") == [("off",)]
+    finally:
+        engine.close()
 
 
 def test_roles_come_from_column_comments(duck, postgres_url) -> None:
@@ -389,6 +419,26 @@ def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:
     )
 
 
+def test_a_release_is_replaced_and_compare_drops_its_releases(pg) -> None:
+    """PostgreSQL refuses to drop what a view depends on: the text view goes before the
+    release view, and the release view before its tables."""
+    from sbc_sql.compare import compare
+
+    first = anonymize(pg, "t", 3, output="rel", **ROLES)
+    again = anonymize(pg, "t", 4, output="rel", replace=True, **ROLES)
+    assert again.written and again.measures.smallest >= 4 > first.measures.smallest
+    engine = engines.connect(pg)
+    try:
+        rows = compare(engine, "t", [2, 3], ["sbca"], **ROLES)
+    finally:
+        engine.close()
+    assert [r.k for r in rows] == [2, 3]
+    left = (
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'v')"
+    )
+    assert sorted(pg_rows(pg, left)) == [("rel",), ("rel_classes",), ("rel_rows",), ("rel_view",), ("t",)]
+
+
 def test_a_release_name_that_would_be_cut_is_refused_and_leaves_nothing(pg) -> None:
     # sbc_tmp_<output>_<8 hex>_classes: a 50-byte output makes a 74-byte working name
     with pytest.raises(InputError, match="longer than PostgreSQL's 63 bytes, which would cut it"):
@@ -434,3 +484,140 @@ def test_an_out_file_is_refused_before_any_work(pg, tmp_path, monkeypatch) -> No
     with pytest.raises(InputError, match="is not available with the postgres engine"):
         anonymize(pg, "t", 3, output="rel", out_file=tmp_path / "r.parquet", **ROLES)
     assert not (tmp_path / "r.parquet").exists()
+
+
+# ---- CSV and Parquet input: read on this side, typed as DuckDB types the file ----
+
+FILE_ROLES = {
+    "qi": ["age", "born", "seen", "sex", "zip", "ratio", "code"],
+    "sensitive": ["dis", "pay"],
+    "drop": ["id"],
+}
+
+
+@pytest.fixture
+def people_file(duck, tmp_path):
+    """people() as a CSV or Parquet file, with a DOUBLE column and a code written with
+    leading zeros (text to DuckDB's reader)."""
+
+    def write(suffix: str, options: str = "HEADER"):
+        path = tmp_path / f"people{suffix}"
+        fmt = "FORMAT PARQUET" if suffix == ".parquet" else options
+        duck.execute(
+            "COPY (SELECT *, age / 7.0 AS ratio, lpad(CAST(pay % 97 AS VARCHAR), 5, '0') AS code "
+            f"FROM t) TO '{path}' ({fmt})"
+        )
+        return path
+
+    return write
+
+
+def columns_of(result: sbc_sql.Result) -> list[tuple]:
+    return [(c.name, c.type, c.kind, c.temporal, c.role) for c in result.plan.columns]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_file_input_gives_duckdbs_release(people_file, postgres_url, suffix) -> None:
+    path = str(people_file(suffix))
+    on_duck = anonymize(duckdb.connect(), path, 3, output="rel", **FILE_ROLES)
+    on_pg = anonymize(postgres_url, path, 3, output="rel", **FILE_ROLES)
+    assert columns_of(on_pg) == columns_of(on_duck)
+    assert ("code", "VARCHAR", "categorical", None, "qi") in columns_of(on_pg)
+    assert on_pg.plan.source.from_file == path
+    assert on_pg.verdict.ok and on_duck.verdict.ok
+    assert_same_measures(on_pg.measures, on_duck.measures)
+    # an auditor holds the release to the file's rows as a table of the database
+    with duckdb.connect() as con:
+        con.execute(f"CREATE TABLE people AS SELECT * FROM '{path}'")
+        to_postgres(con, "people", postgres_url)
+    assert sbc_sql.verify(postgres_url, "people", "rel", 3).ok
+    assert not sbc_sql.verify(postgres_url, "people", "rel", on_pg.measures.smallest + 1).ok
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_file_goes_in_by_parts_in_its_order(people_file, postgres_url, monkeypatch, suffix) -> None:
+    from sbc_sql.engines import files
+    from sbc_sql.engines.postgres import SOURCE_ALIAS
+
+    path = str(people_file(suffix))
+    # batches of a few rows, a part a batch or two
+    monkeypatch.setattr(files, "BLOCK_BYTES", 1024)
+    monkeypatch.setattr(files, "BATCH_ROWS", 7)
+    monkeypatch.setattr(files, "PART_BYTES", 512)
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        engine.open_source(path)
+        got = engine.fetch_all(f"SELECT id, age, born, zip, code FROM {SOURCE_ALIAS} ORDER BY ctid")
+        parts = list(files.parts(Path(path), CsvOptions(), "fix"))
+    finally:
+        engine.close()
+    with duckdb.connect() as con:
+        want = con.execute(f"SELECT id, age, born, zip, code FROM '{path}'").fetchall()
+    assert len(parts) > 1 and sum(p.num_rows for p in parts) == 60
+    assert got == [tuple(r) for r in want]
+
+
+def test_the_sql_of_a_file_input_is_postgresqls(people_file, postgres_url) -> None:
+    """--sql with a file on a PostgreSQL --db plans there (a URL is no database file to
+    be made), and writes nothing."""
+    shown = anonymize(postgres_url, str(people_file(".csv")), 3, output="rel", sql_only=True, **FILE_ROLES)
+    assert not shown.written and shown.engine.name == "postgres"
+    assert any("TIDSEND" in s for s in shown.statements)
+    public = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
+    assert pg_rows(postgres_url, public) == []
+
+
+def test_csv_delimiter_and_header_are_honoured(people_file, postgres_url) -> None:
+    path = str(people_file(".csv", "DELIMITER ';', HEADER false"))
+    qi = ["column1", "column2", "column3", "column4", "column5", "column8", "column9"]
+    roles = {"qi": qi, "sensitive": ["column6", "column7"], "drop": ["column0"]}
+    kw = {"csv_delimiter": ";", "csv_header": False, **roles}
+    on_duck = anonymize(duckdb.connect(), path, 3, output="rel", **kw)
+    on_pg = anonymize(postgres_url, path, 3, output="rel", **kw)
+    assert [c.name for c in on_pg.plan.columns] == [f"column{i}" for i in range(10)]
+    assert columns_of(on_pg) == columns_of(on_duck)
+    assert on_pg.measures.n_rows == 60
+    assert_same_measures(on_pg.measures, on_duck.measures)
+    # sniffed: the same file read without the options
+    sniffed = anonymize(postgres_url, path, 3, output="rel2", **roles)
+    assert columns_of(sniffed) == columns_of(on_pg)
+
+
+def late_csv(path, last: str) -> str:
+    """A CSV of more than pyarrow's first block (where the types are read), one bad line last."""
+    rows = "".join(f"{30 + i % 40},{i % 7},flu and a longer text {i % 5}\n" for i in range(40000))
+    path.write_text("age,zip,dis\n" + rows + last)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "needles"),
+    [
+        ("missing", ["input file", "does not exist", "CSV or Parquet file"]),
+        ("ragged", ["line 40,002 has 4 field(s) where the header has 3", "fix or remove that line"]),
+        ("late", ["line 40,002: a value of column 'age' cannot be read as BIGINT", "\\copy"]),
+        ("latin1", ["column 'dis' holds bytes that are not UTF-8", "convert the file to UTF-8"]),
+        ("parquet", ["is not a valid Parquet file"]),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_one_input_error(postgres_url, tmp_path, name, needles) -> None:
+    path = {
+        "missing": lambda: str(tmp_path / "nope.csv"),
+        "ragged": lambda: late_csv(tmp_path / "r.csv", "31,3,SECRET-VALUE-123,extra\n"),
+        "late": lambda: late_csv(tmp_path / "l.csv", "SECRET-VALUE-123,3,flu\n"),
+        "latin1": lambda: late_csv(tmp_path / "u.csv", "31,3,SECRET-VALUE-\xe9\n"),
+        "parquet": lambda: str(tmp_path / "p.parquet"),
+    }[name]()
+    if name == "latin1":
+        data = (tmp_path / "u.csv").read_text().encode("latin-1")
+        (tmp_path / "u.csv").write_bytes(data)
+    if name == "parquet":
+        (tmp_path / "p.parquet").write_bytes(b"PAR1" + b"SECRET-VALUE-123" * 40)
+    with pytest.raises(InputError) as caught:
+        anonymize(postgres_url, path, 2, output="rel")
+    message = str(caught.value)
+    assert "SECRET" not in message and "\n" not in message
+    for needle in needles:
+        assert needle in message
+    public = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
+    assert pg_rows(postgres_url, public) == []

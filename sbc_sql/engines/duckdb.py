@@ -5,9 +5,7 @@ shown in :mod:`.duckdb_messages`."""
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
-import gzip
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +22,7 @@ from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
 from .duckdb_messages import display_type, explain
+from .files import ragged_line
 
 FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
@@ -295,7 +294,7 @@ class DuckDBEngine(Engine):
             if not parquet and len(info.columns) == 1 and csv.delimiter is None:
                 header = info.columns[0].name
                 delimiter = next((d for d in (",", ";", "\t", "|") if d in header), None)
-                ragged = _ragged_line(path, delimiter) if delimiter is not None else None
+                ragged = ragged_line(path, delimiter) if delimiter is not None else None
                 if ragged is not None:
                     # the sniffer found no delimiter that every row agrees on, and read each
                     # line as one value
@@ -506,21 +505,6 @@ def _translate(err: BaseException, doing: str) -> BaseException | None:
         return KeyboardInterrupt()
     if isinstance(err, duckdb.Error):
         return explain(str(err), doing)
-    return None
-
-
-def _ragged_line(path: Path, delimiter: str) -> tuple[int, int, int] | None:
-    """The first line of a CSV file whose number of fields differs from its header's: (line
-    number, its fields, the header's), or None."""
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
-        rows = csv.reader(fh, delimiter=delimiter)
-        header = next(rows, None)
-        if header is None:
-            return None
-        for row in rows:
-            if row and len(row) != len(header):
-                return rows.line_num, len(row), len(header)
     return None
 
 

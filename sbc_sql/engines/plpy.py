@@ -221,29 +221,22 @@ class PlpyEngine(PostgresEngine):
 
     # ---- labels and transactions ----
 
-    @contextlib.contextmanager
-    def upload(self, name: str, table: pa.Table) -> Iterator[None]:
+    def _ingest(self, name: str, table: pa.Table) -> None:
+        """The temporary table ``name`` holding ``table`` (the class labels): created, then
+        filled from arrays, a chunk per INSERT."""
         target = self.sql(_ident(name))
         types = [_upload_type(f) for f in table.schema]
         columns = ", ".join(
             f"{self.sql(_ident(f.name))} {t}" for f, t in zip(table.schema, types, strict=True)
         )
         unnest = ", ".join(f"${i + 1}::{t}[]" for i, t in enumerate(types))
-        with self.driver_call(f"uploading '{name}'"):
-            self.plpy.execute(f"DROP TABLE IF EXISTS pg_temp.{target}")
-            self.plpy.execute(f"CREATE TEMPORARY TABLE {target} ({columns})")
-            plan = self.plpy.prepare(
-                f"INSERT INTO pg_temp.{target} SELECT * FROM unnest({unnest})", [t + "[]" for t in types]
-            )
-            for start in range(0, table.num_rows, CHUNK_ROWS):
-                chunk = table.slice(start, CHUNK_ROWS)
-                self.plpy.execute(plan, [c.to_pylist() for c in chunk.columns])
-            self.plpy.execute(f"ANALYZE pg_temp.{target}")
-        try:
-            yield
-        finally:
-            with self.driver_call(f"dropping '{name}'"):
-                self.plpy.execute(f"DROP TABLE IF EXISTS pg_temp.{target}")
+        self.plpy.execute(f"CREATE TEMPORARY TABLE {target} ({columns})")
+        plan = self.plpy.prepare(
+            f"INSERT INTO pg_temp.{target} SELECT * FROM unnest({unnest})", [t + "[]" for t in types]
+        )
+        for start in range(0, table.num_rows, CHUNK_ROWS):
+            chunk = table.slice(start, CHUNK_ROWS)
+            self.plpy.execute(plan, [c.to_pylist() for c in chunk.columns])
 
     def begin(self) -> None:
         subtransaction = self.plpy.subtransaction()

@@ -83,11 +83,14 @@ def release_view_sql(columns: Sequence[Column], view: str, rows: str, classes: s
 def drop_release_sql(kinds: Mapping[str, str], names: Sequence[str]) -> list[exp.Expression]:
     """DROP statements for whichever of these names exist, each as the kind it is in
     ``kinds`` (db.object_kinds; a release written before the class table existed has its
-    name as a table, not a view)."""
+    name as a table, not a view). Views go first, the last made first (a release's text view
+    reads its release view, which reads its tables): PostgreSQL refuses to drop what a view
+    still reads."""
+    views = [name for name in reversed(names) if kinds.get(name) == "VIEW"]
+    tables = [name for name in names if name in kinds and kinds[name] != "VIEW"]
     return [
         exp.Drop(tables=[exp.Table(this=ident(name))], kind=kinds[name], exists=True)
-        for name in names
-        if name in kinds
+        for name in (*views, *tables)
     ]
 
 
