@@ -74,17 +74,24 @@ def child(spec: dict[str, object]) -> None:
     print(json.dumps(figures))
 
 
-def run(db: str, table: str, k: int, roles: dict[str, list[str]]) -> dict[str, object]:
-    spec = {"db": db, "table": table, "k": k, "roles": roles}
+def in_own_process(argument: str, spec: dict[str, object], doing: str) -> object:
+    """This script run again in a process of its own with ``argument`` and ``spec``: the JSON
+    its last line prints. Each run gets a fresh process, so that its peak memory is its own."""
     done = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(spec)],
+        [sys.executable, __file__, argument, json.dumps(spec)],
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"run failed ({table}, k={k}, {db.split('@')[-1]}):\n{done.stderr[-2000:]}")
-    figures: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+        raise SystemExit(f"{doing} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(db: str, table: str, k: int, roles: dict[str, list[str]]) -> dict[str, object]:
+    spec = {"db": db, "table": table, "k": k, "roles": roles}
+    figures = in_own_process("--child", spec, f"run ({table}, k={k}, {db.split('@')[-1]})")
+    assert isinstance(figures, dict)
     return figures
 
 
@@ -118,15 +125,7 @@ def prepared(folder: Path, url: str, clinic_rows: int, tables: list[str]) -> tup
     and the peak memory a process reports counts what it was forked from, so this one stays
     small."""
     asked = {"folder": str(folder), "url": url, "rows": clinic_rows, "tables": tables}
-    done = subprocess.run(
-        [sys.executable, __file__, "--prepare", json.dumps(asked)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"preparing the inputs failed:\n{done.stderr[-2000:]}")
-    path, counts = json.loads(done.stdout.strip().splitlines()[-1])
+    path, counts = in_own_process("--prepare", asked, "preparing the inputs")  # type: ignore[misc]
     return Path(path), counts
 
 

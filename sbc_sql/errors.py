@@ -60,19 +60,7 @@ _FLAG = re.compile(r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+
 def in_python_terms(message: str) -> str:
     """A message in a Python caller's terms: '--k 2' reads 'k=2', '--replace' reads
     'replace=True', '--weights age=2' reads "weights='age=2'", '--drop' reads 'drop=...'."""
-
-    def keyword(m: re.Match[str]) -> str:
-        flag, value = m.group(1), m.group(2)
-        name = _KEYWORDS.get(flag, flag.replace("-", "_"))
-        if "=" in name:
-            return name + (f" {value}" if value else "")
-        if value is None:
-            return f"{name}=..."
-        if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
-            return f"{name}={value}"
-        return f"{name}='{value}'"
-
-    return _FLAG.sub(keyword, message)
+    return _in_terms(message, _KEYWORDS, "=")
 
 
 #: a flag whose SQL argument (sbc.anonymize(...) and the like) has another name or no value
@@ -88,16 +76,23 @@ _ARGUMENTS = {
 def in_sql_terms(message: str) -> str:
     """A message in the terms of the SQL functions' named arguments: '--k 2' reads 'k => 2',
     '--table' reads 'source => ...', '--weights age=2' reads "weights => 'age=2'"."""
+    return _in_terms(message, _ARGUMENTS, " => ")
 
-    def argument(m: re.Match[str]) -> str:
+
+def _in_terms(message: str, renamed: dict[str, str], binds: str) -> str:
+    """Each flag of ``message`` as a keyword: its name (``renamed``, or the flag's own with
+    '_' for '-'), ``binds`` and its value (quoted unless a number); a name in ``renamed``
+    that holds ``binds`` already is the whole keyword."""
+
+    def keyword(m: re.Match[str]) -> str:
         flag, value = m.group(1), m.group(2)
-        name = _ARGUMENTS.get(flag, flag.replace("-", "_"))
-        if "=>" in name:
+        name = renamed.get(flag, flag.replace("-", "_"))
+        if binds.strip() in name:
             return name + (f" {value}" if value else "")
         if value is None:
-            return f"{name} => ..."
+            return f"{name}{binds}..."
         if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
-            return f"{name} => {value}"
-        return f"{name} => '{value}'"
+            return f"{name}{binds}{value}"
+        return f"{name}{binds}'{value}'"
 
-    return _FLAG.sub(argument, message)
+    return _FLAG.sub(keyword, message)

@@ -41,7 +41,13 @@ FUNCTIONS = (
     "measure(text, text, text)",
     "version()",
 )
-_PLACEHOLDER = "__PYTHON_PATH__"
+_PLACEHOLDER = "__PRELUDE__"
+#: each function body's first lines: sbc_sql importable from the path install-sql found
+_PRELUDE = """import sys
+for path in reversed({path!r}):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+from sbc_sql.server import call"""
 _QUOTE_TAG = "$sbc$"
 
 
@@ -73,7 +79,7 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
             )
     text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
-    body = body.replace(_PLACEHOLDER, repr(list(python_path)))
+    body = body.replace(_PLACEHOLDER, _PRELUDE.format(path=list(python_path)))
     return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
 
 

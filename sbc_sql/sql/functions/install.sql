@@ -1,7 +1,8 @@
 -- The SQL functions of `sbc-sql install-sql`: PL/Python (plpython3u) functions in the schema
 -- sbc that run sbc-sql inside the server, in the caller's session and transaction. Each
--- finds the sbc_sql package where install-sql found it (__PYTHON_PATH__, a Python list) and
--- hands its arguments, in declaration order, to sbc_sql.server.call, which returns JSON.
+-- body's prelude (written in by install-sql) makes the sbc_sql package importable from where
+-- install-sql found it and imports sbc_sql.server.call, which takes the arguments in
+-- declaration order and returns JSON.
 -- Statements are separated by a line holding only ';'.
 
 CREATE OR REPLACE FUNCTION sbc.anonymize(
@@ -25,11 +26,7 @@ CREATE OR REPLACE FUNCTION sbc.anonymize(
     beta_basic boolean DEFAULT false,
     seed integer DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
-import sys
-for path in reversed(__PYTHON_PATH__):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-from sbc_sql.server import call
+__PRELUDE__
 return call(plpy, "anonymize", args)
 $sbc$
 ;
@@ -43,11 +40,7 @@ CREATE OR REPLACE FUNCTION sbc.verify(
     beta_likeness double precision DEFAULT NULL,
     beta_basic boolean DEFAULT false
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
-import sys
-for path in reversed(__PYTHON_PATH__):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-from sbc_sql.server import call
+__PRELUDE__
 return call(plpy, "verify", args)
 $sbc$
 ;
@@ -56,19 +49,11 @@ CREATE OR REPLACE FUNCTION sbc.measure(
     release text,
     weights text DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
-import sys
-for path in reversed(__PYTHON_PATH__):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-from sbc_sql.server import call
+__PRELUDE__
 return call(plpy, "measure", args)
 $sbc$
 ;
 CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
-import sys
-for path in reversed(__PYTHON_PATH__):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-from sbc_sql.server import call
+__PRELUDE__
 return call(plpy, "version", args)
 $sbc$
