@@ -88,7 +88,14 @@ class Result:
     @property
     def con(self) -> Any:
         """The DuckDB connection the release was written through."""
-        return self.engine.connection  # type: ignore[attr-defined]
+        connection = getattr(self.engine, "connection", None)
+        if connection is None:
+            raise InputError(
+                f"the release '{self.release}' was written by the {self.engine.name} engine, which "
+                "keeps no DuckDB connection; read it where it was written (Spark: "
+                "spark.read.parquet, or the catalog table)"
+            )
+        return connection
 
     def relation(self) -> Any:
         return self.con.table(self.engine.sql(exp.Table(this=ident(self.release))))

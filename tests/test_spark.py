@@ -72,6 +72,26 @@ def test_paths_and_tables_are_told_apart() -> None:
     assert [_local_cores(m) for m in ("local", "local[3]", "local[3,2]")] == [1, 3, 3]
 
 
+@pytest.mark.slow
+def test_spark_submit_is_given_the_command_as_a_file() -> None:
+    import subprocess
+    import sys
+
+    from helpers import checkout_env
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "sbc_sql.spark_submit"],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    path = Path(shown.stdout.strip())
+    assert path.is_file() and path.name == "spark_submit.py"
+    assert "from sbc_sql.__main__ import main" in path.read_text()
+
+
 # ---- with Spark ----
 
 

@@ -220,10 +220,13 @@ class SparkEngine(Engine):
                     "settings; drop --spark-master and --spark-conf"
                 )
             return cls(running)
+        # under spark-submit the driver's JVM runs already, with the master and settings
+        # given to spark-submit (its --master, --conf), which a master set here would replace
+        submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+        chosen = master or ("" if submitted else DEFAULT_MASTER)
         # workers must run this Python (the one with sbc-sql's packages); a local master
         # binds to the loopback interface only
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        chosen = master or DEFAULT_MASTER
         if chosen.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         settings = dict(SESSION_CONF)
@@ -233,7 +236,9 @@ class SparkEngine(Engine):
             # than the work (200,000 rows: 128 s against 44 s for the whole run at 4)
             settings["spark.sql.shuffle.partitions"] = str(2 * _local_cores(chosen))
         settings.update(conf or {})
-        builder = SparkSession.builder.master(chosen).appName("sbc-sql")
+        builder = SparkSession.builder.appName("sbc-sql")
+        if chosen:
+            builder = builder.master(chosen)
         for key, value in settings.items():
             builder = builder.config(key, value)
         main = threading.current_thread() is threading.main_thread()
@@ -241,10 +246,11 @@ class SparkEngine(Engine):
         try:
             session = builder.getOrCreate()
         except Exception as err:
+            where = f"on master '{chosen}'" if chosen else "of spark-submit"
             raise InputError(
-                f"--engine spark: the Spark session on master '{chosen}' could not start "
-                f"({type(err).__name__}); check that Java 17 or later is installed (java -version) "
-                "and the --spark-master and --spark-conf values"
+                f"--engine spark: the Spark session {where} could not start ({type(err).__name__}); "
+                "check that Java 17 or later is installed (java -version) and the --spark-master "
+                "and --spark-conf values"
             ) from None
         finally:
             # pyspark installs its own Ctrl-C handler; the caller's stays in charge (this
