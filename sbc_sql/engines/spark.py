@@ -431,7 +431,10 @@ class SparkEngine(Engine):
             with self._driver(f"reading the path '{name}'"):
                 if not self._exists(path):
                     return None
-            self._register_path(name, path)
+            # registered for the stages to read; a folder that is no table (an output to
+            # replace, say) exists all the same, and says what it is when it is read
+            with contextlib.suppress(EngineError):
+                self._register_path(name, path)
             return "TABLE"
         with self._driver(f"looking up '{name}'"):
             catalog = self.session.catalog
