@@ -382,15 +382,20 @@ def test_catalog_tables_in_and_out_with_roles_from_comments(spark, source) -> No
     assert temporary_views(spark) == []
 
 
-def test_a_dataframe_is_the_input(spark, source, tmp_path) -> None:
+def test_a_dataframe_is_the_input_and_the_criteria_hold_as_on_duckdb(spark, source, tmp_path) -> None:
     frame = spark.read.parquet(str(source))
     with pytest.raises(InputError, match="a Spark DataFrame has no place of its own"):
         sbc_sql.anonymize(frame, k=K, engine="spark", **ROLES)
     out = tmp_path / "out"
-    with sbc_sql.anonymize(frame, k=K, engine="spark", output=str(out), **ROLES) as result:
-        assert result.measures.n_rows == 60
+    criteria = {"l_diversity": 2, "t_closeness": 0.6, "beta_likeness": 3.0}
+    with sbc_sql.anonymize(frame, k=K, engine="spark", output=str(out), **criteria, **ROLES) as result:
+        on_spark = result
     recorded = json.loads((out / PROVENANCE_FILE).read_text())
-    assert recorded["source"] == "data"
+    assert recorded["source"] == "data" and on_spark.measures.n_rows == 60
+    on_duck = sbc_sql.anonymize(duckdb.connect(), str(source), K, output="rel", **criteria, **ROLES)
+    # the same classes, so the same figures of every criterion, checked in Spark's SQL
+    assert on_spark.achieved == pytest.approx(on_duck.achieved, rel=1e-9)
+    assert on_spark.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, rel=1e-12)
     assert temporary_views(spark) == []
 
 
@@ -452,6 +457,20 @@ def test_the_command_line_anonymizes_verifies_measures_and_evaluates(spark, sour
     again = run_cli(["anonymize", "--engine", "spark", "-t", source, "-o", out, "-k", K, *roles])
     assert again.exit_code == 1 and again.stderr.startswith("Error: ") and "--replace" in again.stderr
     assert temporary_views(spark) == []
+
+
+def test_a_csv_line_that_does_not_fit_is_named_not_shown(spark, source, tmp_path, capfd) -> None:
+    csv = tmp_path / "people.csv"
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{source}')) TO '{csv}' (HEADER)")
+    lines = csv.read_text().splitlines()
+    lines[30] += ",secret42,more"
+    csv.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EngineError, match="a line of the CSV file does not fit") as caught:
+        run(spark, str(csv), str(tmp_path / "out"), **ROLES)
+    assert caught.value.kind == "csv" and "secret42" not in str(caught.value)
+    out, err = capfd.readouterr()
+    assert "secret42" not in out + err
+    assert leftovers(tmp_path) == ["people.csv"] and temporary_views(spark) == []
 
 
 def test_rows_arrive_in_the_source_order(spark, source) -> None:

@@ -11,6 +11,7 @@ first condition, and for the Java classes that say what happened where no condit
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,26 +95,34 @@ class Reading:
     """What an exception says that may be shown."""
 
     condition: str | None = None
-    state: str | None = None
+    #: every condition of the cause chain, outermost first
+    conditions: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     #: the causes' messages, only matched against PHRASES
     texts: list[str] = field(default_factory=list)
 
 
 def read(err: BaseException) -> Reading:
-    """The condition, SQLSTATE and cause classes of a pyspark or py4j exception."""
+    """The condition and cause classes of a pyspark or py4j exception: the condition is the
+    innermost one this module knows (a file that failed to read because a CSV line does not
+    fit says the latter), else the outermost."""
     reading = Reading()
     getter = getattr(err, "getCondition", None)
     if callable(getter):
-        try:
-            reading.condition = getter() or None
-            reading.state = err.getSqlState() or None  # type: ignore[attr-defined]
-        except Exception:  # a py4j call on a stopped JVM
-            pass
+        with contextlib.suppress(Exception):  # a py4j call on a stopped JVM
+            condition = getter()
+            if condition:
+                reading.conditions.append(str(condition))
     reading.classes.append(type(err).__name__)
     java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
     _walk(java, reading)
+    known = [c for c in reading.conditions if _known(c)]
+    reading.condition = known[-1] if known else (reading.conditions[0] if reading.conditions else None)
     return reading
+
+
+def _known(condition: str) -> bool:
+    return condition in CONDITIONS or condition.split(".")[0] in CONDITIONS
 
 
 def _walk(throwable: Any, reading: Reading) -> None:
@@ -123,12 +132,10 @@ def _walk(throwable: Any, reading: Reading) -> None:
         seen += 1
         try:
             reading.classes.append(str(throwable.getClass().getName()))
-            if reading.condition is None and _is_spark_throwable(throwable):
+            if _is_spark_throwable(throwable):
                 condition = throwable.getCondition()
-                if condition:
-                    reading.condition = str(condition)
-                    state = throwable.getSqlState()
-                    reading.state = str(state) if state else None
+                if condition and str(condition) not in reading.conditions:
+                    reading.conditions.append(str(condition))
             message = throwable.getMessage()
             if message:
                 reading.texts.append(str(message))
