@@ -1,4 +1,4 @@
-.PHONY: demo test test-fast lint bench report
+.PHONY: demo test test-fast test-spark lint bench report
 PY := .venv/bin/python
 LINTED := sbc_sql tests benchmarks examples setup.py
 
@@ -10,6 +10,9 @@ test:
 # the development loop: no wheel build, no subprocess, no test longer than a few seconds
 test-fast:
 	$(PY) -m pytest -q -m "not slow"
+# the Spark engine's tests (pyspark from the extra, and Java 17 or later)
+test-spark:
+	.venv/bin/pip install -q -e '.[spark]' && $(PY) -m pytest -q -m spark
 lint:
 	.venv/bin/ruff check $(LINTED) && .venv/bin/ruff format --check $(LINTED) && .venv/bin/mypy sbc_sql
 # UCI Adult ships in benchmarks/data; writes benchmarks/results/*.json

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from . import engines, names
+from . import engines
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .plan import Column
@@ -40,10 +40,10 @@ def _located(engine: Engine, original: str, release: str) -> tuple[str, str]:
     """(original, release) as the engine reads them: a release of another schema
     (``--release s.t_k5``) makes that schema the working one, its original read where it was
     named (from the working schema before, unless qualified)."""
-    rel = names.parse(release)
+    rel = engine.parse_name(release)
     if not rel.qualified or engine.table_exists(release):
         return original, release
-    orig = names.parse(original)
+    orig = engine.parse_name(original)
     if not orig.qualified and not engine.table_exists(original):
         return original, release  # reported missing by _tables
     if not orig.qualified:
@@ -63,7 +63,7 @@ def _distinct_values(engine: Engine, original: str, columns: Sequence[Column]) -
 
 
 def _tables(engine: Engine, original: str, release: str) -> None:
-    if not engine.table_exists(original) and names.parse(original).qualified:
+    if not engine.table_exists(original) and engine.parse_name(original).qualified:
         engine.copy_in(original)  # of another schema or attached database
     for name, flag in ((original, "--original"), (release, "--release")):
         if not engine.table_exists(name):

@@ -26,6 +26,7 @@ from . import __version__, api
 from . import plan as planning
 from .__main__ import INTERRUPTED
 from .cluster import registry
+from .engines import ENGINES
 from .errors import SbcError
 from .hierarchies import parse_hierarchy_options
 from .plan import LEFTOVER_MODES, MODES, parse_weights
@@ -105,6 +106,58 @@ def reported(interrupted: str = INTERRUPTED) -> Iterator[None]:
 def _stack() -> None:
     if _settings["debug"]:
         traceback.print_exc()
+
+
+def _spark_conf(values: list[str] | None) -> dict[str, str]:
+    """--spark-conf key=value (repeatable) as a mapping."""
+    conf: dict[str, str] = {}
+    for value in values or ():
+        key, sep, setting = value.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(
+                f"'{value}' is not key=value; write e.g. --spark-conf spark.driver.memory=4g",
+                param_hint="--spark-conf",
+            )
+        conf[key.strip()] = setting.strip()
+    return conf
+
+
+def _check_engine(engine: Any, db: str | None, master: str | None, conf: list[str] | None) -> dict[str, str]:
+    """The engine options fit together (a usage error otherwise); the Spark properties."""
+    if engine.value == "spark":
+        if db is not None:
+            raise typer.BadParameter(
+                "--db names a DuckDB file or a PostgreSQL URL; with --engine spark tables are "
+                "Parquet/CSV paths or tables of the Spark catalog: drop --db",
+                param_hint="--db",
+            )
+        return _spark_conf(conf)
+    if master is not None or conf:
+        raise typer.BadParameter(
+            "--spark-master and --spark-conf configure Apache Spark: add --engine spark, or drop them",
+            param_hint="--engine",
+        )
+    return {}
+
+
+@contextlib.contextmanager
+def _database(
+    engine: Any, db: str | None, master: str | None, conf: dict[str, str], *, needs_db: bool = True
+) -> Iterator[Any]:
+    """What the command reads and writes: --db, or with --engine spark a Spark engine (a
+    session built here, stopped on the way out). Inside :func:`reported`."""
+    if engine.value != "spark":
+        if db is None and needs_db:
+            raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
+        yield db
+        return
+    from .engines.spark import SparkEngine
+
+    spark = SparkEngine.connect(master=master, conf=conf)
+    try:
+        yield spark
+    finally:
+        spark.close()
 
 
 class ProgressBar:
@@ -238,6 +291,30 @@ BkOption = Annotated[
 ]
 SeedOption = Annotated[
     int | None, typer.Option(help="Seed of beta-ge's random choices (default 0), e.g. --seed 7.")
+]
+EngineName = enum.Enum("EngineName", {n: n for n in ENGINES}, type=str)  # type: ignore[misc]
+EngineOption = Annotated[
+    EngineName,
+    typer.Option(
+        "--engine",
+        help="Where the SQL runs: duckdb (--db; a postgresql:// URL is PostgreSQL) or spark "
+        "(Apache Spark: tables are Parquet/CSV paths or tables of its catalog).",
+    ),
+]
+SparkMasterOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With --engine spark: the master to run on (default local[*]), e.g. --spark-master "
+        "local[4] or spark://host:7077.",
+        show_default=False,
+    ),
+]
+SparkConfOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="With --engine spark: a Spark property (repeatable), e.g. --spark-conf spark.driver.memory=4g.",
+        show_default=False,
+    ),
 ]
 
 
@@ -374,6 +451,9 @@ def anonymize_cmd(
     bk_estimator: BkEstimatorOption = None,
     bk: BkOption = None,
     seed: SeedOption = None,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -389,7 +469,10 @@ def anonymize_cmd(
     'sbc:insensitive'.
 
     Example: sbc-sql anonymize --db clinic.duckdb -t patients -k 5
+
+    With Apache Spark: sbc-sql anonymize --engine spark -t data/visits.parquet -o out/visits_k10 -k 10
     """
+    conf = _check_engine(engine, db, spark_master, spark_conf)
     algorithm_name, mode_name = algorithm.value, mode.value
     if hierarchy and not registry.get(algorithm_name).hierarchies:
         raise typer.BadParameter(
@@ -414,9 +497,13 @@ def anonymize_cmd(
         raise typer.BadParameter(
             f"--exact is --mode exact; it cannot be combined with --mode {mode_name}", param_hint="--exact"
         )
-    with reported(), ProgressBar("clustering", enabled=False if quiet else None) as bar:
+    with (
+        reported(),
+        ProgressBar("clustering", enabled=False if quiet else None) as bar,
+        _database(engine, db, spark_master, conf, needs_db=False) as database,
+    ):
         result = anonymize(
-            db,
+            database,
             table,
             k,
             qi=qi or (),
@@ -453,17 +540,19 @@ def anonymize_cmd(
             progress=bar,
             trace=trace if verbose else None,
         )
-    # the connection is closed once the summary is out (a server's, too, not left to exit)
-    with result:
-        if sql:
-            typer.echo("\n".join(result.statements))
-            return
-        if as_json:
-            typer.echo(json.dumps(summary_dict(result), indent=2))
-        else:
-            # where the evaluate hint finds the release and its source
-            where = {"db": target_db or db, "attach": db if target_db else None}
-            typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
+        # the connection is closed once the summary is out (a server's, too, not left to exit)
+        with result:
+            if sql:
+                typer.echo("\n".join(result.statements))
+                return
+            if as_json:
+                typer.echo(json.dumps(summary_dict(result), indent=2))
+            else:
+                # where the evaluate hint finds the release and its source
+                where = {"db": target_db or db, "attach": db if target_db else None}
+                if engine.value == "spark":
+                    where = {"engine": "spark", "spark-master": spark_master}
+                typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
 
 
 def summary_dict(result: Result) -> dict[str, object]:
@@ -533,11 +622,20 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
         fmt = planning.export_format(result.exported)
         exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
     schema = result.engine.working()[1]
-    # a release of another schema is named with it, as it is queried
-    prefix = f"{schema}." if schema != "main" else ""
+    # a release of another schema is named with it, as it is queried (a path as it is)
+    path = result.engine.parse_name(result.release).path
+    prefix = f"{schema}." if schema != "main" and not path else ""
     release, view = prefix + result.release, prefix + result.view
+    # an engine that writes the release's rows and its class table, without views
+    views = result.engine.capabilities.release_views
+    beside = f"view '{view}'" if views else f"classes '{prefix}{plan.classes_table}'"
+    read = (
+        f"SELECT * FROM {view} (readable) or {release} (ranges and sets)"
+        if views
+        else f"read {release} (ranges and sets) and {prefix}{plan.classes_table} (a row per class)"
+    )
     lines = [
-        f"release '{release}' (view '{view}'): verified {plan.k}-anonymous and complete",
+        f"release '{release}' ({beside}): verified {plan.k}-anonymous and complete",
         *_criteria_lines(result),
         f"  rows in {m.n_rows:,}, rows out {m.released:,}, suppressed {m.suppressed:,}"
         + (
@@ -550,7 +648,7 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
         *exported,
-        f"next: SELECT * FROM {view} (readable) or {release} (ranges and sets); "
+        f"next: {read}; "
         f"sbc-sql evaluate{db} --original {plan.display_name} --release {release} for risk and loss",
     ]
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
@@ -561,18 +659,26 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
 
 @app.command("measure")
 def measure_cmd(
-    db: Annotated[str, typer.Option(help="DuckDB database file.")],
-    original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release (view or table).")],
+    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
+    release: Annotated[
+        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
+    ],
+    db: Annotated[
+        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
+    ] = None,
     attach: ReadAttachOption = None,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """NCP per QI and total, utility, classes and smallest class of a release.
 
     Example: sbc-sql measure --db clinic.duckdb --original patients --release patients_k5
     """
-    with reported():
-        m = api.measure(db, original, release, attach=attach or ())
+    conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported(), _database(engine, db, spark_master, conf) as database:
+        m = api.measure(database, original, release, attach=attach or ())
     if as_json:
         typer.echo(json.dumps(m.as_dict(), indent=2))
         return
@@ -589,16 +695,23 @@ VERIFY_FAILED = 3
 
 @app.command("verify")
 def verify_cmd(
-    db: Annotated[str, typer.Option(help="DuckDB database file.")],
-    original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release (view or table).")],
+    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
+    release: Annotated[
+        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
+    ],
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
+    db: Annotated[
+        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
+    ] = None,
     attach: ReadAttachOption = None,
     l_diversity: LDiversityOption = None,
     l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
     t_closeness: TClosenessOption = None,
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -612,9 +725,10 @@ def verify_cmd(
 
     Example: sbc-sql verify --db clinic.duckdb --original patients --release patients_k5 --k 5
     """
-    with reported():
+    conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported(), _database(engine, db, spark_master, conf) as database:
         verdict = api.verify(
-            db,
+            database,
             original,
             release,
             k,
@@ -641,9 +755,13 @@ def verify_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    db: Annotated[str, typer.Option(help="DuckDB database file.")],
-    original: Annotated[str, typer.Option(help="The input table.")],
-    release: Annotated[str, typer.Option(help="The release (view or table).")],
+    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
+    release: Annotated[
+        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
+    ],
+    db: Annotated[
+        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
+    ] = None,
     sensitive: Annotated[
         str | None, typer.Option(help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")
     ] = None,
@@ -673,6 +791,9 @@ def evaluate_cmd(
         ),
     ] = None,
     beta_basic: BetaBasicOption = False,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
 ) -> None:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
     --sensitive, l-diversity, t-closeness and beta-likeness of a release; suppressed rows per
@@ -681,13 +802,14 @@ def evaluate_cmd(
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
     """
-    with reported():
+    conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported(), _database(engine, db, spark_master, conf) as database:
         w = parse_weights(weights) if weights else None
         if sql:
-            typer.echo("\n".join(evaluation_sql(db, original, release, sensitive=sensitive, weights=w)))
+            typer.echo("\n".join(evaluation_sql(database, original, release, sensitive=sensitive, weights=w)))
             return
         result = evaluate(
-            db,
+            database,
             original,
             release,
             sensitive=sensitive,

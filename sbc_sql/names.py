@@ -2,7 +2,8 @@
 part bare or double-quoted (``"my.schema"."t"``; ``""`` inside quotes is one quote).
 
 A name that does not split that way (an unbalanced quote, an empty part, four parts) is one
-name as written, so that no input, however odd, is refused for its punctuation alone.
+name as written, so that no input, however odd, is refused for its punctuation alone. An
+engine that reads files takes a path as one name of its own (``path``), never split.
 """
 
 from __future__ import annotations
@@ -17,16 +18,23 @@ class Name:
     name: str
     schema: str | None = None
     catalog: str | None = None
+    #: a file or folder path (the whole of ``name``), which no schema holds
+    path: bool = False
 
     @property
     def qualified(self) -> bool:
         return self.schema is not None
 
     def within(self, catalog: str, schema: str) -> Name:
-        """The name with the parts it does not give taken from ``catalog.schema``."""
+        """The name with the parts it does not give taken from ``catalog.schema`` (a path
+        as it is)."""
+        if self.path:
+            return self
         return Name(self.name, self.schema or schema, self.catalog or catalog)
 
     def __str__(self) -> str:
+        if self.path:
+            return self.name
         return ".".join(_shown(p) for p in (self.catalog, self.schema, self.name) if p is not None)
 
 

@@ -395,8 +395,16 @@ def check_memory_limit(value: str | None) -> None:
         )
 
 
-def make_plan(info: TableInfo, options: Options, *, display_name: str | None = None) -> Plan:
-    """Resolve every column's role and check everything that needs no data."""
+def make_plan(
+    info: TableInfo,
+    options: Options,
+    *,
+    display_name: str | None = None,
+    parse_name: Callable[[str], table_names.Name] = table_names.parse,
+) -> Plan:
+    """Resolve every column's role and check everything that needs no data. ``parse_name``
+    reads the output's name as the engine does (a path is one name to an engine that
+    writes files)."""
     name = display_name or info.name
     if options.k < 2:
         raise InputError(
@@ -442,12 +450,12 @@ def make_plan(info: TableInfo, options: Options, *, display_name: str | None = N
     _check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
     _check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = _weights(columns, options.weights)
-    if options.output and table_names.parse(options.output).qualified:
+    if options.output and parse_name(options.output).qualified:
         raise InputError(
             f"--output '{options.output}' names a schema, which a comparison's releases cannot "
-            f"take; give a name without one, e.g. --output {table_names.parse(options.output).name}"
+            f"take; give a name without one, e.g. --output {parse_name(options.output).name}"
         )
-    output = options.output or _default_output(name, options.k)
+    output = options.output or _default_output(name, options.k, info.output_folder)
     plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)
     _check_release_names(plan)
     _check_categorical_count(plan)
@@ -586,10 +594,13 @@ def scaled_weights(weights: Sequence[float]) -> tuple[float, ...]:
     return tuple(w / top for w in weights) if top > 0 and top != 1.0 else tuple(weights)
 
 
-def _default_output(name: str, k: int) -> str:
-    """<table>_k<k>: a file's stem, or a (schema-qualified) table's own name."""
-    base = name.replace("\\", "/").split("/")[-1]
+def _default_output(name: str, k: int, folder: str | None = None) -> str:
+    """<table>_k<k>: a file's stem, or a (schema-qualified) table's own name; in ``folder``
+    when the engine writes a file input's release beside it."""
+    base = name.replace("\\", "/").rstrip("/").split("/")[-1]
     stem = re.sub(r"(\.csv|\.tsv|\.parquet|\.pq)(\.gz)?$", "", base, flags=re.IGNORECASE)
+    if folder is not None:
+        return f"{folder.rstrip('/')}/{stem}_k{k}"
     if stem == base:
         stem = table_names.parse(name).name
     return f"{stem}_k{k}"

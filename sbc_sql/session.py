@@ -31,7 +31,6 @@ import pyarrow as pa
 from sqlglot import exp
 
 from . import arrays, engines, provenance
-from . import names as table_names
 from . import plan as planning
 from .cluster import registry
 from .cluster.model import QIData
@@ -89,7 +88,14 @@ class Result:
     @property
     def con(self) -> Any:
         """The DuckDB connection the release was written through."""
-        return self.engine.connection  # type: ignore[attr-defined]
+        connection = getattr(self.engine, "connection", None)
+        if connection is None:
+            raise InputError(
+                f"the release '{self.release}' was written by the {self.engine.name} engine, which "
+                "keeps no DuckDB connection; read it where it was written (Spark: "
+                "spark.read.parquet, or the catalog table)"
+            )
+        return connection
 
     def relation(self) -> Any:
         return self.con.table(self.engine.sql(exp.Table(this=ident(self.release))))
@@ -148,7 +154,9 @@ class Prepared:
             algorithm=algorithm or self.plan.options.algorithm,
             output=output,
         )
-        plan = planning.make_plan(self.plan.source, options, display_name=self.plan.display_name)
+        plan = planning.make_plan(
+            self.plan.source, options, display_name=self.plan.display_name, parse_name=self.engine.parse_name
+        )
         planning.check_rows(plan, self.stats.n_rows)
         return plan
 
@@ -196,6 +204,7 @@ def anonymize(
     bk_estimator: str | None = None,
     bk: str | None = None,
     seed: int | None = None,
+    engine: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
@@ -235,6 +244,14 @@ def anonymize(
     group of alike knowledge alone. Their rows not released count against
     ``max_suppression``.
 
+    ``engine='spark'`` runs the SQL in Apache Spark: ``database`` is then a SparkSession
+    (None: a local one is built, and stopped when the result is closed) or a Spark DataFrame,
+    the input itself (then ``output`` is required). ``table`` is a Parquet or CSV path (a
+    name with a slash in it, or a file's ending; a file or a folder) or a table of the Spark
+    catalog, and ``output`` a folder path, where the release's Parquet files go (its class
+    table beside it in ``<output>_classes``), or a table of the catalog; by default the
+    release of a path goes beside it. A SparkSession is taken as Spark without ``engine``.
+
     ``log`` receives one line per role and step, ``progress(done, total)`` the clustering's
     progress, ``trace`` each statement's SQL as it runs.
 
@@ -260,16 +277,10 @@ def anonymize(
     >>> result = anonymize("clinic.duckdb", "patients", 5)            # doctest: +SKIP
     >>> result.measures.total_ncp, result.to_pandas().head()          # doctest: +SKIP
     """
-    database, table, k = _input(database, table, k)
-    # a release in another schema: written there once the input is read (see below)
-    place = table_names.parse(output) if output else None
-    if place is not None and place.qualified:
-        if target_db is not None:
-            raise InputError(
-                f"--output '{output}' names a schema and --target-db a database; the release is "
-                f"written into the main schema of --target-db: give --output {place.name}"
-            )
-        output = place.name
+    given_database = database
+    database, table, k = _input(database, table, k, engine=engine, output=output)
+    # an engine made here for data given as a frame is closed by a failed run
+    made_here = database is not given_database
     options = make_options(
         k,
         qi=qi,
@@ -313,46 +324,56 @@ def anonymize(
     # a dry run writes nothing: an existing file is opened read-only, and a file that does
     # not exist yet (an input file into a new --db) is not made: the run plans in memory
     new_file = bool(given) and not given[0].exists() and looks_like_file(table)
-    engine = engines.connect(
+    run = engines.connect(
         None if sql_only and new_file else database,
         must_exist=not (database and looks_like_file(table)),
         read_only=sql_only or target is not None,
+        engine=engine,
     )
     try:
-        engine.dry = sql_only
-        engine.trace = trace
+        run.dry = sql_only
+        run.trace = trace
+        # a release in another schema: written there once the input is read (see below)
+        place = run.parse_name(output, output=True) if output else None
+        if place is not None and (place.qualified or place.path):
+            if place.qualified and target is not None:
+                raise InputError(
+                    f"--output '{output}' names a schema and --target-db a database; the release is "
+                    f"written into the main schema of --target-db: give --output {place.name}"
+                )
+            options = dataclasses.replace(options, output=place.name)
         for path, alias in attachments:
-            engine.attach(path, alias)
+            run.attach(path, alias)
         if target is not None:
             # the source named where it is, before the target becomes the working schema
-            table = _qualified_input(engine, table)
-            engine.write_into(target, planning.target_alias(target, engine.working()[0]))
+            table = _qualified_input(run, table)
+            run.write_into(target, planning.target_alias(target, run.working()[0]))
         elif place is not None and place.qualified:
-            table = _qualified_input(engine, table)
-            engine.use(place.catalog, place.schema)
-        if out_file is not None and not engine.capabilities.exports:
+            table = _qualified_input(run, table)
+            run.use(place.catalog, place.schema)
+        if out_file is not None and not run.capabilities.exports:
             # refused before any work, not after the clustering
             raise InputError(
-                f"--out-file is not available with the {engine.name} engine; the release is kept "
+                f"--out-file is not available with the {run.name} engine; the release is kept "
                 "in the database, to be exported from there"
             )
         if out_file is not None:
             out_file = planning.check_out_file(
-                out_file, protected=[*engine.database_files(), *given, *inputs], replace=replace
+                out_file, protected=[*run.database_files(), *given, *inputs], replace=replace
             )
         if memory_limit and not sql_only:
-            engine.limit_memory(memory_limit)
+            run.limit_memory(memory_limit)
         say = log or _warnings_only
-        prepared = prepare(engine, table, options, hierarchies=hierarchies, log=say)
+        prepared = prepare(run, table, options, hierarchies=hierarchies, log=say)
         clustering = cluster(prepared, progress=progress, log=say)
         prepared.release_arrays()
         return publish(prepared, clustering, out_file=out_file)
     except BaseException:
         # a failed run keeps nothing open, and a database file it created (which would
         # hold nothing) goes
-        engine.discard_created()
-        if engine is not database:
-            engine.close()
+        run.discard_created()
+        if run is not database or made_here:
+            run.close()
         raise
 
 
@@ -360,15 +381,30 @@ def _qualified_input(engine: Engine, table: str) -> str:
     """``table`` with its database and schema (a file input as it is)."""
     from .engines.duckdb import looks_like_file
 
-    name = table_names.parse(table)
-    if looks_like_file(table) or (name.catalog is not None and name.schema is not None):
+    name = engine.parse_name(table)
+    if looks_like_file(table) or name.path or (name.catalog is not None and name.schema is not None):
         return table
     return str(name.within(*engine.working()))
 
 
-def _input(database: Any, table: Any, k: Any) -> tuple[Any, str, Any]:
+def _input(
+    database: Any, table: Any, k: Any, *, engine: str | None = None, output: str | None = None
+) -> tuple[Any, str, Any]:
     """(database, table, k) of a call: data given as a frame is copied into an in-memory
-    DuckDB under ``table`` (default 'data'), and ``anonymize(df, 5)`` reads 5 as k."""
+    DuckDB under ``table`` (default 'data'), and ``anonymize(df, 5)`` reads 5 as k. With
+    ``engine='spark'`` the database is a SparkSession (None: a local one is built) or a
+    Spark DataFrame, the input itself."""
+    engines.check_engine(engine, database)
+    if engines.is_spark_frame(database):
+        if k is None and not isinstance(table, str) and table is not None:
+            table, k = None, table
+        if not output:
+            raise InputError(
+                "a Spark DataFrame has no place of its own for the release; name one with "
+                "--output: a folder path for Parquet files, or a table of the Spark catalog"
+            )
+        table = table or "data"
+        database = engines.spark_from_frame(database, table)
     frame = engines.as_frame(database)
     if frame is not None:
         if k is None and not isinstance(table, str) and table is not None:
@@ -444,7 +480,7 @@ def prepare(
     t = time.perf_counter()
     csv = CsvOptions(options.csv_delimiter, options.csv_header)
     info = engine.open_source(table, csv)
-    plan = planning.make_plan(info, options, display_name=table)
+    plan = planning.make_plan(info, options, display_name=table, parse_name=engine.parse_name)
     taken = engine.object_kinds(plan.release_objects)
     planning.check_output(plan, taken, release_owners(engine, taken))
     timings["plan"] = time.perf_counter() - t
@@ -605,6 +641,10 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
                 exported = plan.view if fmt == "csv" else plan.output
                 engine.execute(engine.export_sql(exported, export_tmp, fmt, provenance=text))
             prepared.stage("write", t)
+            t = time.perf_counter()
+        # the commit is part of the write: an engine without transactional DDL writes the
+        # release's files or tables there
+        prepared.stage("write", t)
         if export_tmp and not engine.dry:
             os.replace(export_tmp, out_file)  # type: ignore[arg-type]
     except BaseException:

@@ -16,6 +16,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import helpers
@@ -74,10 +75,14 @@ def cli():
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that needs the session's wheel is marked slow, so the fast tier never
     builds it (a forgotten marker would cost the fast tier a minute). Every test that needs
-    the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it)."""
+    the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it); every
+    test that needs Spark is marked spark, and slow (it starts a JVM)."""
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.slow)
     unmarked = [
         item.nodeid
         for item in items
@@ -107,6 +112,39 @@ def postgres_url(postgres_cluster: pg_cluster.Cluster) -> Iterator[str]:
     postgres_cluster.sql(f"CREATE DATABASE {name}")
     yield postgres_cluster.url_of(name)
     postgres_cluster.sql(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory) -> Iterator[Any]:
+    """The session's one SparkSession (local[2], two shuffle partitions, 1 GB of driver
+    memory, its warehouse in a temporary folder), built as sbc-sql builds its own. Without
+    pyspark or Java the tests that need it are skipped with the reason, unless
+    SBC_SQL_REQUIRE_SPARK=1 (CI) fails them."""
+
+    def unavailable(reason: str) -> None:
+        if os.environ.get("SBC_SQL_REQUIRE_SPARK") == "1":
+            pytest.fail(f"no Spark for the tests: {reason}")
+        pytest.skip(f"no Spark for the tests: {reason}")
+
+    if importlib.util.find_spec("pyspark") is None:
+        unavailable("pyspark is not installed (pip install '.[spark]')")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        unavailable("no Java (Spark needs Java 17 or later)")
+    from sbc_sql.engines.spark import SparkEngine
+
+    base = tmp_path_factory.mktemp("spark")
+    engine = SparkEngine.connect(
+        master="local[2]",
+        conf={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.driver.memory": "1g",
+            "spark.sql.warehouse.dir": str(base / "warehouse"),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={base}",
+        },
+    )
+    yield engine.session
+    engine.close()
 
 
 def _backend_ready() -> bool:

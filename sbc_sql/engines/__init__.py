@@ -10,26 +10,45 @@ from typing import Any
 from .base import Capabilities, ColumnInfo, Engine, TableInfo
 
 __all__ = [
+    "ENGINES",
     "Capabilities",
     "ColumnInfo",
     "Engine",
     "TableInfo",
     "as_frame",
+    "check_engine",
     "connect",
     "duckdb_from_frame",
+    "is_spark_frame",
+    "is_spark_session",
     "reading",
+    "spark_from_frame",
 ]
 
 
+#: the engines a caller names (PostgreSQL is named by its URL)
+ENGINES = ("duckdb", "spark")
+
+
 def connect(
-    database: Engine | str | Path | Any | None, *, must_exist: bool = True, read_only: bool = False
+    database: Engine | str | Path | Any | None,
+    *,
+    must_exist: bool = True,
+    read_only: bool = False,
+    engine: str | None = None,
 ) -> Engine:
     """The engine for ``database``: an Engine as it is; a DuckDB connection, a DuckDB file
     path or None (in memory) for DuckDB. ``read_only`` opens a file read-only (what only
     reads: measure, verify, evaluate and a dry run). A ``postgresql://`` URL (any libpq
-    URL) is a PostgreSQL database, read and written in place."""
+    URL) is a PostgreSQL database, read and written in place. A SparkSession, or None with
+    ``engine='spark'`` (a local session, built here), is Apache Spark."""
     if isinstance(database, Engine):
         return database
+    check_engine(engine, database)
+    if engine == "spark" or is_spark_session(database):
+        from .spark import SparkEngine
+
+        return SparkEngine.connect(database)
     from .postgres import PostgresEngine, looks_like_url
 
     if looks_like_url(database):
@@ -73,6 +92,43 @@ def as_frame(data: Any) -> Any | None:
     if isinstance(data, duckdb.DuckDBPyRelation):
         return data.to_arrow_table()
     return None
+
+
+def _from_pyspark(value: Any, *classes: str) -> bool:
+    """``value`` is one of pyspark's classes of these names (pyspark is not imported)."""
+    kind = type(value)
+    return kind.__module__.split(".")[0] == "pyspark" and kind.__name__ in classes
+
+
+def is_spark_session(value: Any) -> bool:
+    return _from_pyspark(value, "SparkSession")
+
+
+def is_spark_frame(value: Any) -> bool:
+    return _from_pyspark(value, "DataFrame")
+
+
+def check_engine(engine: str | None, database: Any) -> None:
+    """``engine`` is one sbc-sql knows, and fits ``database``."""
+    from ..errors import InputError
+
+    if engine is not None and engine not in ENGINES:
+        raise InputError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")
+    spark_given = is_spark_session(database) or is_spark_frame(database)
+    if spark_given and engine not in (None, "spark"):
+        raise InputError(f"a Spark session or DataFrame runs on engine 'spark', not '{engine}'")
+    if engine == "spark" and not spark_given and database is not None and not isinstance(database, Engine):
+        raise InputError(
+            "engine='spark' takes a SparkSession or a Spark DataFrame as the database (or None "
+            "for a local session)"
+        )
+
+
+def spark_from_frame(frame: Any, name: str) -> Engine:
+    """A Spark engine over the DataFrame's session, the DataFrame its input ``name``."""
+    from .spark import SparkEngine
+
+    return SparkEngine.from_frame(frame, name)
 
 
 def duckdb_from_frame(frame: Any, name: str) -> Engine:

@@ -35,6 +35,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from ..errors import SbcError
+from ..names import Name, parse
 from ..sql.templates import ident
 
 Statement = exp.Expression | str
@@ -53,6 +54,10 @@ class Capabilities:
     memory_limit: bool
     #: writes a release to a local file (``--out-file``)
     exports: bool = True
+    #: keeps a release as the stages build it: the release view over its row and class
+    #: tables, and the text view. False: the engine writes the release's rows (what the
+    #: release view shows) and its class table, each as one table or folder of files
+    release_views: bool = True
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,10 @@ class TableInfo:
     #: every object of the database the input reads: a table itself; a view, and the tables
     #: and views it selects from, transitively. No output may replace any of them.
     reads: tuple[str, ...] = ()
+    #: where a release of this input goes when no output is named: None for the working
+    #: schema; a folder (as the engine names paths) for an engine that writes a file
+    #: input's release beside it
+    output_folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -222,6 +231,14 @@ class Engine(ABC):
     @abstractmethod
     def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
+
+    def parse_name(self, text: str, *, output: bool = False) -> Name:
+        """A table name as the user gave it (``name``, ``schema.name``, ``catalog.schema.name``;
+        see :mod:`sbc_sql.names`), for reading or, with ``output``, for writing a release.
+        An engine that also reads and writes files takes a path as one name (``path`` set),
+        in one spelling for every spelling of it; it may refuse, as an InputError, a place it
+        cannot keep a release in."""
+        return parse(text)
 
     @abstractmethod
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:

@@ -41,6 +41,24 @@ def _spark_cte(self: Generator, e: exp.CTE) -> str:
     return _Spark.Generator.cte_sql(self, e)
 
 
+def _spark_window(self: Generator, e: exp.Window) -> str:
+    # Spark numbers rows only in an order (ROW_NUMBER() OVER () is WINDOW_FUNCTION_FRAME_NOT_
+    # ORDERED); a number per group of a GROUP BY (a tuple's id) is ordered by the group's keys,
+    # which are distinct, so the numbers are too, and the same on every run
+    if isinstance(e.this, exp.RowNumber) and not e.args.get("partition_by") and not e.args.get("order"):
+        select = e.find_ancestor(exp.Select)
+        group = select.args.get("group") if select is not None else None
+        keys = list(group.expressions) if group is not None else []
+        if not keys:
+            self.unsupported("ROW_NUMBER() without an order, outside a GROUP BY")
+        else:
+            e = e.copy()
+            e.set(
+                "order", exp.Order(expressions=[exp.Ordered(this=k.copy(), nulls_first=True) for k in keys])
+            )
+    return str(self.window_sql(e))
+
+
 # The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
 # dialect's Generator as a class attribute (Generator = SparkGenerator), which mypy does not
 # take as a base class; importing the generator modules instead would lose sqlglot < 30.
@@ -52,4 +70,5 @@ class SbcSpark(_Spark):
             ValueSet: _spark_value_set,
             exp.ArrayAgg: _spark_array_agg,
             exp.CTE: _spark_cte,
+            exp.Window: _spark_window,
         }

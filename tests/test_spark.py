@@ -1,0 +1,498 @@
+"""Apache Spark as the engine: a Parquet input's release, written as Parquet folders, checked
+independently with DuckDB (every class of at least k rows, every source row in exactly one
+class, inside its class's ranges and sets); the same release and NCP as DuckDB's on the same
+rows in the same order; nothing written when verification fails, the input is bad or the
+run is interrupted; an existing output refused unless replaced; hostile names and NULLs;
+the same input twice, the same release.
+
+The tests that need Spark share one local session (conftest's ``spark`` fixture) and are
+marked spark and slow; the dialect's rewrites are checked without it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import sqlglot
+from helpers import make_table, q, run_cli
+from test_engines import ROLES, TYPES, people
+
+import sbc_sql
+from sbc_sql import session as runs
+from sbc_sql.engines.spark import PROVENANCE_FILE, SparkEngine, _local_cores, _rewritten, looks_like_path
+from sbc_sql.errors import EngineError, InputError, OutputExistsError, VerificationError
+from sbc_sql.sql.dialects.spark import SbcSpark
+
+K = 3
+
+
+# ---- without Spark: the statements as the engine runs them ----
+
+
+def spark_sql(duckdb_sql: str) -> str:
+    tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
+    return _rewritten(tree).sql(dialect=SbcSpark)
+
+
+def test_the_stages_tables_are_cached_temporary_views() -> None:
+    assert spark_sql('CREATE TABLE "t x" AS WITH g AS (SELECT 1 AS a) SELECT a FROM g') == (
+        "CACHE TABLE `t x` AS WITH g AS (SELECT 1 AS a) SELECT a FROM g"
+    )
+    assert spark_sql("CREATE TEMPORARY TABLE s AS SELECT 1 AS a") == "CACHE TABLE s AS SELECT 1 AS a"
+    assert spark_sql('CREATE VIEW "v" AS SELECT 1 AS a') == (
+        "CREATE OR REPLACE TEMPORARY VIEW `v` AS SELECT 1 AS a"
+    )
+    # a rename is a view of the new name over the old one, which keeps the cached rows
+    assert spark_sql('ALTER TABLE "a`b" RENAME TO "c"') == (
+        "CREATE OR REPLACE TEMPORARY VIEW `c` AS SELECT * FROM `a``b`"
+    )
+    assert spark_sql('DROP TABLE "a"') == "DROP VIEW IF EXISTS `a`"
+
+
+def test_a_tuple_id_is_numbered_in_the_order_of_its_group() -> None:
+    # Spark has no ROW_NUMBER() without an order; the group's keys are distinct, so the
+    # numbers are too, and the same on every run
+    assert spark_sql("SELECT a, b, COUNT(*) AS n, ROW_NUMBER() OVER () AS i FROM t GROUP BY a, b") == (
+        "SELECT a, b, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY a, b) AS i FROM t GROUP BY a, b"
+    )
+    assert spark_sql("SELECT a, SUM(b) OVER () FROM t") == "SELECT a, SUM(b) OVER () FROM t"
+
+
+def test_paths_and_tables_are_told_apart() -> None:
+    assert looks_like_path("data/x") and looks_like_path("x.parquet") and looks_like_path("s3a://b/k")
+    assert not looks_like_path("x") and not looks_like_path("db.x")
+    assert [_local_cores(m) for m in ("local", "local[3]", "local[3,2]")] == [1, 3, 3]
+
+
+@pytest.mark.slow
+def test_spark_submit_is_given_the_command_as_a_file() -> None:
+    import subprocess
+    import sys
+
+    from helpers import checkout_env
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "sbc_sql.spark_submit"],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    path = Path(shown.stdout.strip())
+    assert path.is_file() and path.name == "spark_submit.py"
+    assert "from sbc_sql.__main__ import main" in path.read_text()
+
+
+# ---- with Spark ----
+
+
+def write_parquet(path: Path, frame=None, types=None) -> Path:
+    """``frame`` (default: 60 people, NULLs among them) as one Parquet file, by DuckDB."""
+    con = duckdb.connect()
+    make_table(con, "t", people() if frame is None else frame, TYPES if types is None else types)
+    con.execute(f"COPY t TO '{path}' (FORMAT PARQUET)")
+    con.close()
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def leftovers(folder: Path) -> list[str]:
+    """What a run left in the folder besides the inputs."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".parquet"))
+
+
+def temporary_views(session) -> list[str]:
+    return sorted(t.name for t in session.catalog.listTables() if t.isTemporary)
+
+
+def run(session, table: str, output: str, k: int = K, **options) -> sbc_sql.Result:
+    """A run on the session, its engine's working views dropped again afterwards."""
+    lines: list[str] = []
+    options.setdefault("log", lines.append)
+    with sbc_sql.anonymize(session, table, k, output=output, **options) as result:
+        return result
+
+
+def read(con: duckdb.DuckDBPyConnection, folder: Path | str, order: str = "ALL") -> list[tuple]:
+    return con.execute(f"SELECT * FROM read_parquet('{folder}/*.parquet') ORDER BY {order}").fetchall()
+
+
+#: names Spark and SQL would misread unquoted, and a folder name to match
+HOSTILE = {"age": 'A"ge `x`', "zip": "Zip; Code", "sex": "sex;--"}
+OUT = "rel `out`; x"
+
+
+def hostile(name: str) -> str:
+    return HOSTILE.get(name, name)
+
+
+#: the roles of the hostile names; the id kept, so that each released row names its source row
+KEPT_ID = {
+    "qi": [hostile(c) for c in ROLES["qi"]],
+    "sensitive": ROLES["sensitive"],
+    "keep": ["id"],
+}
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    return write_parquet(tmp_path / "people.parquet")
+
+
+@pytest.fixture(scope="module")
+def released(spark, tmp_path_factory) -> tuple[Path, Path, sbc_sql.Result, str]:
+    """One release of the 60 people (NULLs among their ages and zips) under hostile names,
+    shared by the tests that only read it: (source, release folder, the run's result, the
+    source's digest before the run)."""
+    folder = tmp_path_factory.mktemp("released")
+    types = {hostile(c): t for c, t in TYPES.items()}
+    source = write_parquet(folder / "my people.parquet", people().rename(columns=HOSTILE), types)
+    before = digest(source)
+    return source, folder / OUT, run(spark, str(source), str(folder / OUT), **KEPT_ID), before
+
+
+def test_a_release_of_a_parquet_input_verifies_independently(spark, released) -> None:
+    source, out, result, before = released
+    assert result.written and result.verdict.ok
+    assert sorted(p.name for p in out.parent.iterdir()) == [source.name, OUT, f"{OUT}_classes"]
+    assert digest(source) == before  # the input is never modified
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW rel AS SELECT * FROM read_parquet('{out}/*.parquet')")
+    con.execute(f"CREATE VIEW cls AS SELECT * FROM read_parquet('{out}_classes/*.parquet')")
+    con.execute(f"CREATE VIEW src AS SELECT * FROM read_parquet('{source}')")
+    # every class of at least k rows, as its class table says
+    assert (
+        con.execute("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM rel GROUP BY eq_class)").fetchone()[0] >= K
+    )
+    assert con.execute(
+        "SELECT COUNT(*) FROM cls FULL JOIN (SELECT eq_class, COUNT(*) AS n FROM rel GROUP BY eq_class) AS r "
+        "ON cls.eq_class = r.eq_class WHERE cls.class_size IS DISTINCT FROM r.n"
+    ).fetchone() == (0,)
+    # every source row in exactly one class, with its own values, inside its class
+    assert con.execute("SELECT COUNT(*), COUNT(DISTINCT id) FROM rel").fetchone() == (60, 60)
+    assert con.execute("SELECT COUNT(*) FROM src ANTI JOIN rel USING (id)").fetchone() == (0,)
+    inside = " AND ".join(
+        [
+            f"(CASE WHEN s.{q(c)} IS NULL THEN r.{q(c + '_has_null')} "
+            f"ELSE s.{q(c)} BETWEEN r.{q(c + '_min')} AND r.{q(c + '_max')} END)"
+            for c in (hostile("age"), "born", "seen")
+        ]
+        + [
+            f"(CASE WHEN s.{q(c)} IS NULL THEN list_count(r.{q(c)}) < len(r.{q(c)}) "
+            f"ELSE list_contains(r.{q(c)}, s.{q(c)}) END)"
+            for c in (hostile("sex"), hostile("zip"))
+        ]
+        + ["s.dis = r.dis", "s.pay = r.pay"]
+    )
+    assert con.execute(
+        f"SELECT COUNT(*) FROM src AS s JOIN rel AS r USING (id) WHERE {inside}"
+    ).fetchone() == (60,)
+    # NULLs are released as such: a range's flag, a trailing NULL in a value set
+    assert con.execute(f"SELECT COUNT(*) FROM rel WHERE {q(hostile('age') + '_has_null')}").fetchone()[0] > 0
+    assert con.execute(f"SELECT COUNT(*) FROM rel WHERE {q(hostile('zip'))}[-1] IS NULL").fetchone()[0] > 0
+    # its provenance beside the files: the run's roles, counts and measures
+    recorded = json.loads((out / PROVENANCE_FILE).read_text())
+    assert recorded["k"] == K and recorded["rows"]["released"] == 60
+    assert (out / PROVENANCE_FILE).read_text() == (
+        out.parent / f"{OUT}_classes" / PROVENANCE_FILE
+    ).read_text()
+    # nothing of the run is left in the session
+    assert temporary_views(spark) == []
+
+
+def test_the_release_and_its_ncp_equal_duckdbs_on_the_same_rows(released) -> None:
+    source, out, on_spark, _ = released
+    con = duckdb.connect()
+    on_duck = sbc_sql.anonymize(con, str(source), K, output="rel", log=lambda _: None, **KEPT_ID)
+    got, want = on_spark.measures, on_duck.measures
+    assert (got.n_rows, got.released, got.suppressed, got.classes, got.smallest, got.largest) == (
+        want.n_rows,
+        want.released,
+        want.suppressed,
+        want.classes,
+        want.smallest,
+        want.largest,
+    )
+    # the same clustering on the driver: equal but for the order a sum's terms were added in
+    assert got.ncp == pytest.approx(want.ncp, rel=1e-12, abs=1e-12)
+    assert got.total_ncp == pytest.approx(want.total_ncp, rel=1e-12, abs=1e-12)
+    assert on_spark.verdict.facts == on_duck.verdict.facts
+    # row for row, class ids, NULL flags and value sets included
+    assert read(con, out) == con.execute("SELECT * FROM rel ORDER BY ALL").fetchall()
+    assert read(con, f"{out}_classes") == con.execute("SELECT * FROM rel_classes ORDER BY ALL").fetchall()
+
+
+def test_a_failed_verification_writes_nothing(spark, source, tmp_path, monkeypatch) -> None:
+    real = runs.run_clustering
+
+    def one_short(*args, **kwargs):
+        # the first row moved to a class of its own: Spark's verification must catch it
+        clustered = real(*args, **kwargs)
+        labels = clustered.labels.copy()
+        labels[0] = labels.max() + 1
+        return dataclasses.replace(clustered, labels=labels)
+
+    monkeypatch.setattr(runs, "run_clustering", one_short)
+    with pytest.raises(
+        VerificationError, match="nothing was written: the smallest class has 1 rows, below k=3"
+    ):
+        run(spark, str(source), str(tmp_path / "out"), **ROLES)
+    assert leftovers(tmp_path) == []
+    assert temporary_views(spark) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"k": 61}, "k=61 is larger than the 60 rows"),
+        ({"qi": ["age", "nope"]}, r"column 'nope' given to qi=\.\.\. does not exist"),
+        ({"table": "missing.parquet"}, "input 'missing.parquet' does not exist"),
+        ({"table": "no_such_table"}, "table 'no_such_table' does not exist in the Spark catalog"),
+        ({"output": "same"}, "would write over the input"),
+    ],
+)
+def test_bad_input_writes_nothing(spark, source, tmp_path, change, message) -> None:
+    options = {"table": str(source), "output": str(tmp_path / "out"), "k": K, **ROLES, **change}
+    if options["output"] == "same":
+        options["output"] = str(source)
+    table, output, k = options.pop("table"), options.pop("output"), options.pop("k")
+    before = digest(source)
+    with pytest.raises(InputError, match=message) as caught:
+        run(spark, table, output, k, **options)
+    assert "\n" not in str(caught.value)
+    assert leftovers(tmp_path) == [] and digest(source) == before
+    assert temporary_views(spark) == []
+
+
+def test_columns_spark_takes_as_one_and_its_row_id_are_refused(spark, tmp_path) -> None:
+    frame = people()[["age", "sex", "dis"]].assign(Age=people()["pay"], sbc_row_id=people()["id"])
+    cased = tmp_path / "cased.parquet"
+    pq.write_table(pa.Table.from_pandas(frame.drop(columns="sbc_row_id"), preserve_index=False), cased)
+    with pytest.raises(InputError, match=r"cased.parquet' has two columns whose names differ only in case"):
+        run(spark, str(cased), str(tmp_path / "out"))
+    keyed = tmp_path / "keyed.parquet"
+    pq.write_table(pa.Table.from_pandas(frame.drop(columns="Age"), preserve_index=False), keyed)
+    with pytest.raises(InputError, match=r"'sbc_row_id' .* is the name the Spark engine keys rows by"):
+        run(spark, str(keyed), str(tmp_path / "out"))
+    assert leftovers(tmp_path) == []
+
+
+def test_an_existing_output_is_refused_unless_replaced(spark, source, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    run(spark, str(source), str(out), **ROLES)
+    con = duckdb.connect()
+    first, first_classes = read(con, out), read(con, f"{out}_classes")
+    with pytest.raises(OutputExistsError, match="already exists; pass replace=True"):
+        run(spark, str(source), str(out), 4, **ROLES)
+    assert read(con, out) == first
+    # Ctrl-C once the new release is in place, before its class table is: the release
+    # that was there is put back, whole
+    renames = []
+    real = SparkEngine._rename
+
+    def interrupted(self, old, new, path):
+        renames.append(new)
+        if len(renames) == 3:
+            raise KeyboardInterrupt
+        real(self, old, new, path)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(SparkEngine, "_rename", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run(spark, str(source), str(out), 4, replace=True, **ROLES)
+    assert read(con, out) == first and read(con, f"{out}_classes") == first_classes
+    assert json.loads((out / PROVENANCE_FILE).read_text())["k"] == K
+    assert leftovers(tmp_path) == ["out", "out_classes"]
+    replaced = run(spark, str(source), str(out), 4, replace=True, **ROLES)
+    assert replaced.measures.smallest >= 4 and read(con, out) != first
+    assert json.loads((out / PROVENANCE_FILE).read_text())["k"] == 4
+    assert leftovers(tmp_path) == ["out", "out_classes"]
+    assert temporary_views(spark) == []
+
+
+def test_an_interrupted_run_writes_nothing(spark, source, tmp_path, monkeypatch) -> None:
+    from sbc_sql.stages import measure
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(measure, "measure_tables", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run(spark, str(source), str(tmp_path / "out"), **ROLES)
+    assert leftovers(tmp_path) == [] and temporary_views(spark) == []
+
+
+def test_the_same_input_twice_gives_the_same_release(spark, released, tmp_path) -> None:
+    source, first, _, _ = released
+    second = tmp_path / "b"
+    run(spark, str(source), str(second), **KEPT_ID)
+    con = duckdb.connect()
+    # the same rows in the same order, file for file
+    for suffix in ("", "_classes"):
+        ordered = "SELECT * FROM read_parquet('{}/*.parquet')"
+        assert (
+            con.execute(ordered.format(f"{first}{suffix}")).fetchall()
+            == con.execute(ordered.format(f"{second}{suffix}")).fetchall()
+        )
+
+    def without_seconds(folder: Path) -> dict:
+        doc = json.loads((folder / PROVENANCE_FILE).read_text())
+        doc.pop("seconds", None)
+        doc.pop("release")
+        doc["options"].pop("output")
+        return doc
+
+    assert without_seconds(first) == without_seconds(second)
+
+
+def test_catalog_tables_in_and_out_with_roles_from_comments(spark, source) -> None:
+    spark.read.parquet(str(source)).createOrReplaceTempView("sbc_test_people")
+    spark.sql(
+        "CREATE TABLE people_t (id BIGINT COMMENT 'sbc:identifier', age INT, born DATE, seen TIMESTAMP_NTZ, "
+        "sex STRING, zip STRING, dis STRING COMMENT 'sbc:sensitive', pay INT COMMENT 'sbc:sensitive') "
+        "USING parquet"
+    )
+    try:
+        spark.sql("INSERT INTO people_t SELECT * FROM sbc_test_people")
+        result = run(spark, "people_t", "people_rel")
+        assert result.written
+        assert spark.catalog.tableExists("people_rel") and spark.catalog.tableExists("people_rel_classes")
+        recorded = json.loads(spark.catalog.getTable("people_rel").description)
+        assert {c["name"]: c["origin"] for c in recorded["columns"]}["dis"] == "comment"
+        assert "id" not in spark.table("people_rel").columns
+        assert sbc_sql.measure(spark, "people_t", "people_rel").total_ncp == pytest.approx(
+            result.measures.total_ncp
+        )
+    finally:
+        for name in ("people_t", "people_rel", "people_rel_classes"):
+            spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.catalog.dropTempView("sbc_test_people")
+    assert temporary_views(spark) == []
+
+
+def test_a_dataframe_is_the_input_and_the_criteria_hold_as_on_duckdb(spark, source, tmp_path) -> None:
+    frame = spark.read.parquet(str(source))
+    with pytest.raises(InputError, match="a Spark DataFrame has no place of its own"):
+        sbc_sql.anonymize(frame, k=K, engine="spark", **ROLES)
+    out = tmp_path / "out"
+    criteria = {"l_diversity": 2, "t_closeness": 0.6, "beta_likeness": 3.0}
+    with sbc_sql.anonymize(frame, k=K, engine="spark", output=str(out), **criteria, **ROLES) as result:
+        on_spark = result
+    recorded = json.loads((out / PROVENANCE_FILE).read_text())
+    assert recorded["source"] == "data" and on_spark.measures.n_rows == 60
+    on_duck = sbc_sql.anonymize(duckdb.connect(), str(source), K, output="rel", **criteria, **ROLES)
+    # the same classes, so the same figures of every criterion, checked in Spark's SQL
+    assert on_spark.achieved == pytest.approx(on_duck.achieved, rel=1e-9)
+    assert on_spark.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, rel=1e-12)
+    assert temporary_views(spark) == []
+
+
+def test_spark_errors_never_show_a_value(spark, source, capfd) -> None:
+    engine = SparkEngine(spark)
+    try:
+        info = engine.open_source(str(source))
+        with pytest.raises(EngineError) as caught:
+            engine.fetch_all(f"SELECT CAST(concat(dis, 'secret42') AS INT) FROM {info.name}")
+    finally:
+        engine.close()
+    assert "secret42" not in str(caught.value) and "CAST_INVALID_INPUT" in str(caught.value)
+    assert caught.value.kind == "conversion"
+    out, err = capfd.readouterr()
+    assert "secret42" not in out + err
+
+
+def test_the_command_line_anonymizes_verifies_measures_and_evaluates(spark, source, tmp_path) -> None:
+    out = tmp_path / "out"
+    roles = ["--qi", "age,born,seen,sex,zip", "--sensitive", "dis,pay", "--drop", "id"]
+    done = run_cli(["anonymize", "--engine", "spark", "-t", source, "-o", out, "-k", K, *roles, "--json"])
+    assert done.exit_code == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["release"] == f"file:{out}" and summary["classes"] >= 1
+    verified = run_cli(["verify", "--engine", "spark", "--original", source, "--release", out, "-k", K])
+    assert verified.exit_code == 0, verified.stderr
+    assert verified.stdout.startswith(f"ok: '{out}' is {K}-anonymous")
+    measured = run_cli(["measure", "--engine", "spark", "--original", source, "--release", out, "--json"])
+    assert json.loads(measured.stdout)["total_ncp"] == pytest.approx(summary["total_ncp"])
+    evaluated = run_cli(
+        ["evaluate", "--engine", "spark", "--original", source, "--release", out, "--queries", "0", "--json"]
+    )
+    assert evaluated.exit_code == 0, evaluated.stderr
+    # the figures DuckDB gives for its release of the same rows (the same classes)
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE t AS SELECT * FROM read_parquet('{source}')")
+    sbc_sql.anonymize(con, "t", K, output="rel", **ROLES)
+    want = sbc_sql.evaluate(con, "t", "rel", queries=0).as_dict()
+    got = {
+        m: v["value"]
+        for group in json.loads(evaluated.stdout).values()
+        if isinstance(group, dict)
+        for m, v in group.items()
+        if isinstance(v, dict) and "value" in v
+    }
+    for figure in ("rgcp", "discernibility", "record_linkage", "tuples", "classes", "c_avg"):
+        assert got[figure] == pytest.approx(want[figure], rel=1e-12), figure
+    # the engines' options fit together, or it is a usage error
+    assert (
+        run_cli(
+            [
+                "verify",
+                "--engine",
+                "spark",
+                "--db",
+                "x.duckdb",
+                "--original",
+                source,
+                "--release",
+                out,
+                "-k",
+                K,
+            ]
+        ).exit_code
+        == 2
+    )
+    assert (
+        run_cli(
+            ["measure", "--spark-conf", "a=b", "--db", "x.duckdb", "--original", "t", "--release", "r"]
+        ).exit_code
+        == 2
+    )
+    again = run_cli(["anonymize", "--engine", "spark", "-t", source, "-o", out, "-k", K, *roles])
+    assert again.exit_code == 1 and again.stderr.startswith("Error: ") and "--replace" in again.stderr
+    assert temporary_views(spark) == []
+
+
+def test_a_csv_line_that_does_not_fit_is_named_not_shown(spark, source, tmp_path, capfd) -> None:
+    csv = tmp_path / "people.csv"
+    duckdb.sql(f"COPY (SELECT * FROM read_parquet('{source}')) TO '{csv}' (HEADER)")
+    lines = csv.read_text().splitlines()
+    lines[30] += ",secret42,more"
+    csv.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EngineError, match="a line of the CSV file does not fit") as caught:
+        run(spark, str(csv), str(tmp_path / "out"), **ROLES)
+    assert caught.value.kind == "csv" and "secret42" not in str(caught.value)
+    out, err = capfd.readouterr()
+    assert "secret42" not in out + err
+    assert leftovers(tmp_path) == ["people.csv"] and temporary_views(spark) == []
+
+
+def test_rows_arrive_in_the_source_order(spark, source) -> None:
+    engine = SparkEngine(spark)
+    try:
+        info = engine.open_source(str(source))
+        ids = engine.fetch_arrow(f"SELECT sbc_row_id, id FROM {info.name}")
+    finally:
+        engine.close()
+    keys, order = ids.column(0).to_numpy(), ids.column(1).to_numpy()
+    assert np.all(np.diff(keys) > 0) and list(order) == list(range(60))
