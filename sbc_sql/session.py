@@ -33,6 +33,7 @@ from sqlglot import exp
 from . import arrays, engines, provenance
 from . import plan as planning
 from .cluster import registry
+from .cluster.distributed import BlockJob
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
 from .cluster.sensitive import REASONS
@@ -138,6 +139,8 @@ class Prepared:
     row_id: np.ndarray | None
     hierarchies: Mapping[str, HierarchySpec] | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: the rows were pulled (None: a run that clusters in the engine's workers pulls nothing)
+    pulled: bool = True
 
     def stage(self, name: str, started: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
@@ -504,17 +507,42 @@ def prepare(
         check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
 
     prepared = Prepared(engine, plan, st, None, None, hierarchies, timings)
+    if in_workers(engine, plan):
+        # the engine's workers read the rows where they are (see cluster())
+        prepared.pulled = False
+        return prepared
+    _pull(prepared, sensitive)
+    return prepared
+
+
+def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> None:
+    engine, plan, criteria = prepared.engine, prepared.plan, prepared.plan.options.criteria
     t = time.perf_counter()
     if engine.dry:
         engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
-        prepared.data, prepared.row_id = pull.pull(engine, plan, st, sensitive=sensitive)
+        prepared.data, prepared.row_id = pull.pull(engine, plan, prepared.stats, sensitive=sensitive)
         if prepared.data.sensitive is not None:
             problems = criteria.rule().check_feasible(prepared.data.sensitive)
             if problems:
                 raise InputError(problems[0])
+    prepared.pulled = True
     prepared.stage("pull", t)
-    return prepared
+
+
+def in_workers(engine: Engine, plan: planning.Plan) -> bool:
+    """Whether the engine clusters this run's rows in its own workers: the default's block
+    mode on k alone (criteria and background knowledge weigh the whole table's
+    distribution, and the other algorithms are not cut in blocks, so those run here)."""
+    options = plan.options
+    return (
+        engine.capabilities.cluster_blocks
+        and not engine.dry
+        and options.algorithm == registry.DEFAULT
+        and options.mode in ("auto", "blocks")
+        and not options.criteria.asked
+        and not options.background.asked
+    )
 
 
 def cluster(
@@ -528,9 +556,13 @@ def cluster(
     plan = plan or prepared.plan
     if prepared.engine.dry:
         return Clustering(plan, None)
+    options = plan.options
+    if in_workers(prepared.engine, plan):
+        return _cluster_in_workers(prepared, plan, log)
+    if not prepared.pulled:
+        _pull(prepared, plan.sensitive if options.criteria.asked or options.background.asked else ())
     if prepared.data is None:
         raise RuntimeError("the prepared arrays were released; prepare the table again")
-    options = plan.options
     if log is not None and registry.compiles_first(options.algorithm):
         log("compiling the clustering kernels (first run only: 20 to 30 s, cached afterwards)")
     t = time.perf_counter()
@@ -559,6 +591,23 @@ def cluster(
     return Clustering(plan, run)
 
 
+def _cluster_in_workers(prepared: Prepared, plan: planning.Plan, log: Log | None) -> Clustering:
+    """The default's blocks clustered in the engine's workers; the labels stay there."""
+    engine, options = prepared.engine, plan.options
+    job = BlockJob(plan.k, options.block_rows, options.leftover)
+    name = f"sbc_labels_{secrets.token_hex(4)}"
+    rows = pull.pull_sql(plan, engine.row_id("s"))
+    t = time.perf_counter()
+    detail = engine.cluster_blocks(
+        rows, pull.Decoder.of(plan, prepared.stats), job, prepared.stats.n_rows, name
+    )
+    prepared.stage("cluster", t)
+    run = ClusterRun(np.zeros(0, dtype=np.int64), registry.DEFAULT, "blocks", detail, table=name)
+    if log is not None:
+        log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
+    return Clustering(plan, run)
+
+
 def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path | None = None) -> Result:
     """Write, verify and measure the release of ``clustering`` in one transaction, then give
     it its names: the row and class tables are built under temporary names and renamed, and
@@ -568,7 +617,8 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
     timings = prepared.timings
     taken = engine.object_kinds(plan.release_objects)
     planning.check_output(plan, taken, release_owners(engine, taken))
-    labels_name = f"sbc_labels_{secrets.token_hex(4)}"
+    in_engine = clustering.run.table if clustering.run is not None else None
+    labels_name = in_engine or f"sbc_labels_{secrets.token_hex(4)}"
     temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"  # + _rows, _classes
     layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)
     source = plan.source.name
@@ -739,6 +789,13 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
     The uploads are the stage 'upload' of the run's seconds: with the pull, the rows moved
     between the database and Python."""
     run, row_id = clustering.run, prepared.row_id
+    if run is not None and run.table is not None:
+        # clustered in the engine's workers: the labels are there already, dropped after
+        try:
+            yield
+        finally:
+            prepared.engine.discard(run.table)
+        return
     if run is None or row_id is None:
         yield
         return

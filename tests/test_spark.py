@@ -27,6 +27,8 @@ from test_engines import ROLES, TYPES, people
 
 import sbc_sql
 from sbc_sql import session as runs
+from sbc_sql.cluster import distributed
+from sbc_sql.engines import spark_blocks
 from sbc_sql.engines.spark import PROVENANCE_FILE, SparkEngine, _local_cores, _rewritten, looks_like_path
 from sbc_sql.errors import EngineError, InputError, OutputExistsError, VerificationError
 from sbc_sql.sql.dialects.spark import SbcSpark
@@ -234,21 +236,38 @@ def test_the_release_and_its_ncp_equal_duckdbs_on_the_same_rows(released) -> Non
     assert read(con, f"{out}_classes") == con.execute("SELECT * FROM rel_classes ORDER BY ALL").fetchall()
 
 
-def test_a_failed_verification_writes_nothing(spark, source, tmp_path, monkeypatch) -> None:
-    real = runs.run_clustering
+@pytest.mark.parametrize("where", ["workers", "driver"])
+def test_a_failed_verification_writes_nothing(spark, source, tmp_path, monkeypatch, where) -> None:
+    # the first row moved to a class of its own: Spark's verification must catch it, whether
+    # the workers clustered the rows (the default) or the driver did (exact mode)
+    if where == "driver":
+        real = runs.run_clustering
 
-    def one_short(*args, **kwargs):
-        # the first row moved to a class of its own: Spark's verification must catch it
-        clustered = real(*args, **kwargs)
-        labels = clustered.labels.copy()
-        labels[0] = labels.max() + 1
-        return dataclasses.replace(clustered, labels=labels)
+        def one_short(*args, **kwargs):
+            clustered = real(*args, **kwargs)
+            labels = clustered.labels.copy()
+            labels[0] = labels.max() + 1
+            return dataclasses.replace(clustered, labels=labels)
 
-    monkeypatch.setattr(runs, "run_clustering", one_short)
+        monkeypatch.setattr(runs, "run_clustering", one_short)
+    else:
+        real_cluster = spark_blocks.cluster
+
+        def one_short_in_workers(session, *args):
+            detail = real_cluster(session, *args)
+            name = args[-1]
+            moved = session.sql(
+                f"SELECT row_id, CASE WHEN row_id = (SELECT MIN(row_id) FROM `{name}`) "
+                f"THEN (SELECT MAX(eq_class) + 1 FROM `{name}`) ELSE eq_class END AS eq_class FROM `{name}`"
+            ).toArrow()
+            session.createDataFrame(moved).createOrReplaceTempView(name)
+            return detail
+
+        monkeypatch.setattr(spark_blocks, "cluster", one_short_in_workers)
     with pytest.raises(
         VerificationError, match="nothing was written: the smallest class has 1 rows, below k=3"
     ):
-        run(spark, str(source), str(tmp_path / "out"), **ROLES)
+        run(spark, str(source), str(tmp_path / "out"), mode="exact" if where == "driver" else "auto", **ROLES)
     assert leftovers(tmp_path) == []
     assert temporary_views(spark) == []
 
@@ -496,3 +515,68 @@ def test_rows_arrive_in_the_source_order(spark, source) -> None:
         engine.close()
     keys, order = ids.column(0).to_numpy(), ids.column(1).to_numpy()
     assert np.all(np.diff(keys) > 0) and list(order) == list(range(60))
+
+
+# ---- the clustering in Spark's workers ----
+
+
+def clinic(path: Path, n: int = 20_000, seed: int = 5) -> Path:
+    """``n`` synthetic patients as one Parquet file: two numerics with NULLs, a coarse and
+    a fine categorical with NULLs, a sensitive column."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, n).astype(float)
+    age[rng.random(n) < 0.01] = np.nan
+    table = pa.table(
+        {
+            "age": pa.array(age, from_pandas=True),
+            "weight": np.round(rng.normal(75, 12, n), 1),
+            "sex": rng.choice(["F", "M"], n),
+            "zip": pa.array(
+                [None if rng.random() < 0.01 else f"{z:05d}" for z in rng.integers(1000, 1120, n)],
+                pa.string(),
+            ),
+            "dx": rng.choice(["flu", "asthma", "diabetes", "none"], n),
+        }
+    )
+    pq.write_table(table, path)
+    return path
+
+
+BIG = {"qi": ["age", "weight", "sex", "zip"], "sensitive": ["dx"], "log": None}
+
+
+@pytest.fixture(scope="module")
+def patients(tmp_path_factory) -> Path:
+    return clinic(tmp_path_factory.mktemp("patients") / "patients.parquet")
+
+
+def test_with_the_same_blocks_the_workers_classes_are_duckdbs(spark, patients, tmp_path, monkeypatch) -> None:
+    # every row in the sample: the blocks start where block mode starts them
+    monkeypatch.setattr(distributed, "SAMPLE_PER_BLOCK", 10**9)
+    lines: list[str] = []
+    on_spark = run(spark, str(patients), str(tmp_path / "out"), 5, **{**BIG, "log": lines.append})
+    said = next(line for line in lines if line.startswith("clustering: "))
+    assert "14 block(s)" in said and "cut from every row" in said
+    con = duckdb.connect()
+    on_duck = sbc_sql.anonymize(con, str(patients), 5, output="rel", **BIG)
+    assert on_duck.mode == "blocks"
+    # the same classes, numbered alike: the same release row for row
+    assert read(con, tmp_path / "out") == con.execute("SELECT * FROM rel ORDER BY ALL").fetchall()
+    assert on_spark.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, rel=1e-12)
+    assert temporary_views(spark) == []
+
+
+def test_sampled_blocks_verify_within_five_percent_of_duckdbs_ncp(spark, patients, tmp_path) -> None:
+    lines: list[str] = []
+    first = run(spark, str(patients), str(tmp_path / "a"), 5, **{**BIG, "log": lines.append})
+    said = next(line for line in lines if line.startswith("clustering: "))
+    sizes = [int(s.replace(",", "")) for s in said.split("block(s) of ")[1].split(" rows")[0].split(" to ")]
+    # 100 sampled rows a block: blocks near the 1,536 rows asked
+    assert "a seeded sample of" in said and 1000 < sizes[0] <= sizes[-1] < 2100
+    assert first.verdict.ok and first.measures.smallest >= 5 and first.measures.released == 20_000
+    on_duck = sbc_sql.anonymize(duckdb.connect(), str(patients), 5, output="rel", **BIG)
+    assert first.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, rel=0.05)
+    # the same input and options, the same release (the sample is seeded)
+    run(spark, str(patients), str(tmp_path / "b"), 5, **BIG)
+    con = duckdb.connect()
+    assert read(con, tmp_path / "a", "eq_class") == read(con, tmp_path / "b", "eq_class")

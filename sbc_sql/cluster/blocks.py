@@ -138,6 +138,15 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
     """
     if data.coarse_rank is not None:
         return np.argsort(data.coarse_rank, kind="stable")
+    # np.lexsort's last key is the primary one
+    return _order_by(data, coarse_keys(data, workers))
+
+
+def coarse_keys(data: QIData, workers: int | None = None) -> list[np.ndarray]:
+    """The sort keys of :func:`coarse_order`, np.lexsort's convention (the last primary),
+    without the position that breaks ties. Every key is computed from the row's own values
+    and the table's ranges and cardinalities, never from the other rows: rows keyed apart
+    (in Spark's workers, say) compare as they would in one table."""
     cats = data.categorical_order()
     coarse = _radix([q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY], data)
     fine = _radix([q for q in cats if data.cardinality[q] > COARSE_CARDINALITY], data)
@@ -146,11 +155,13 @@ def coarse_order(data: QIData, workers: int | None = None) -> np.ndarray:
     if len(num_q) > 1:
         numeric = [curve_keys(data, num_q, [], workers=workers)]
         used = len(num_q) * _curve_bits(len(num_q))
-        if len(coarse) == 1 and int(coarse[0].max(initial=0)) < (1 << (64 - used)):
-            # one key: the coarse values above the curve's bits
+        coarse_qs = [q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY]
+        values = math.prod(max(int(data.cardinality[q]), 1) for q in coarse_qs)
+        if len(coarse) == 1 and values <= (1 << (64 - used)):
+            # one key: the coarse values above the curve's bits (the same order as the
+            # coarse key before the curve's, in one comparison)
             numeric = [numeric[0] | (coarse.pop().astype(np.uint64) << np.uint64(used))]
-    # np.lexsort's last key is the primary one
-    return _order_by(data, fine + numeric + coarse)
+    return fine + numeric + coarse
 
 
 def _order_by(data: QIData, keys: list[np.ndarray]) -> np.ndarray:

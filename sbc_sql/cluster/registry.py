@@ -67,6 +67,9 @@ class ClusterRun:
     rare: tuple[tuple[str, int, int], ...] = ()
     #: the background knowledge the classes are bounded by (verified with the release)
     knowledge: Knowledge | None = None
+    #: the engine clustered the rows in its own workers and keeps each row's class as this
+    #: table (row_id, eq_class); ``labels`` is then empty
+    table: str | None = None
 
 
 @dataclass(frozen=True)

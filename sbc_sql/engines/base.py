@@ -27,7 +27,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
 import sqlglot
@@ -37,6 +37,10 @@ from sqlglot.dialects.dialect import Dialect
 from ..errors import SbcError
 from ..names import Name, parse
 from ..sql.templates import ident
+
+if TYPE_CHECKING:
+    from ..cluster.distributed import BlockJob
+    from ..stages.pull import Decoder
 
 Statement = exp.Expression | str
 Params = Mapping[str, Any] | None
@@ -58,6 +62,9 @@ class Capabilities:
     #: tables, and the text view. False: the engine writes the release's rows (what the
     #: release view shows) and its class table, each as one table or folder of files
     release_views: bool = True
+    #: clusters the default's blocks in workers of its own (:meth:`Engine.cluster_blocks`):
+    #: the rows are not pulled into this process
+    cluster_blocks: bool = False
 
 
 @dataclass(frozen=True)
@@ -324,6 +331,17 @@ class Engine(ABC):
     @abstractmethod
     def limit_memory(self, size: str) -> None:
         """Cap the engine's memory at ``size`` (already validated, e.g. '2GB')."""
+
+    def cluster_blocks(self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> str:
+        """Cluster the rows of the query ``rows`` (the pull's: row id, then the QIs) in the
+        default's blocks, in the engine's own workers, and keep each row's class as the
+        table ``name`` (row_id, eq_class; dropped with :meth:`discard`). Returns a line that
+        says how. Only an engine whose ``capabilities.cluster_blocks`` says so has it."""
+        raise NotImplementedError(f"the {self.name} engine clusters in this process")
+
+    def discard(self, name: str) -> None:
+        """Drop a working table the run made (the class labels)."""
+        self.execute(exp.Drop(this=exp.Table(this=ident(name)), kind="TABLE", exists=True))
 
     # ---- shared, in terms of the above ----
 

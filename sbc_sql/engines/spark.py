@@ -41,7 +41,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
@@ -53,6 +53,10 @@ from ..sql.dialects.spark import SbcSpark
 from ..sql.templates import ident
 from . import spark_messages
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+
+if TYPE_CHECKING:
+    from ..cluster.distributed import BlockJob
+    from ..stages.pull import Decoder
 
 #: the cached temporary view the input is read into for the run, and a token of its own
 #: (another run may share the session)
@@ -166,7 +170,12 @@ class SparkEngine(Engine):
     name = "spark"
     dialect = SbcSpark
     capabilities = Capabilities(
-        transactional_ddl=False, arrays=True, memory_limit=False, exports=False, release_views=False
+        transactional_ddl=False,
+        arrays=True,
+        memory_limit=False,
+        exports=False,
+        release_views=False,
+        cluster_blocks=True,
     )
 
     def __init__(self, session: Any, *, owned: bool = False) -> None:
@@ -678,6 +687,21 @@ class SparkEngine(Engine):
             yield
         finally:
             self._drop_view(name)
+
+    def cluster_blocks(self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> str:
+        from . import spark_blocks
+
+        self._record(rows)
+        sql = self.sql(rows)
+        with self._driver("clustering the rows in Spark's workers"):
+            try:
+                detail = spark_blocks.cluster(self.session, self._run(sql), decoder, job, n_rows, name)
+            finally:
+                self._registered.add(name)
+        return detail
+
+    def discard(self, name: str) -> None:
+        self._drop_view(name)
 
     def _drop_view(self, name: str) -> None:
         with self._driver(f"dropping '{name}'"):

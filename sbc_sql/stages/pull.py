@@ -8,7 +8,9 @@ in value order, NULL last (:class:`..cluster.sensitive.Sensitive`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +37,61 @@ def pull_sql(plan: Plan, row_id: exp.Expression, sensitive: Sequence[Column] = (
     return render("pull_rows", source=plan.source.name, row_id=row_id, qi=exprs)
 
 
+@dataclass(frozen=True)
+class Decoder:
+    """What turns the pull's rows into a :class:`QIData` wherever they arrive (Spark's
+    workers too: it pickles): the QIs, the domains their codes index, and the table's
+    ranges, cardinalities and weights, so that rows decoded apart compare as in one table."""
+
+    qis: tuple[Column, ...]
+    domains: tuple[pa.Array | None, ...]
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    cardinality: tuple[int, ...]
+    weights: tuple[float, ...]
+
+    @classmethod
+    def of(cls, plan: Plan, stats: Stats) -> Decoder:
+        qis = tuple(plan.qis)
+        return cls(
+            qis,
+            tuple(stats.domains.get(c.name) if c.kind != "numeric" else None for c in qis),
+            tuple(stats.lo.get(c.name, float("nan")) for c in qis),
+            tuple(stats.hi.get(c.name, float("nan")) for c in qis),
+            tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
+            plan.weights,
+        )
+
+    def column(self, batch: pa.RecordBatch | pa.Table, i: int) -> np.ndarray:
+        """QI i of a batch of the pull's rows (row id first): numbers as float64, NULL NaN;
+        categories as int32 codes, NULL the code after the domain's."""
+        arr = batch.column(1 + i)
+        c = self.qis[i]
+        if c.kind == "numeric":
+            return to_numpy(arr, np.float64)
+        domain = self.domains[i]
+        assert domain is not None
+        return encode_column(arr, domain, c)
+
+    def frame(self, batch: pa.RecordBatch | pa.Table, row_id: np.ndarray | None = None) -> QIData:
+        """The rows of a batch of the pull's rows as a QIData, positioned by their row ids."""
+        if row_id is None:
+            row_id = to_numpy(batch.column(0), np.int64)
+        return self.data(tuple(self.column(batch, i) for i in range(len(self.qis))), row_id)
+
+    def data(self, columns: tuple[np.ndarray, ...], row_id: np.ndarray) -> QIData:
+        return QIData(
+            names=tuple(c.name for c in self.qis),
+            numeric=tuple(c.kind == "numeric" for c in self.qis),
+            columns=columns,
+            lo=self.lo,
+            hi=self.hi,
+            cardinality=self.cardinality,
+            weights=self.weights,
+            position=row_id,
+        )
+
+
 def pull(
     engine: Engine,
     plan: Plan,
@@ -46,6 +103,7 @@ def pull(
     ``sensitive`` columns, their value codes as ``QIData.sensitive``."""
     n = stats.n_rows
     qis = plan.qis
+    decoder = Decoder.of(plan, stats)
     row_id = np.empty(n, dtype=np.int64)
     columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
     raw: list[list[pa.Array]] = [[] for _ in sensitive]
@@ -55,12 +113,8 @@ def pull(
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")
         row_id[at : at + m] = to_numpy(batch.column(0), np.int64)
-        for i, c in enumerate(qis):
-            arr = batch.column(1 + i)
-            if c.kind == "numeric":
-                columns[i][at : at + m] = to_numpy(arr, np.float64)
-            else:
-                columns[i][at : at + m] = encode_column(arr, stats.domains[c.name], c)
+        for i in range(len(qis)):
+            columns[i][at : at + m] = decoder.column(batch, i)
         for j in range(len(sensitive)):
             raw[j].append(batch.column(1 + len(qis) + j))
         at += m
@@ -68,17 +122,9 @@ def pull(
             progress(at, n)
     if at != n:
         raise RuntimeError("the source table changed while it was being read")
-    data = QIData(
-        names=tuple(c.name for c in qis),
-        numeric=tuple(c.kind == "numeric" for c in qis),
-        columns=tuple(columns),
-        lo=tuple(stats.lo.get(c.name, float("nan")) for c in qis),
-        hi=tuple(stats.hi.get(c.name, float("nan")) for c in qis),
-        cardinality=tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
-        weights=plan.weights,
-        position=row_id,
-        sensitive=_sensitive(sensitive, raw) if sensitive else None,
-    )
+    data = decoder.data(tuple(columns), row_id)
+    if sensitive:
+        data = dataclasses.replace(data, sensitive=_sensitive(sensitive, raw))
     return data, row_id
 
 

@@ -1,0 +1,124 @@
+"""Block mode cut apart (the Spark engine's clustering, here without Spark): the blocks from
+the whole table as the sample are block mode's, the same blocks give the same classes, and a
+sample's blocks are near the size asked, each of at least k rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from strategies import data_from_arrays as make_data
+
+from sbc_sql.cluster import blocks, distributed
+from sbc_sql.cluster.distributed import BlockJob
+from sbc_sql.cluster.model import QIData
+from sbc_sql.cluster.registry import block_algorithm
+
+
+def synthetic(n: int, seed: int = 0, numerics: int = 2) -> QIData:
+    """Numerics with NULLs and ties, a coarse and a fine categorical (both orders' keys)."""
+    rng = np.random.default_rng(seed)
+    age = np.round(rng.normal(45, 15, n))
+    age[rng.random(n) < 0.02] = np.nan
+    nums = [age, np.round(age * 900 + rng.normal(0, 9000, n), -2)][:numerics]
+    cats = []
+    for card in (3, 40):
+        p = 1.0 / np.arange(1, card + 1) ** 1.1
+        cats.append((rng.choice(card, n, p=p / p.sum()), card))
+    data = make_data(nums, cats)
+    # positions as an engine's row ids: increasing, not consecutive
+    return QIData(
+        data.names,
+        data.numeric,
+        data.columns,
+        data.lo,
+        data.hi,
+        data.cardinality,
+        data.weights,
+        np.cumsum(rng.integers(1, 5, n)),
+    )
+
+
+def shuffled_apart(data: QIData, parts: int, seed: int = 1) -> list[QIData]:
+    """The rows dealt at random into ``parts`` pieces, as workers would hold them."""
+    rng = np.random.default_rng(seed)
+    piece = rng.integers(0, parts, data.n_rows)
+    return [data.take(np.flatnonzero(piece == p)) for p in range(parts)]
+
+
+def spread_labels(data: QIData, job: BlockJob, cut: distributed.Cuts) -> np.ndarray:
+    """Class ids as the workers make them: blocks assigned piece by piece, each block
+    clustered alone, ids offset by the classes of the blocks before it."""
+    block = np.empty(data.n_rows, dtype=np.int64)
+    index = {int(p): i for i, p in enumerate(data.position)}
+    for piece in shuffled_apart(data, 3):
+        ids = distributed.block_ids(piece, cut)
+        block[[index[int(p)] for p in piece.position]] = ids
+    local = np.full(data.n_rows, -1, dtype=np.int64)
+    classes = {}
+    for b in np.unique(block):
+        rows = np.flatnonzero(block == b)  # position order
+        local[rows] = distributed.cluster_block(job, data.take(rows))
+        classes[int(b)] = int(local[rows].max()) + 1
+    first = distributed.offsets(classes)
+    return np.array([lab + first[int(b)] if lab >= 0 else -1 for lab, b in zip(local, block, strict=True)])
+
+
+@pytest.mark.parametrize(("k", "numerics"), [(3, 2), (5, 1), (10, 2)])
+def test_the_whole_table_as_sample_gives_block_modes_blocks_and_classes(k: int, numerics: int) -> None:
+    data = synthetic(6000, seed=k, numerics=numerics)
+    job = BlockJob(k, block_rows=400)
+    cut = distributed.cuts(job, data, data.n_rows)
+    expected_blocks = blocks.make_blocks(data, k, job.size, "coarse")
+    assert cut.n_blocks == len(expected_blocks) > 10
+    got = np.zeros(data.n_rows, dtype=np.int64)
+    for piece in shuffled_apart(data, 4):
+        where = np.searchsorted(data.position, piece.position)
+        got[where] = distributed.block_ids(piece, cut)
+    for b, rows in enumerate(expected_blocks):
+        assert (got[rows] == b).all()
+
+    algorithm = block_algorithm(k, "nearest", job.block_rows)
+    expected = blocks.blocked(data, k, algorithm, block_size=job.size, workers=1, categorical_by="coarse")
+    np.testing.assert_array_equal(spread_labels(data, job, cut), expected)
+
+
+def test_a_samples_blocks_are_near_the_size_asked() -> None:
+    data = synthetic(40_000, seed=7)
+    job = BlockJob(5, block_rows=1000)
+    fraction = distributed.sample_fraction(job, data.n_rows)
+    assert 0 < fraction < 1
+    rng = np.random.default_rng(distributed.SEED)
+    sample = data.take(np.flatnonzero(rng.random(data.n_rows) < fraction))
+    cut = distributed.cuts(job, sample, data.n_rows)
+    sizes = np.bincount(distributed.block_ids(data, cut))
+    assert len(sizes) == cut.n_blocks == job.n_blocks(data.n_rows) == 40
+    # 100 sampled rows a block: sizes within about three tenths of the size asked
+    assert sizes.min() > 0.6 * 1000 and sizes.max() < 1.4 * 1000
+    assert sizes.sum() == data.n_rows
+
+
+def test_small_blocks_join_a_neighbour() -> None:
+    assert distributed.joined({0: 10, 1: 12, 2: 11}, 5) == {}
+    # a small block takes in the blocks after it until it holds k rows
+    assert distributed.joined({0: 10, 1: 2, 2: 11}, 5) == {2: 1}
+    assert distributed.joined({0: 2, 1: 12, 2: 11}, 5) == {1: 0}
+    assert distributed.joined({0: 10, 1: 2, 2: 2, 3: 2, 4: 9}, 5) == {2: 1, 3: 1}
+    # a small last block joins the group before it
+    assert distributed.joined({0: 10, 1: 9, 2: 1}, 5) == {2: 1}
+    assert distributed.joined({0: 10, 1: 2, 2: 1}, 5) == {1: 0, 2: 0}
+    merged: dict[int, int] = {}
+    counts = {0: 10, 1: 2, 2: 2, 3: 2, 4: 9}
+    for b, n in counts.items():
+        to = distributed.joined(counts, 5).get(b, b)
+        merged[to] = merged.get(to, 0) + n
+    assert min(merged.values()) >= 5
+
+
+def test_one_block_needs_no_cuts_and_offsets_number_classes_in_block_order() -> None:
+    data = synthetic(300, seed=3)
+    job = BlockJob(5)
+    assert distributed.sample_fraction(job, data.n_rows) == 1.0
+    cut = distributed.cuts(job, data, data.n_rows)
+    assert cut.n_blocks == 1
+    assert (distributed.block_ids(data, cut) == 0).all()
+    assert distributed.offsets({2: 4, 0: 3, 5: 1}) == {0: 0, 2: 3, 5: 7}
