@@ -1,16 +1,19 @@
 """Whole runs on DuckDB and on Apache Spark (local[2]), stage by stage, on the same Parquet file.
 
     python benchmarks/bench_spark.py [--rows 1000000 10000000] [--k 5] [--small-memory 10000000]
+        [--small-memory-size 768m]
 
 Input: the clinic table of examples/make_clinic_db.py (QIs birth_date, age, zip, sex,
 nationality; diagnosis sensitive; the direct identifiers left out), written as one Parquet
 file of row groups of 131,072 rows, a million rows at a time (seeds 7, 8, ...). Every run is
 one call of ``sbc_sql.anonymize`` in a process of its own: DuckDB in memory reading the
 file, Spark on ``local[2]`` with its default driver memory (1 GB) writing a Parquet folder.
-With ``--small-memory N`` the N-row input runs once more with ``spark.driver.memory=512m``
-(the least Spark starts with): about 130 MB of storage memory for a table whose decoded
-rows take several times that, so the input's cache, the shuffles and the sorts spill to
-disk while the clustering streams one block at a time through the workers.
+With ``--small-memory N`` the N-row input runs once more with ``spark.driver.memory`` of
+``--small-memory-size`` (default 768m: Spark's unified memory for execution and storage is
+then (768 - 300) x 0.6 = 281 MB, for a table whose decoded rows take 522 MB at 10,000,000
+rows), so the input's cache, the shuffles and the sorts spill to disk while the clustering
+streams one block at a time through the workers. A run that fails is recorded with the
+error it ended with, and the others go on.
 
 Per run: the seconds of every stage (``Result.timings``), the peak resident memory of the
 run's processes, sampled every 0.2 s: the Python process that runs sbc-sql (for DuckDB
@@ -176,12 +179,18 @@ def child(spec: dict[str, object]) -> None:
 
 
 def run(engine: str, path: Path, k: int, conf: dict[str, str] | None = None) -> dict[str, object]:
+    """One run in a process of its own: its figures, or the error it failed with."""
     spec = {"engine": engine, "path": str(path), "k": k, "conf": conf or {}}
+    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise SystemExit(f"run {spec} failed:\n{done.stderr[-3000:]}")
+        errors = [line for line in done.stderr.splitlines() if "Error" in line]
+        return {
+            "failed": errors[-1] if errors else done.stderr[-300:],
+            "seconds": time.perf_counter() - started,
+        }
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -192,6 +201,11 @@ def table_lines(results: list[dict[str, object]]) -> list[str]:
         "|---|---|---|" + "---|" * len(STAGES) + "---|---|---|---|",
     ]
     for r in results:
+        if "failed" in r:
+            lines.append(
+                f"| {r['rows']:,} | {r['engine']} | failed after {float(r['seconds']):.0f} s: {r['failed']} |"
+            )
+            continue
         stages: dict[str, float] = r["stages"]
         peak: dict[str, float] = r["peak_mb"]
         cells = " | ".join(f"{stages[s]:.1f}" if s in stages else "-" for s in STAGES)
@@ -207,7 +221,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--small-memory", type=int, help="run this input again with spark.driver.memory=512m")
+    parser.add_argument("--small-memory", type=int, help="run this input again with little driver memory")
+    parser.add_argument("--small-memory-size", default="768m", help="that driver memory (default 768m)")
     parser.add_argument("--no-record", action="store_true", help="print only; leave results/spark.json")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -227,12 +242,15 @@ def main() -> None:
             )
             settings = [("DuckDB", "duckdb", None), ("Spark local[2]", "spark", None)]
             if args.small_memory == rows:
-                settings.append(("Spark local[2], 512 MB", "spark", {"spark.driver.memory": "512m"}))
+                size = args.small_memory_size
+                settings.append((f"Spark local[2], {size}", "spark", {"spark.driver.memory": size}))
             for label, engine, conf in settings:
                 figures = run(engine, path, args.k, conf)
-                results.append({"engine": label, "k": args.k, "input_mb": decoded[rows] / 2**20, **figures})
+                results.append(
+                    {"engine": label, "k": args.k, "rows": rows, "input_mb": decoded[rows] / 2**20, **figures}
+                )
                 print(table_lines(results[-1:])[-1], flush=True)
-                if figures["clustering"]:
+                if figures.get("clustering"):
                     print("   ", figures["clustering"], flush=True)
             path.unlink()
     print(f"\nk = {args.k}; one run each, seconds\n")

@@ -67,8 +67,11 @@ def document(
     hierarchies: Sequence[str] = (),
     achieved: Mapping[str, float] | None = None,
     suppressed_by: Mapping[str, int] | None = None,
+    views: bool = True,
 ) -> dict[str, Any]:
-    """The provenance of the release ``plan`` describes. ``facts``: the verified counts
+    """The provenance of the release ``plan`` describes. ``views``: the engine keeps the
+    release's row table and text view (without them, as Spark writes a release, the release
+    is its rows and its class table, and the document names only those). ``facts``: the verified counts
     (source_rows, released, suppressed, classes); ``models``: each privacy model checked, its
     name and thresholds (and sensitive column); ``measures``: the measure stage's figures
     (None in a dry run); ``achieved``: what the release achieves of the criteria asked on top
@@ -81,9 +84,9 @@ def document(
         "source": plan.display_name,
         "release": {
             "view": plan.output,
-            "rows": plan.rows_table,
+            "rows": plan.rows_table if views else None,
             "classes": plan.classes_table,
-            "text_view": plan.view,
+            "text_view": plan.view if views else None,
         },
         "algorithm": algorithm,
         "k": plan.k,

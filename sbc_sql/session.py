@@ -597,10 +597,11 @@ def _cluster_in_workers(prepared: Prepared, plan: planning.Plan, log: Log | None
     job = BlockJob(plan.k, options.block_rows, options.leftover)
     name = f"sbc_labels_{secrets.token_hex(4)}"
     rows = pull.pull_sql(plan, engine.row_id("s"))
+    n_rows = prepared.stats.n_rows
+    if log is not None:
+        log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
     t = time.perf_counter()
-    detail = engine.cluster_blocks(
-        rows, pull.Decoder.of(plan, prepared.stats), job, prepared.stats.n_rows, name
-    )
+    detail = engine.cluster_blocks(rows, pull.Decoder.of(plan, prepared.stats), job, n_rows, name)
     prepared.stage("cluster", t)
     run = ClusterRun(np.zeros(0, dtype=np.int64), registry.DEFAULT, "blocks", detail, table=name)
     if log is not None:
@@ -778,6 +779,7 @@ def _provenance(
         hierarchies=list(prepared.hierarchies or ()),
         achieved=achieved,
         suppressed_by=_suppressed_by(run),
+        views=prepared.engine.capabilities.release_views,
     )
 
 

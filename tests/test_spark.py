@@ -208,6 +208,13 @@ def test_a_release_of_a_parquet_input_verifies_independently(spark, released) ->
     # its provenance beside the files: the run's roles, counts and measures
     recorded = json.loads((out / PROVENANCE_FILE).read_text())
     assert recorded["k"] == K and recorded["rows"]["released"] == 60
+    # what was written: the release's rows and its class table, no row table or text view
+    assert recorded["release"] == {
+        "view": str(out),
+        "rows": None,
+        "classes": f"{out}_classes",
+        "text_view": None,
+    }
     assert (out / PROVENANCE_FILE).read_text() == (
         out.parent / f"{OUT}_classes" / PROVENANCE_FILE
     ).read_text()

@@ -21,7 +21,10 @@ temporary view under the name they use for it.
 The input is read once into a cached temporary view with a row id column (Spark's
 ``monotonically_increasing_id()``, computed once and kept in the cache): the clustering
 reads the rows through it in the source's order and the class labels are joined back on it.
-The clustering runs on the driver: the rows must fit there.
+The default algorithm's block mode runs in Spark's workers (:mod:`.spark_blocks`): the rows
+never reach the driver, which holds a sample of them only. Exact mode, the other
+algorithms, privacy criteria and background knowledge cluster on the driver, where the rows
+are collected and must fit.
 
 Errors are read by their error class (condition) only (see :mod:`.spark_messages`); Spark's
 text, which can quote a value, is never shown, and its log of failed queries is silenced
