@@ -32,7 +32,7 @@ from .model import QIData
 from .registry import block_algorithm
 
 #: rows sampled per block for the blocks' boundaries: block sizes then vary by about a
-#: tenth (one over the square root), far from k at the default sizes (at least 16 k rows)
+#: tenth (one over the square root), far from k at the default sizes (at least 160 k rows)
 SAMPLE_PER_BLOCK = 100
 #: the sample's seed: the same input and options give the same blocks
 SEED = 20_240_601
