@@ -272,11 +272,11 @@ def _role(
             "cannot tell (declare it with --sensitive if it is)",
         )
     taken = (
-        "undeclared while QIs are named, which anonymize refuses; not an identifier by name or data"
+        "undeclared (anonymize refuses it while QIs are named)"
         if qi_named
-        else "anonymize takes an undeclared column as a QI; not an identifier by name or data"
+        else "undeclared: anonymize takes it as a QI"
     )
-    return "qi", False, f"{taken}; whether it is sensitive the data alone cannot tell"
+    return "qi", False, f"{taken}; no identifier by name or data; sensitive? the data alone cannot tell"
 
 
 # ---------------------------------------------------------------------------------------
@@ -477,6 +477,12 @@ def text(p: Profile) -> str:
         ],
         (False, False, True, True, True, False, False),
     )
+    undeclared = [c.name for c in p.columns if c.role == "identifier" and not c.declared]
+    if undeclared:
+        out.append(
+            f"  anonymize refuses undeclared identifiers: declare them with --drop {','.join(undeclared)} "
+            "(or give them another role)"
+        )
     out.append("")
     if p.risk is None:
         out.append("No quasi-identifier: declare one with --qi to see the risk on it.")
