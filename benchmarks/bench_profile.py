@@ -2,10 +2,11 @@
 fastest: one query with GROUPING SETS (one set per combination, one scan), or one
 ``GROUP BY`` query per combination.
 
-    python benchmarks/bench_profile.py [--runs 5] [--url postgresql://...]
+    python benchmarks/bench_profile.py [--runs 5] [--postgres | --url postgresql://...]
 
 On Adult's 30,162 clean rows and its 8 QIs (92 combinations), in DuckDB (in memory) and,
-with --url, in PostgreSQL. Both ways run the same template (``sql/profile_sets.sql``) and
+with --url or --postgres (a throwaway cluster, tests/pg_cluster.py), in PostgreSQL (its
+table adult is replaced). Both ways run the same template (``sql/profile_sets.sql``) and
 must agree; the median of the runs is shown. Prints a Markdown table;
 benchmarks/results/profile.md keeps a run.
 """
@@ -64,18 +65,13 @@ def adult_duckdb() -> duckdb.DuckDBPyConnection:
 
 
 def adult_postgres(url: str) -> Engine:
-    import psycopg
+    import adbc_driver_postgresql.dbapi as adbc
 
-    con = adult_duckdb()
-    rows = con.execute(f"SELECT * FROM {TABLE}").fetchall()
-    columns = ", ".join(f'"{c}" {"int" if c == "age" else "text"}' for c in datasets.ADULT_QIS_8)
-    with psycopg.connect(url, autocommit=True) as pg:
-        pg.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        pg.execute(f"CREATE TABLE {TABLE} ({columns})")
-        with pg.cursor().copy(f"COPY {TABLE} FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        pg.execute(f"VACUUM ANALYZE {TABLE}")
+    data = adult_duckdb().sql(f"SELECT * FROM {TABLE}").to_arrow_table()
+    with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
+        cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        cur.adbc_ingest(TABLE, data, mode="create")
+        cur.execute(f"ANALYZE {TABLE}")
     return connect(url)
 
 
@@ -83,7 +79,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--url", help="a PostgreSQL database to measure too")
+    parser.add_argument("--postgres", action="store_true", help="measure PostgreSQL on a throwaway cluster")
     args = parser.parse_args()
+    cluster = None
+    if args.postgres and not args.url:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import pg_cluster
+
+        started = pg_cluster.start()
+        if isinstance(started, str):
+            raise SystemExit(started)
+        cluster, args.url = started, started.url
+    try:
+        measure(args)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+def measure(args: argparse.Namespace) -> None:
     engines: list[tuple[str, Engine]] = [("DuckDB", connect(adult_duckdb()))]
     if args.url:
         engines.append(("PostgreSQL", adult_postgres(args.url)))
@@ -100,6 +114,7 @@ def main() -> None:
         if together != apart:
             raise SystemExit(f"{name}: the two ways disagree")
         print(f"| {name} | {one:.3f} | {many:.3f} | {many / one:.1f} x |")
+        engine.close()
 
 
 if __name__ == "__main__":
