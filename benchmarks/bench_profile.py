@@ -67,7 +67,7 @@ def adult_duckdb() -> duckdb.DuckDBPyConnection:
 def adult_postgres(url: str) -> Engine:
     import adbc_driver_postgresql.dbapi as adbc
 
-    data = adult_duckdb().sql(f"SELECT * FROM {TABLE}").to_arrow_table()
+    data = adult_duckdb().cursor().sql(f"SELECT * FROM {TABLE}").to_arrow_table()
     with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
         cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
         cur.adbc_ingest(TABLE, data, mode="create")
