@@ -520,7 +520,8 @@ class Reference:
         }
 
     def sensitive(self, col: str) -> dict[str, float]:
-        p = pd.Series([r[col] for r in self.orig], dtype=object).fillna("<NULL>")
+        # NULL as a value of its own, spelt out (fillna on objects warns on pandas 2)
+        p = pd.Series(["<NULL>" if pd.isna(r[col]) else r[col] for r in self.orig], dtype=object)
         pshare = p.value_counts(normalize=True)
         values = sorted(pshare.index, key=lambda v: (v == "<NULL>", v))
         ls, emds, ordered, betas, enhanced = [], [], [], [], []

@@ -210,9 +210,9 @@ def test_a_release_of_a_parquet_input_verifies_independently(spark, released) ->
     assert recorded["k"] == K and recorded["rows"]["released"] == 60
     # what was written: the release's rows and its class table, no row table or text view
     assert recorded["release"] == {
-        "view": str(out),
+        "view": f"file:{out}",
         "rows": None,
-        "classes": f"{out}_classes",
+        "classes": f"file:{out}_classes",
         "text_view": None,
     }
     assert (out / PROVENANCE_FILE).read_text() == (
