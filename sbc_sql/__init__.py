@@ -1,8 +1,9 @@
 """sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
 
-Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`, their
-:class:`Result` and :class:`Evaluation`, and the errors they raise. Their errors speak in
-keywords (``k=2``); the command line calls the same functions and speaks in flags.
+Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`,
+:func:`profile`, their :class:`Result`, :class:`Evaluation` and :class:`Profile`, and the
+errors they raise. Their errors speak in keywords (``k=2``); the command line calls the same
+functions and speaks in flags.
 
 The names are imported on first use: importing the package itself loads nothing heavy, so
 the command line can install its signal handlers before DuckDB, numpy and the kernels load
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         VerificationError,
     )
     from .quality.evaluate import Evaluation, evaluate
+    from .quality.profile import Profile, profile
     from .session import Result, anonymize
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "Evaluation",
     "InputError",
     "OutputExistsError",
+    "Profile",
     "ResourceError",
     "Result",
     "RoleError",
@@ -41,6 +44,7 @@ __all__ = [
     "anonymize",
     "evaluate",
     "measure",
+    "profile",
     "verify",
 ]
 __version__ = "0.1.0"
@@ -48,10 +52,12 @@ __version__ = "0.1.0"
 #: each public name and the module it lives in
 _HOMES = {
     "Evaluation": "quality.evaluate",
+    "Profile": "quality.profile",
     "Result": "session",
     "anonymize": "session",
     "evaluate": "quality.evaluate",
     "measure": "api",
+    "profile": "quality.profile",
     "verify": "api",
     **dict.fromkeys(
         (
@@ -67,7 +73,7 @@ _HOMES = {
     ),
 }
 #: the functions whose errors are reworded in a Python caller's terms
-_FUNCTIONS = ("anonymize", "evaluate", "measure", "verify")
+_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "verify")
 
 
 def __getattr__(name: str) -> Any:

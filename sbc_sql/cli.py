@@ -34,6 +34,8 @@ from .privacy.criteria import Criteria
 from .privacy.l_diversity import VARIANTS
 from .quality import report
 from .quality.evaluate import evaluate, evaluation_sql
+from .quality.profile import profile
+from .quality.profile import text as profile_text
 from .session import Result, anonymize
 from .warehouse import DIALECTS
 
@@ -829,6 +831,58 @@ def evaluate_cmd(
         typer.echo(json.dumps(report.grouped(result), indent=2))
         return
     typer.echo(report.text(result))
+
+
+@app.command("profile")
+def profile_cmd(
+    table: Annotated[
+        str,
+        typer.Option(
+            "--table",
+            "-t",
+            help="Table or view to profile ([database.][schema.]name), or a CSV/Parquet path, "
+            "e.g. -t patients.",
+        ),
+    ],
+    db: Annotated[
+        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
+    ] = None,
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the profile: no step lines on stderr.")
+    ] = False,
+    attach: ReadAttachOption = None,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
+) -> None:
+    """The re-identification risk of TABLE before release: per column its distinct values,
+    NULLs, unique rows and a suggested role with the reason; on the QIs the equivalence
+    classes, unique records, prosecutor and marketer risk; and the QI combinations that
+    make most records unique. Reads only.
+
+    Example: sbc-sql profile --db clinic.duckdb -t patients --drop ssn
+    """
+    conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported(), _database(engine, db, spark_master, conf, needs_db=False) as database:
+        result = profile(
+            database,
+            table,
+            qi=qi or (),
+            sensitive=sensitive or (),
+            drop=drop or (),
+            keep=keep or (),
+            attach=attach or (),
+            log=None if quiet else (lambda line: typer.echo(line, err=True)),
+        )
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    typer.echo(profile_text(result))
 
 
 @app.command("compare")

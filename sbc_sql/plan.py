@@ -513,15 +513,20 @@ def _check_background(options: Options, chosen: registry.Clusterer, sensitive: S
         )
 
 
-def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
+def declared_roles(
+    info: TableInfo,
+    name: str,
+    qi: Iterable[str] = (),
+    sensitive: Iterable[str] = (),
+    drop: Iterable[str] = (),
+    keep: Iterable[str] = (),
+) -> dict[str, tuple[str, str]]:
+    """The (role, origin) of every column whose role is declared: by a flag ('flag'), else by
+    its comment ('comment'). A flag naming no column, a column given two roles or a comment
+    'sbc:...' that is no role is an error naming it; undeclared columns are left out."""
     known = [c.name for c in info.columns]
     flagged: dict[str, str] = {}
-    for role, names in (
-        ("qi", options.qi),
-        ("sensitive", options.sensitive),
-        ("identifier", options.drop),
-        ("insensitive", options.keep),
-    ):
+    for role, names in (("qi", qi), ("sensitive", sensitive), ("identifier", drop), ("insensitive", keep)):
         for col in names:
             if col not in known:
                 raise InputError(
@@ -546,6 +551,12 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
                 f"write one of {', '.join(COMMENT_PREFIX + r for r in ROLES)} (COMMENT ON COLUMN), "
                 f"or give the column a role with {', '.join(FLAG_OF_ROLE.values())}"
             )
+    return roles
+
+
+def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
+    known = [c.name for c in info.columns]
+    roles = declared_roles(info, name, options.qi, options.sensitive, options.drop, options.keep)
     qi_named = any(role == "qi" for role, _ in roles.values())
     undeclared = [c for c in known if c not in roles]
     if qi_named and undeclared:
@@ -559,15 +570,21 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
     return roles
 
 
+def identifier_word(name: str) -> str | None:
+    """The word of a column's name that says it holds a direct identifier (name, email,
+    phone, ssn, address, ip...), or None."""
+    words = sorted(IDENTIFIER_WORDS.intersection(name_words(name)))
+    return words[0] if words else None
+
+
 def _check_identifier_names(roles: Mapping[str, tuple[str, str]]) -> None:
-    """An undeclared column named like a direct identifier (a word of its name such as name,
-    email, phone, ssn, address, ip) is never a default QI."""
+    """An undeclared column named like a direct identifier is never a default QI."""
     for column, (_, origin) in roles.items():
-        words = sorted(IDENTIFIER_WORDS.intersection(name_words(column)))
-        if origin == "default" and words:
+        word = identifier_word(column)
+        if origin == "default" and word:
             raise RoleError(
                 f"column '{column}' has no declared role and is named like a direct identifier "
-                f"('{words[0]}'); declare it with --drop (or --qi / --keep / --sensitive if it is not one)"
+                f"('{word}'); declare it with --drop (or --qi / --keep / --sensitive if it is not one)"
             )
 
 
@@ -710,25 +727,33 @@ def check_rows(plan: Plan, n_rows: int) -> None:
         )
 
 
+def identifier_evidence(kind: str | None, n_rows: int, distinct: int | None) -> str | None:
+    """Why the data shows a column to be a direct identifier, or None: distinct on every row
+    (``distinct``: its distinct non-NULL values), or categorical and distinct on more than
+    half the rows (from 20 rows on)."""
+    share = distinct / n_rows if distinct is not None and n_rows else 0.0
+    if n_rows >= 2 and distinct == n_rows:
+        return f"is distinct on all {n_rows:,} rows and looks like a direct identifier"
+    if kind == "categorical" and n_rows >= IDENTIFIER_MIN_ROWS and share > IDENTIFIER_SHARE:
+        return (
+            f"has {distinct:,} distinct values in {n_rows:,} rows ({share:.0%}, above "
+            f"{IDENTIFIER_SHARE:.0%}) and looks like a direct identifier"
+        )
+    return None
+
+
 def check_identifiers(
     plan: Plan, n_rows: int, distinct: Mapping[str, int], log: Callable[[str], None]
 ) -> None:
     """An undeclared column that the data shows to be a direct identifier is refused as a
-    default QI: one distinct on every row, or a categorical one distinct on more than half
-    the rows (one named like an identifier is refused by the plan already). A column kept
-    verbatim (--keep) that is that distinct is released as it is, with a warning."""
+    default QI (:func:`identifier_evidence`; one named like an identifier is refused by the
+    plan already). A column kept verbatim (--keep) that is that distinct is released as it
+    is, with a warning."""
     for c in plan.columns:
         seen = distinct.get(c.name)
         share = seen / n_rows if seen is not None and n_rows else 0.0
         if c.origin == "default":
-            why = None
-            if n_rows >= 2 and seen == n_rows:
-                why = f"is distinct on all {n_rows:,} rows and looks like a direct identifier"
-            elif c.kind == "categorical" and n_rows >= IDENTIFIER_MIN_ROWS and share > IDENTIFIER_SHARE:
-                why = (
-                    f"has {seen:,} distinct values in {n_rows:,} rows ({share:.0%}, above "
-                    f"{IDENTIFIER_SHARE:.0%}) and looks like a direct identifier"
-                )
+            why = identifier_evidence(c.kind, n_rows, seen)
             if why:
                 raise RoleError(
                     f"column '{c.name}' has no declared role and {why}; declare it with --drop "

@@ -131,6 +131,8 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.evaluate(engine, "t", "r", sensitive="pay")
     con.execute('CREATE TABLE "none" AS SELECT * FROM "r" WHERE FALSE')
     sbc_sql.evaluate(engine, "t", "none")
+    # the risk before release, its combinations and greedy path on the five QIs
+    sbc_sql.profile(engine, "t", **ROLES)
     assert all(isinstance(s, exp.Expression) for s in engine.log)
     return [s for s in engine.log if isinstance(s, exp.Expression)]
 
