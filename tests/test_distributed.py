@@ -4,6 +4,8 @@ sample's blocks are near the size asked, each of at least k rows."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from strategies import data_from_arrays as make_data
@@ -26,16 +28,7 @@ def synthetic(n: int, seed: int = 0, numerics: int = 2) -> QIData:
         cats.append((rng.choice(card, n, p=p / p.sum()), card))
     data = make_data(nums, cats)
     # positions as an engine's row ids: increasing, not consecutive
-    return QIData(
-        data.names,
-        data.numeric,
-        data.columns,
-        data.lo,
-        data.hi,
-        data.cardinality,
-        data.weights,
-        np.cumsum(rng.integers(1, 5, n)),
-    )
+    return dataclasses.replace(data, position=np.cumsum(rng.integers(1, 5, n)))
 
 
 def shuffled_apart(data: QIData, parts: int, seed: int = 1) -> list[QIData]:

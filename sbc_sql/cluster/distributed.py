@@ -21,6 +21,7 @@ as :func:`.blocks.blocked` numbers them.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -148,17 +149,7 @@ def cluster_block(job: BlockJob, data: QIData) -> np.ndarray:
     them: the block's own coarse order is the table's, restricted to its rows."""
     rank = np.empty(data.n_rows, dtype=np.int64)
     rank[lexsort(keys(data))] = np.arange(data.n_rows, dtype=np.int64)
-    block = QIData(
-        data.names,
-        data.numeric,
-        data.columns,
-        data.lo,
-        data.hi,
-        data.cardinality,
-        data.weights,
-        data.position,
-        coarse_rank=rank,
-    )
+    block = dataclasses.replace(data, coarse_rank=rank)
     algorithm = block_algorithm(job.k, job.leftover, job.block_rows)
     return np.asarray(algorithm(block, job.k), dtype=np.int64)
 
