@@ -1042,6 +1042,7 @@ def suggest_k_cmd(
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
             on_step=step,
+            log=lambda line: typer.echo(line, err=True) if line.startswith("warning: ") else None,
         )
     if as_json:
         typer.echo(json.dumps(found.as_dict(), indent=2))

@@ -48,7 +48,7 @@ from ..engines.duckdb import looks_like_file
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
 from ..privacy.criteria import Criteria
-from ..session import Clustering, cluster, make_options, prepare, publish
+from ..session import Clustering, _warnings_only, cluster, make_options, prepare, publish
 
 #: the scores of each input, 25 (low) to 100 (very high)
 DOMAIN = {"medical": 75, "financial": 100, "sports": 25, "public": 25, "military": 75, "sales": 50}
@@ -197,11 +197,14 @@ def suggest_k(
     beta_basic: bool = False,
     hierarchies: Mapping[str, HierarchySpec] | None = None,
     on_step: Callable[[Step], None] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Suggestion:
     """The largest k whose verified release of ``table`` has total NCP under the threshold
     (see the module docstring): ``max_loss``, or ``domain``, ``purpose`` and ``criticality``.
     Roles and criteria as :func:`sbc_sql.anonymize`. Nothing is written unless ``apply``,
-    which publishes the chosen k's release under ``output`` (default ``<table>_k<k>``)."""
+    which publishes the chosen k's release under ``output`` (default ``<table>_k<k>``).
+    ``on_step`` receives each k tried as it is measured, ``log`` the lines anonymize logs
+    (by default its warnings reach a Python caller as Python warnings)."""
     threshold, derivation = threshold_of(max_loss, domain, purpose, criticality)
     if k_min < 2:
         raise InputError(f"--k-min {k_min} is below 2, the smallest class that hides anyone; e.g. --k-min 2")
@@ -227,7 +230,7 @@ def suggest_k(
             max_suppression=max_suppression,
             criteria=criteria,
         )
-        prepared = prepare(engine, table, options, hierarchies=hierarchies)
+        prepared = prepare(engine, table, options, hierarchies=hierarchies, log=log or _warnings_only)
         n_rows = prepared.stats.n_rows
         limit = n_rows // 2 if k_max is None else min(k_max, n_rows // 2)
         if limit < k_min:
