@@ -230,3 +230,8 @@ def test_bad_k_bounds_are_refused(small_db, cli):
     assert res.exit_code == 1 and "--k-max 3 is below --k-min 5" in res.stderr
     res = cli(["suggest-k", "--db", small_db, "-t", "people", *ROLES, "--max-loss", "0.1", "-o", "x"])
     assert res.exit_code == 1 and "add --apply" in res.stderr
+
+
+def test_an_unknown_input_is_named():
+    with pytest.raises(InputError, match="--domain 'space' is not one of medical, financial"):
+        score("space", "review", "low")

@@ -130,9 +130,7 @@ def score(domain: str, purpose: str, criticality: str) -> float:
         ("--criticality", criticality, CRITICALITY),
     ):
         if value not in table:
-            raise InputError(
-                f"{flag} '{value}' is not one of {', '.join(table)}; e.g. {flag} {next(iter(table))}"
-            )
+            raise InputError(f"{flag} '{value}' is not one of {', '.join(table)}; pick one of them")
     return (
         WEIGHTS["domain"] * DOMAIN[domain]
         + WEIGHTS["purpose"] * PURPOSE[purpose]
@@ -165,7 +163,7 @@ def threshold_of(
         missing = [f"--{name}" for name, v in inputs.items() if v is None]
         raise InputError(
             f"the threshold needs --max-loss, or --domain, --purpose and --criticality together "
-            f"({', '.join(missing)} missing); e.g. --domain medical --purpose statistics --criticality high"
+            f"({', '.join(missing)} missing); give the missing ones, or --max-loss alone"
         )
     assert domain is not None and purpose is not None and criticality is not None
     s = score(domain, purpose, criticality)
