@@ -235,3 +235,12 @@ def test_bad_k_bounds_are_refused(small_db, cli):
 def test_an_unknown_input_is_named():
     with pytest.raises(InputError, match="--domain 'space' is not one of medical, financial"):
         score("space", "review", "low")
+
+
+def test_criteria_apply_as_in_anonymize(small_db):
+    found = sbc_sql.suggest_k(
+        str(small_db), "people", max_loss=0.2, qi="age,zip,sex", sensitive="dx", l_diversity=3, apply=True
+    )
+    assert found.applied == f"people_k{found.k}" and found.next_k == found.k + 1
+    assert sbc_sql.verify(str(small_db), "people", found.applied, found.k, l_diversity=3).ok
+    assert found.step(found.k).ncp <= 0.2 < found.step(found.k + 1).ncp
