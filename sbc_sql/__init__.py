@@ -1,7 +1,8 @@
 """sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
 
 Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`,
-:func:`profile`, their :class:`Result`, :class:`Evaluation` and :class:`Profile`, and the
+:func:`profile`, :func:`suggest_k`, their :class:`Result`, :class:`Evaluation`,
+:class:`Profile` and :class:`Suggestion`, and the
 errors they raise. Their errors speak in keywords (``k=2``); the command line calls the same
 functions and speaks in flags.
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     )
     from .quality.evaluate import Evaluation, evaluate
     from .quality.profile import Profile, profile
+    from .quality.suggest import Suggestion, suggest_k
     from .session import Result, anonymize
 
 __all__ = [
@@ -40,11 +42,13 @@ __all__ = [
     "Result",
     "RoleError",
     "SbcError",
+    "Suggestion",
     "VerificationError",
     "anonymize",
     "evaluate",
     "measure",
     "profile",
+    "suggest_k",
     "verify",
 ]
 __version__ = "0.1.0"
@@ -54,6 +58,8 @@ _HOMES = {
     "Evaluation": "quality.evaluate",
     "Profile": "quality.profile",
     "Result": "session",
+    "Suggestion": "quality.suggest",
+    "suggest_k": "quality.suggest",
     "anonymize": "session",
     "evaluate": "quality.evaluate",
     "measure": "api",
@@ -73,7 +79,7 @@ _HOMES = {
     ),
 }
 #: the functions whose errors are reworded in a Python caller's terms
-_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "verify")
+_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "suggest_k", "verify")
 
 
 def __getattr__(name: str) -> Any:

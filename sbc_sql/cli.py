@@ -32,7 +32,7 @@ from .hierarchies import parse_hierarchy_options
 from .plan import LEFTOVER_MODES, MODES, parse_weights
 from .privacy.criteria import Criteria
 from .privacy.l_diversity import VARIANTS
-from .quality import report
+from .quality import report, suggest
 from .quality.evaluate import evaluate, evaluation_sql
 from .quality.profile import profile
 from .quality.profile import text as profile_text
@@ -953,6 +953,101 @@ def compare_cmd(
             cmp.write_csv(rows, csv_path)
         if plot:
             cmp.plot(rows, plot, title=f"{table}: total NCP against k")
+
+
+Domain = enum.Enum("Domain", {n: n for n in suggest.DOMAIN}, type=str)  # type: ignore[misc]
+Purpose = enum.Enum("Purpose", {n: n for n in suggest.PURPOSE}, type=str)  # type: ignore[misc]
+Criticality = enum.Enum("Criticality", {n: n for n in suggest.CRITICALITY}, type=str)  # type: ignore[misc]
+
+
+@app.command("suggest-k")
+def suggest_k_cmd(
+    db: Annotated[str, typer.Option(help="DuckDB database file (or a postgresql:// URL).")],
+    table: Annotated[
+        str, typer.Option("--table", "-t", help="Table or view to anonymize, or a CSV/Parquet path.")
+    ],
+    qi: QiOption = None,
+    sensitive: SensitiveOption = None,
+    drop: DropOption = None,
+    keep: KeepOption = None,
+    max_loss: Annotated[
+        float | None,
+        typer.Option(help="The largest total NCP allowed (0 no loss, 1 all), e.g. --max-loss 0.05."),
+    ] = None,
+    domain: Annotated[
+        Domain | None, typer.Option(help="The data's domain (with --purpose and --criticality).")
+    ] = None,
+    purpose: Annotated[Purpose | None, typer.Option(help="What the release is for.")] = None,
+    criticality: Annotated[
+        Criticality | None, typer.Option(help="How identifying and sensitive its columns are.")
+    ] = None,
+    k_min: Annotated[int, typer.Option(help="The smallest k tried, e.g. --k-min 5.")] = 2,
+    k_max: Annotated[
+        int | None, typer.Option(help="The largest k tried (default: half the rows), e.g. --k-max 50.")
+    ] = None,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write the chosen k's verified release, as anonymize does.")
+    ] = False,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="With --apply: the release's name (default <table>_k<k>)."),
+    ] = None,
+    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
+    max_suppression: Annotated[
+        float, typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them.")
+    ] = 0.01,
+    l_diversity: LDiversityOption = None,
+    l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
+    t_closeness: TClosenessOption = None,
+    beta_likeness: BetaOption = None,
+    beta_basic: BetaBasicOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per k tried on stderr.")] = False,
+) -> None:
+    """The largest k whose verified release keeps its total NCP under a threshold: --max-loss,
+    or one derived from the data's --domain, the release's --purpose and its --criticality.
+    k is doubled from --k-min until over the threshold, then bisected; each k is clustered,
+    verified and measured, and nothing is written without --apply.
+
+    Example: sbc-sql suggest-k --db clinic.duckdb -t patients --max-loss 0.05
+    """
+
+    def step(s: suggest.Step) -> None:
+        if not quiet:
+            typer.echo(
+                f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s", err=True
+            )
+
+    with reported():
+        found = suggest.suggest_k(
+            db,
+            table,
+            max_loss=max_loss,
+            domain=None if domain is None else domain.value,
+            purpose=None if purpose is None else purpose.value,
+            criticality=None if criticality is None else criticality.value,
+            k_min=k_min,
+            k_max=k_max,
+            apply=apply,
+            output=output,
+            qi=qi or (),
+            sensitive=sensitive or (),
+            drop=drop or (),
+            keep=keep or (),
+            algorithm=algorithm.value,
+            max_suppression=max_suppression,
+            l_diversity=l_diversity,
+            l_model=l_model.value,
+            t_closeness=t_closeness,
+            beta_likeness=beta_likeness,
+            beta_basic=beta_basic,
+            on_step=step,
+            log=lambda line: typer.echo(line, err=True) if line.startswith("warning: ") else None,
+        )
+    if as_json:
+        typer.echo(json.dumps(found.as_dict(), indent=2))
+        return
+    typer.echo(suggest.text(found))
 
 
 # ---- a run split with another warehouse (sbc_sql.warehouse) ----

@@ -609,11 +609,17 @@ def _cluster_in_workers(prepared: Prepared, plan: planning.Plan, log: Log | None
     return Clustering(plan, run)
 
 
-def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path | None = None) -> Result:
+def publish(
+    prepared: Prepared, clustering: Clustering, *, out_file: str | Path | None = None, commit: bool = True
+) -> Result:
     """Write, verify and measure the release of ``clustering`` in one transaction, then give
     it its names: the row and class tables are built under temporary names and renamed, and
     the views created, only once verification has passed; a failure or an interruption rolls
-    everything back. Under --replace the release's existing names are dropped first."""
+    everything back. Under --replace the release's existing names are dropped first.
+
+    ``commit=False`` is a trial: written, verified and measured, then rolled back (its
+    working tables dropped first, for an engine without transactional DDL); the Result
+    holds the measures and ``written`` is False."""
     engine, plan, st = prepared.engine, clustering.plan, prepared.stats
     timings = prepared.timings
     taken = engine.object_kinds(plan.release_objects)
@@ -675,6 +681,11 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
             else:
                 measures = measure.measure_tables(engine, layout, source, classes_tmp, ranges, size, cards)
             prepared.stage("measure", t)
+            if not commit:
+                trial = [rows_tmp, classes_tmp]
+                for tree in write.drop_release_sql(engine.object_kinds(trial), trial):
+                    engine.execute(tree)
+                raise _Trial
 
             t = time.perf_counter()
             for old, new in ((rows_tmp, plan.rows_table), (classes_tmp, plan.classes_table)):
@@ -698,6 +709,8 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
         prepared.stage("write", t)
         if export_tmp and not engine.dry:
             os.replace(export_tmp, out_file)  # type: ignore[arg-type]
+    except _Trial:
+        pass
     except BaseException:
         if export_tmp and os.path.exists(export_tmp):
             os.remove(export_tmp)
@@ -712,12 +725,16 @@ def publish(prepared: Prepared, clustering: Clustering, *, out_file: str | Path 
         verdict,
         mode,
         dict(timings),
-        written=not engine.dry,
-        exported=Path(out_file) if out_file and not engine.dry else None,
+        written=commit and not engine.dry,
+        exported=Path(out_file) if out_file and commit and not engine.dry else None,
         criteria=criteria if criteria.asked else None,
         achieved=achieved,
         suppressed_by=_suppressed_by(clustering.run),
     )
+
+
+class _Trial(Exception):
+    """Raised inside a trial's transaction (publish with commit=False) to roll it back."""
 
 
 def _achieved(engine: Engine, models: Sequence[PrivacyModel], rows: str, source: str) -> dict[str, float]:
