@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 import typer
 
@@ -208,6 +208,20 @@ class ProgressBar:
 Leftover = enum.Enum("Leftover", {m: m for m in LEFTOVER_MODES}, type=str)  # type: ignore[misc]
 Mode = enum.Enum("Mode", {m: m for m in MODES}, type=str)  # type: ignore[misc]
 Algorithm = enum.Enum("Algorithm", {n: n for n in registry.names()}, type=str)  # type: ignore[misc]
+
+
+class _Roles(TypedDict):
+    qi: list[str]
+    sensitive: list[str]
+    drop: list[str]
+    keep: list[str]
+
+
+def _roles(
+    qi: list[str] | None, sensitive: list[str] | None, drop: list[str] | None, keep: list[str] | None
+) -> _Roles:
+    """The role flags as the API takes them (a flag not given: no column)."""
+    return {"qi": qi or [], "sensitive": sensitive or [], "drop": drop or [], "keep": keep or []}
 
 
 def _names(flag: str, short: str | None, role: str, example: str) -> Any:
@@ -508,10 +522,7 @@ def anonymize_cmd(
             database,
             table,
             k,
-            qi=qi or (),
-            sensitive=sensitive or (),
-            drop=drop or (),
-            keep=keep or (),
+            **_roles(qi, sensitive, drop, keep),
             output=output,
             replace=replace,
             leftover=leftover.value,
@@ -872,10 +883,7 @@ def profile_cmd(
         result = profile(
             database,
             table,
-            qi=qi or (),
-            sensitive=sensitive or (),
-            drop=drop or (),
-            keep=keep or (),
+            **_roles(qi, sensitive, drop, keep),
             attach=attach or (),
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
         )
@@ -941,10 +949,7 @@ def compare_cmd(
             None if algorithms is None else [a.strip() for a in algorithms.split(",") if a.strip()],
             keep_releases=keep_releases,
             criteria=Criteria(l_diversity, l_model.value, t_closeness, beta_likeness, beta_basic),
-            qi=qi or (),
-            sensitive=sensitive or (),
-            drop=drop or (),
-            keep=keep or (),
+            **_roles(qi, sensitive, drop, keep),
             hierarchies=parse_hierarchy_options(hierarchy),
             max_suppression=max_suppression,
             on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
@@ -1030,10 +1035,7 @@ def suggest_k_cmd(
             k_max=k_max,
             apply=apply,
             output=output,
-            qi=qi or (),
-            sensitive=sensitive or (),
-            drop=drop or (),
-            keep=keep or (),
+            **_roles(qi, sensitive, drop, keep),
             algorithm=algorithm.value,
             max_suppression=max_suppression,
             l_diversity=l_diversity,
