@@ -332,6 +332,15 @@ SparkConfOption = Annotated[
         show_default=False,
     ),
 ]
+#: the commands that read a release beside its input (measure, verify, evaluate)
+OriginalOption = Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")]
+ReleaseOption = Annotated[
+    str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
+]
+#: where the commands that only read find the data (None: the input is a file)
+ReadDbOption = Annotated[
+    str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
+]
 
 
 @app.command("anonymize")
@@ -672,13 +681,9 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
 
 @app.command("measure")
 def measure_cmd(
-    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
-    release: Annotated[
-        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
-    ],
-    db: Annotated[
-        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
-    ] = None,
+    original: OriginalOption,
+    release: ReleaseOption,
+    db: ReadDbOption = None,
     attach: ReadAttachOption = None,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
@@ -708,14 +713,10 @@ VERIFY_FAILED = 3
 
 @app.command("verify")
 def verify_cmd(
-    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
-    release: Annotated[
-        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
-    ],
+    original: OriginalOption,
+    release: ReleaseOption,
     k: Annotated[int, typer.Option("--k", "-k", help="The k to check, e.g. -k 5.")],
-    db: Annotated[
-        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
-    ] = None,
+    db: ReadDbOption = None,
     attach: ReadAttachOption = None,
     l_diversity: LDiversityOption = None,
     l_model: LModelOption = LModel.distinct,  # type: ignore[attr-defined]
@@ -768,13 +769,9 @@ def verify_cmd(
 
 @app.command("evaluate")
 def evaluate_cmd(
-    original: Annotated[str, typer.Option(help="The input table (with --engine spark: or a path).")],
-    release: Annotated[
-        str, typer.Option(help="The release (view or table; with --engine spark: or a path).")
-    ],
-    db: Annotated[
-        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
-    ] = None,
+    original: OriginalOption,
+    release: ReleaseOption,
+    db: ReadDbOption = None,
     sensitive: Annotated[
         str | None, typer.Option(help="Sensitive column: adds l-diversity, t-closeness and beta-likeness.")
     ] = None,
@@ -855,9 +852,7 @@ def profile_cmd(
             "e.g. -t patients.",
         ),
     ],
-    db: Annotated[
-        str | None, typer.Option(help="DuckDB database file (or a postgresql:// URL).", show_default=False)
-    ] = None,
+    db: ReadDbOption = None,
     qi: QiOption = None,
     sensitive: SensitiveOption = None,
     drop: DropOption = None,
