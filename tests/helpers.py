@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = dt.date(1970, 1, 1)
@@ -222,3 +223,18 @@ def pg_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
     with adbc.connect(url, autocommit=True) as pg, pg.cursor() as cur:
         cur.execute(sql)
         return [tuple(r) for r in cur.fetchall()]
+
+
+def assert_same_measures(got, want) -> None:
+    """Counts equal; NCP figures equal but for the order a sum's terms were added in."""
+    assert (got.n_rows, got.released, got.suppressed, got.classes, got.smallest, got.largest) == (
+        want.n_rows,
+        want.released,
+        want.suppressed,
+        want.classes,
+        want.smallest,
+        want.largest,
+    )
+    assert got.ncp == pytest.approx(want.ncp, rel=1e-12, abs=1e-12)
+    assert got.total_ncp == pytest.approx(want.total_ncp, rel=1e-12, abs=1e-12)
+    assert got.mean == pytest.approx(want.mean, rel=1e-12)

@@ -10,7 +10,7 @@ from unittest import mock
 
 import duckdb
 import pytest
-from helpers import make_table, pg_rows, q, run_cli, to_postgres
+from helpers import assert_same_measures, make_table, pg_rows, q, run_cli, to_postgres
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import tables_and_k
@@ -41,21 +41,6 @@ def anonymize(database, *args, **kwargs) -> sbc_sql.Result:
     """A run whose connection (if it opened one) is closed again."""
     with sbc_sql.anonymize(database, *args, **kwargs) as result:
         return result
-
-
-def assert_same_measures(got, want) -> None:
-    """Counts equal; NCP figures equal but for the order a sum's terms were added in."""
-    assert (got.n_rows, got.released, got.suppressed, got.classes, got.smallest, got.largest) == (
-        want.n_rows,
-        want.released,
-        want.suppressed,
-        want.classes,
-        want.smallest,
-        want.largest,
-    )
-    assert got.ncp == pytest.approx(want.ncp, rel=1e-12, abs=1e-12)
-    assert got.total_ncp == pytest.approx(want.total_ncp, rel=1e-12, abs=1e-12)
-    assert got.mean == pytest.approx(want.mean, rel=1e-12)
 
 
 def release_rows(rows: list[tuple]) -> list[tuple]:
