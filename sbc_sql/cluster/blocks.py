@@ -148,14 +148,14 @@ def coarse_keys(data: QIData, workers: int | None = None) -> list[np.ndarray]:
     and the table's ranges and cardinalities, never from the other rows: rows keyed apart
     (in Spark's workers, say) compare as they would in one table."""
     cats = data.categorical_order()
-    coarse = _radix([q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY], data)
+    coarse_qs = [q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY]
+    coarse = _radix(coarse_qs, data)
     fine = _radix([q for q in cats if data.cardinality[q] > COARSE_CARDINALITY], data)
     num_q, _ = _curve_dims(data)
     numeric = [data.columns[q] for q in reversed(num_q)]
     if len(num_q) > 1:
         numeric = [curve_keys(data, num_q, [], workers=workers)]
         used = len(num_q) * _curve_bits(len(num_q))
-        coarse_qs = [q for q in cats if data.cardinality[q] <= COARSE_CARDINALITY]
         values = math.prod(max(int(data.cardinality[q]), 1) for q in coarse_qs)
         if len(coarse) == 1 and values <= (1 << (64 - used)):
             # one key: the coarse values above the curve's bits (the same order as the

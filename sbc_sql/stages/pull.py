@@ -73,10 +73,9 @@ class Decoder:
         assert domain is not None
         return encode_column(arr, domain, c)
 
-    def frame(self, batch: pa.RecordBatch | pa.Table, row_id: np.ndarray | None = None) -> QIData:
+    def frame(self, batch: pa.RecordBatch | pa.Table) -> QIData:
         """The rows of a batch of the pull's rows as a QIData, positioned by their row ids."""
-        if row_id is None:
-            row_id = to_numpy(batch.column(0), np.int64)
+        row_id = to_numpy(batch.column(0), np.int64)
         return self.data(tuple(self.column(batch, i) for i in range(len(self.qis))), row_id)
 
     def data(self, columns: tuple[np.ndarray, ...], row_id: np.ndarray) -> QIData:
