@@ -67,6 +67,13 @@ BANDS: tuple[tuple[str, int, int | None], ...] = (
     ("5.3-10 %", 10, 19),
     ("5 % or less", 20, None),
 )
+#: the roles as the page names them
+ROLE_LABELS = (
+    ("quasi-identifiers", "qi"),
+    ("sensitive", "sensitive"),
+    ("identifiers, not released", "identifier"),
+    ("released as they are", "insensitive"),
+)
 #: at most this many bars in the class-size histogram (beyond, sizes are binned)
 SIZE_BARS = 40
 
@@ -515,7 +522,7 @@ def _columns_chart(chart: str, bars: Sequence[tuple[str, int, dict[str, Any]]], 
         f'<text x="{left - 6}" y="{top + plot_h}" text-anchor="end">0</text>',
         f'<text x="{left + plot_w / 2}" y="{height - 4}" text-anchor="middle">{esc(axis)}</text>',
     ]
-    every = max(1, math.ceil(n / 12))
+    every = max(1, math.ceil(n / 10))
     for i, (label, count, data) in enumerate(bars):
         h = plot_h * count / most
         x = left + i * step
@@ -527,7 +534,7 @@ def _columns_chart(chart: str, bars: Sequence[tuple[str, int, dict[str, Any]]], 
         if i % every == 0:
             parts.append(
                 f'<text x="{x + step / 2:.2f}" y="{top + plot_h + 14}" text-anchor="middle">'
-                f"{esc(label)}</text>"
+                f"{esc(label.split('-')[0])}</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -585,7 +592,7 @@ def _risk_section(r: Report) -> str:
             series.append(name)
     chart = _bars("risk", rows, series=series)
     table = _table(
-        ("", "records", "classes", "highest", "mean"),
+        ("", "records", "groups", "highest", "mean"),
         [
             (
                 esc(name),
@@ -640,6 +647,11 @@ def _provenance_section(r: Report) -> str:
         ("criteria", "; ".join(models) or "k-anonymity"),
         ("leftover rows", options.get("leftover")),
         ("max suppression", options.get("max_suppression")),
+        *(
+            (f"{label} ({len(names)})", ", ".join(names))
+            for label, role in ROLE_LABELS
+            if (names := [str(c.get("name")) for c in doc.get("columns", []) if c.get("role") == role])
+        ),
         ("rows in", rows.get("input")),
         ("rows released", rows.get("released")),
         ("rows suppressed", rows.get("suppressed")),
@@ -663,7 +675,11 @@ def _provenance_section(r: Report) -> str:
         ],
         (False, False, False, False, True, False),
     )
-    return f'<dl class="facts">{listing}</dl><h3>Roles of the columns</h3>{columns}'
+    return (
+        f'<dl class="facts">{listing}</dl>'
+        "<details><summary>Every column: its type, kind, weight and where its role came from</summary>"
+        f"{columns}</details>"
+    )
 
 
 def _metrics_section(e: Evaluation) -> str:
@@ -712,7 +728,9 @@ def render_page(r: Report) -> str:
             )
             for b in r.class_sizes
         ],
-        "rows in the class",
+        "rows in the class (a bar covers the sizes from its label to the next)"
+        if any(b.lo != b.hi for b in r.class_sizes)
+        else "rows in the class",
     ) + (
         f"<p>{e.classes:,} classes: smallest {e.smallest_class:,} (the k achieved), mean "
         f"{e.mean_class:,.2f}, largest {e.largest_class:,}.</p>"
