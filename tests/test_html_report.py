@@ -378,3 +378,28 @@ def test_anonymize_report_writes_nothing_on_a_failed_or_dry_run(cli, db, tmp_pat
     r = cli([*base, "-k", "4", "-o", "dry", "--sql"])
     assert r.exit_code == 0, r.stderr
     assert not out.exists()
+
+
+def test_postgresql_gives_the_page_duckdb_gives(db, postgres_url, tmp_path) -> None:
+    from helpers import to_postgres
+
+    con = duckdb.connect(str(db))
+    to_postgres(con, "patients", postgres_url)
+    con.close()
+    roles = {"qi": QIS, "sensitive": "dx", "drop": "pid", "keep": "income", "l_diversity": 2}
+    with sbc_sql.anonymize(postgres_url, "patients", 5, output="rel", **roles):
+        pass
+    duck = parsed(sbc_sql.report(str(db), "patients", "rel", curve_k=CURVE_K).html)
+    found = sbc_sql.report(postgres_url, "patients", "rel", tmp_path / "pg.html", curve_k=CURVE_K)
+    pg = parsed(found.html)
+    assert pg.charts == duck.charts
+    for chart in pg.charts:
+        got, want = pg.of(chart), duck.of(chart)
+        assert len(got) == len(want), chart
+        for g, w in zip(got, want, strict=True):
+            assert g.keys() == w.keys()
+            for key in g:
+                if re.fullmatch(r"-?[0-9.e+-]+", w[key]):
+                    assert float(g[key]) == pytest.approx(float(w[key]), abs=1e-9), (chart, key)
+                else:
+                    assert g[key] == w[key], (chart, key)
