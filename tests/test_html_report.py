@@ -403,3 +403,20 @@ def test_postgresql_gives_the_page_duckdb_gives(db, postgres_url, tmp_path) -> N
                     assert float(g[key]) == pytest.approx(float(w[key]), abs=1e-9), (chart, key)
                 else:
                     assert g[key] == w[key], (chart, key)
+
+
+def test_a_k_without_a_verified_release_is_a_gap_in_the_curve(db, monkeypatch) -> None:
+    from sbc_sql import session
+
+    real = session.publish
+
+    def publish(prepared, clustering, **kwargs):
+        if clustering.plan.k == 2:
+            raise sbc_sql.InputError("3 classes cannot keep l-diversity 2 on 'dx'")
+        return real(prepared, clustering, **kwargs)
+
+    monkeypatch.setattr(session, "publish", publish)
+    found = sbc_sql.report(str(db), "patients", "rel", curve_k=CURVE_K)
+    assert [p.k for p in found.curve] == [5, 10]
+    assert found.curve_failed == [(2, "3 classes cannot keep l-diversity 2 on 'dx'")]
+    assert "k = 2: no verified release (3 classes cannot keep l-diversity 2 on &#x27;dx&#x27;)" in found.html

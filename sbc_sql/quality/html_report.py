@@ -50,7 +50,7 @@ from typing import Any
 from .. import engines
 from ..api import _layout, _located, _tables
 from ..engines.base import Engine
-from ..errors import InputError, OutputExistsError
+from ..errors import InputError, OutputExistsError, SbcError
 from ..plan import check_writable_path, same_file
 from ..sql.templates import render
 from . import report as meanings
@@ -139,6 +139,8 @@ class Report:
     diversity: list[tuple[int, int]]
     curve: list[CurvePoint]
     curve_note: str | None
+    #: the k of the curve that gave no verified release, and why
+    curve_failed: list[tuple[int, str]] = field(default_factory=list)
     html: str = ""
     path: Path | None = None
     seconds: dict[str, float] = field(default_factory=dict)
@@ -281,10 +283,13 @@ def curve(
     ks: Sequence[int],
     own: CurvePoint,
     log: Callable[[str], None],
+    failed: list[tuple[int, str]],
 ) -> list[CurvePoint]:
     """Total NCP at each k of ``ks`` (up to half the rows), the original re-clustered with
     the release's roles, algorithm, options and criteria, each release verified and measured
-    in a transaction rolled back; ``own`` stands for the release's own k."""
+    in a transaction rolled back; ``own`` stands for the release's own k. A k without a
+    verified release (criteria it cannot keep) is added to ``failed`` with the reason (the
+    project's messages name columns and counts, never a value)."""
     from ..privacy.criteria import Criteria
     from ..session import cluster, make_options, prepare, publish
 
@@ -319,7 +324,12 @@ def curve(
             log(f"report: k={k} skipped, above half the {prepared.stats.n_rows:,} rows")
             continue
         t = time.perf_counter()
-        result = publish(prepared, cluster(prepared, prepared.plan_for(k, None, trial)), commit=False)
+        try:
+            result = publish(prepared, cluster(prepared, prepared.plan_for(k, None, trial)), commit=False)
+        except SbcError as err:  # e.g. criteria no release at this k keeps: a gap in the curve
+            log(f"report: k={k} has no verified release: {err}")
+            failed.append((k, str(err)))
+            continue
         m = result.measures
         assert m is not None
         points.append(CurvePoint(k, m.total_ncp, m.classes, m.suppressed))
@@ -353,7 +363,7 @@ def report(
     bad = [k for k in ks if k < 2]
     if bad:
         raise InputError(
-            f"curve_k holds {bad[0]}, below 2; give k values of 2 or more, e.g. --curve-k 2,5,10"
+            f"curve_k holds {bad[0]}, below 2; give k values of 2 or more, e.g. curve_k=[2, 5, 10]"
         )
     path = check_path(output, replace=replace, protected=[database]) if output is not None else None
     engine = engines.connect(database, read_only=not ks)
@@ -415,12 +425,13 @@ def _report(
     )
     note = None
     points: list[CurvePoint] = []
+    failed: list[tuple[int, str]] = []
     if ks:
         note = _curve_blocked(doc)
         if note is None:
             t = time.perf_counter()
             say(f"report: NCP against k, re-clustering at k = {', '.join(map(str, sorted(set(ks))))} ...")
-            points = curve(engine, original, doc, ks, own, say)
+            points = curve(engine, original, doc, ks, own, say, failed)
             seconds["curve"] = time.perf_counter() - t
         else:
             note = f"no curve: {note}"
@@ -439,6 +450,7 @@ def _report(
         diversity=diversity,
         curve=points,
         curve_note=note,
+        curve_failed=failed,
         seconds=seconds,
     )
 
@@ -752,6 +764,7 @@ def render_page(r: Report) -> str:
         )
     else:
         curve_html = f"<p>{esc(r.curve_note or 'no curve')}.</p>"
+    curve_html += "".join(f"<p>k = {k}: no verified release ({esc(why)}).</p>" for k, why in r.curve_failed)
     if r.sensitive is not None and r.diversity:
         figures = [
             (name, value)
