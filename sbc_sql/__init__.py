@@ -1,10 +1,10 @@
 """sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
 
 Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`,
-:func:`profile`, :func:`suggest_k`, their :class:`Result`, :class:`Evaluation`,
-:class:`Profile` and :class:`Suggestion`, and the
-errors they raise. Their errors speak in keywords (``k=2``); the command line calls the same
-functions and speaks in flags.
+:func:`profile`, :func:`suggest_k`, :func:`report` (a release's HTML report), their
+:class:`Result`, :class:`Evaluation`, :class:`Profile`, :class:`Suggestion` and
+:class:`Report`, and the errors they raise. Their errors speak in keywords (``k=2``); the
+command line calls the same functions and speaks in flags.
 
 The names are imported on first use: importing the package itself loads nothing heavy, so
 the command line can install its signal handlers before DuckDB, numpy and the kernels load
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         VerificationError,
     )
     from .quality.evaluate import Evaluation, evaluate
+    from .quality.html_report import Report, report
     from .quality.profile import Profile, profile
     from .quality.suggest import Suggestion, suggest_k
     from .session import Result, anonymize
@@ -38,6 +39,7 @@ __all__ = [
     "InputError",
     "OutputExistsError",
     "Profile",
+    "Report",
     "ResourceError",
     "Result",
     "RoleError",
@@ -48,6 +50,7 @@ __all__ = [
     "evaluate",
     "measure",
     "profile",
+    "report",
     "suggest_k",
     "verify",
 ]
@@ -57,6 +60,7 @@ __version__ = "0.1.0"
 _HOMES = {
     "Evaluation": "quality.evaluate",
     "Profile": "quality.profile",
+    "Report": "quality.html_report",
     "Result": "session",
     "Suggestion": "quality.suggest",
     "suggest_k": "quality.suggest",
@@ -64,6 +68,7 @@ _HOMES = {
     "evaluate": "quality.evaluate",
     "measure": "api",
     "profile": "quality.profile",
+    "report": "quality.html_report",
     "verify": "api",
     **dict.fromkeys(
         (
@@ -79,7 +84,7 @@ _HOMES = {
     ),
 }
 #: the functions whose errors are reworded in a Python caller's terms
-_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "suggest_k", "verify")
+_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "report", "suggest_k", "verify")
 
 
 def __getattr__(name: str) -> Any:

@@ -479,6 +479,15 @@ def anonymize_cmd(
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
+    report_file: Annotated[
+        str | None,
+        typer.Option(
+            "--report",
+            help="Also write the release's HTML report (as 'sbc-sql report' does, at its default "
+            "--curve-k) once it is verified; an existing file only with --replace. E.g. --report "
+            "report.html.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only the summary and errors: no roles, no progress.")
@@ -527,6 +536,10 @@ def anonymize_cmd(
         ProgressBar("clustering", enabled=False if quiet else None) as bar,
         _database(engine, db, spark_master, conf, needs_db=False) as database,
     ):
+        if report_file is not None and not sql:  # checked before the run, written after it
+            from .quality import html_report
+
+            html_report.check_path(report_file, replace=replace, flag="--report", protected=[db, target_db])
         result = anonymize(
             database,
             table,
@@ -575,6 +588,11 @@ def anonymize_cmd(
                 if engine.value == "spark":
                     where = {"engine": "spark", "spark-master": spark_master}
                 typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
+            if report_file is not None:
+                page = html_report.report(
+                    result.engine, result.plan.source.name, result.release, report_file, replace=replace
+                )
+                typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=as_json)
 
 
 def summary_dict(result: Result) -> dict[str, object]:
@@ -886,6 +904,55 @@ def profile_cmd(
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
     typer.echo(profile_text(result))
+
+
+@app.command("report")
+def report_cmd(
+    original: OriginalOption,
+    release: ReleaseOption,
+    output: Annotated[
+        str, typer.Option("--output", "-o", help="The HTML file to write, e.g. -o report.html.")
+    ],
+    db: ReadDbOption = None,
+    curve_k: Annotated[
+        str,
+        typer.Option(
+            help="The k the original is re-clustered at for the NCP-against-k curve (nothing is "
+            "kept), or 'none', e.g. --curve-k 2,5,10."
+        ),
+    ] = "2,5,10,25,50",
+    sensitive: Annotated[
+        str | None,
+        typer.Option(help="The sensitive column shown (default: the first the release declares)."),
+    ] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing --output file.")] = False,
+    attach: ReadAttachOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No step lines on stderr.")] = False,
+) -> None:
+    """One self-contained HTML page on a release: how it was made (its provenance), the
+    prosecutor risk before and after, NCP per QI, class sizes, total NCP against k, the
+    sensitive column's diversity per class, suppressed rows and what every figure means.
+    Names, counts and figures only: no value of any row. No script, nothing loaded.
+
+    Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html
+    """
+    from .quality import html_report
+
+    with reported():
+        if db is None:
+            raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
+        found = html_report.report(
+            db,
+            original,
+            release,
+            output,
+            curve_k=html_report.parse_curve_k(curve_k),
+            sensitive=sensitive,
+            replace=replace,
+            attach=attach or (),
+            log=None if quiet else (lambda line: typer.echo(line, err=True)),
+        )
+    typer.echo(f"wrote the report of '{release}' to {found.path}")
 
 
 @app.command("compare")

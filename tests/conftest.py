@@ -75,11 +75,14 @@ def cli():
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that needs the session's wheel is marked slow, so the fast tier never
     builds it (a forgotten marker would cost the fast tier a minute). Every test that needs
-    the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it); every
+    the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it), every
+    test that loads a page in Chromium chromium; every
     test that needs Spark is marked spark, and slow (it starts a JVM)."""
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+        if "chromium" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.chromium)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
             item.add_marker(pytest.mark.slow)
@@ -112,6 +115,21 @@ def postgres_url(postgres_cluster: pg_cluster.Cluster) -> Iterator[str]:
     postgres_cluster.sql(f"CREATE DATABASE {name}")
     yield postgres_cluster.url_of(name)
     postgres_cluster.sql(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The headless Chromium the HTML report is loaded in (tests/browser.py). Without one the
+    tests that need it are skipped, unless SBC_SQL_REQUIRE_CHROMIUM=1 (CI) fails them."""
+    import browser
+
+    found = browser.find()
+    if found is None:
+        reason = "no Chromium for the tests: install it (apt-get install chromium)"
+        if os.environ.get(browser.ENV_REQUIRE) == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -133,6 +133,8 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.evaluate(engine, "t", "none")
     # the risk before release, its combinations and greedy path on the five QIs
     sbc_sql.profile(engine, "t", **ROLES)
+    # the HTML report: its risk, class-size and diversity queries, and a curve point
+    sbc_sql.report(engine, "t", "rb", curve_k=[4])
     assert all(isinstance(s, exp.Expression) for s in engine.log)
     return [s for s in engine.log if isinstance(s, exp.Expression)]
 

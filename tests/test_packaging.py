@@ -30,6 +30,12 @@ def test_the_wheel_contains_every_template(wheel):
     assert "sbc-sql = sbc_sql.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+@pytest.mark.slow
+def test_the_wheel_contains_the_report_page(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "sbc_sql/quality/report.html" in names and "sbc_sql/quality/html_report.py" in names
+
+
 def _installed(wheel: Path, tmp_path: Path) -> Path:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)

@@ -1,0 +1,422 @@
+"""The HTML report (sbc-sql report, anonymize --report, sbc_sql.report): its figures are
+evaluate's and profile's, it holds no cell value and loads nothing, it runs in a real
+headless Chromium without a console error, and its files are written atomically."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import browser
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+import sbc_sql
+from sbc_sql.quality import html_report
+
+QIS = ["age", "zip", "sex"]
+CURVE_K = (2, 5, 10)
+N = 240
+
+
+def patients() -> pd.DataFrame:
+    """Rows whose text values are tokens no figure or word of the page can hold."""
+    rng = np.random.default_rng(7)
+    return pd.DataFrame(
+        {
+            "pid": [f"PID{i:05d}QQ" for i in range(N)],
+            "age": rng.integers(18, 90, N).astype(int),
+            "zip": [f"ZQ{z:04d}X" for z in rng.integers(0, 30, N)],
+            "sex": [("sexqF", "sexqM")[s] for s in rng.integers(0, 2, N)],
+            "income": (104729 + 7919 * rng.integers(0, 40, N)).astype(int),
+            "dx": [f"dxq{d}_zz" for d in rng.integers(0, 6, N)],
+        }
+    )
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A database file with 'patients' and its release 'rel' (k=5, 2-diverse on dx)."""
+    path = tmp_path / "clinic.duckdb"
+    con = duckdb.connect(str(path))
+    frame = patients()
+    con.register("frame", frame)
+    con.execute("CREATE TABLE patients AS SELECT * FROM frame")
+    con.unregister("frame")
+    con.close()
+    with sbc_sql.anonymize(
+        str(path),
+        "patients",
+        5,
+        qi=QIS,
+        sensitive="dx",
+        drop="pid",
+        keep="income",
+        output="rel",
+        l_diversity=2,
+    ):
+        pass
+    return path
+
+
+class Marks(HTMLParser):
+    """Every element with data-* attributes, and every reference an element makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marks: list[tuple[str, dict[str, str]]] = []
+        self.refs: list[str] = []
+        self.charts: list[str] = []
+        self.chart: str | None = None
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "svg" and "data-chart" in a:
+            self.chart = a["data-chart"]
+            self.charts.append(self.chart)
+        if tag == "script":
+            self.scripts += 1
+        self.refs += [a[k] for k in ("src", "href", "xlink:href") if k in a]
+        data = {k[5:]: v for k, v in a.items() if k.startswith("data-") and k != "data-chart"}
+        if data:
+            self.marks.append((self.chart or "", {**data, "tag": tag, "class": a.get("class", "")}))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "svg":
+            self.chart = None
+
+    def of(self, chart: str) -> list[dict[str, str]]:
+        return [m for c, m in self.marks if c == chart and "mark" in m["class"].split()]
+
+
+def parsed(text: str) -> Marks:
+    p = Marks()
+    p.feed(text)
+    return p
+
+
+@pytest.fixture
+def made(db: Path, tmp_path: Path) -> tuple[html_report.Report, Marks]:
+    out = tmp_path / "report.html"
+    found = sbc_sql.report(str(db), "patients", "rel", out, curve_k=CURVE_K)
+    text = out.read_text(encoding="utf-8")
+    assert text == found.html
+    return found, parsed(text)
+
+
+def test_the_figures_are_evaluates_and_profiles(made, db) -> None:
+    found, page = made
+    e = sbc_sql.evaluate(str(db), "patients", "rel", sensitive="dx", queries=0)
+    p = sbc_sql.profile(str(db), "patients", qi=QIS, sensitive="dx", drop="pid", keep="income")
+    assert p.risk is not None
+    # NCP per QI and total
+    ncp = {m["qi"]: float(m["value"]) for m in page.of("ncp")}
+    assert ncp == pytest.approx(e.ncp) and set(ncp) == set(QIS)
+    (total,) = [m for _, m in page.marks if "total-ncp" in m]
+    assert float(total["total-ncp"]) == pytest.approx(e.total_ncp)
+    # risk before: profile's figures on the raw QIs
+    before = [m for m in page.of("risk") if m["series"] == "before"]
+    after = [m for m in page.of("risk") if m["series"] == "after"]
+    assert len(before) == len(after) == len(html_report.BANDS)
+    assert sum(int(m["records"]) for m in before) == sum(int(m["records"]) for m in after) == N
+    shares = [float(m["share"]) for m in before]
+    assert sum(shares[:3]) == pytest.approx(p.risk.prosecutor_above_20)  # classes of fewer than 5
+    assert sum(shares[:4]) == pytest.approx(p.risk.prosecutor_above_10)  # fewer than 10
+    assert sum(shares[:5]) == pytest.approx(p.risk.prosecutor_above_5)  # fewer than 20
+    assert int(before[0]["records"]) == p.risk.unique_records
+    risk = {(m["risk"], k): m[k] for _, m in page.marks if "risk" in m for k in ("highest", "mean") if k in m}
+    high_before = next(v for (who, k), v in risk.items() if who.startswith("before") and k == "highest")
+    mean_before = next(v for (who, k), v in risk.items() if who.startswith("before") and k == "mean")
+    assert float(high_before) == pytest.approx(p.risk.prosecutor_highest)
+    assert float(mean_before) == pytest.approx(p.risk.prosecutor_mean)
+    # risk after: no record above 1/k; the release's tuples
+    assert all(int(m["records"]) == 0 for m in after[:3])  # k = 5: nobody in a class under 5
+    high_after = next(v for (who, k), v in risk.items() if who.startswith("after") and k == "highest")
+    mean_after = next(v for (who, k), v in risk.items() if who.startswith("after") and k == "mean")
+    assert float(high_after) <= 1 / e.smallest_class + 1e-12
+    assert float(mean_after) == pytest.approx(e.tuples / e.released)
+    # class sizes
+    sizes = page.of("sizes")
+    assert sum(int(m["classes"]) for m in sizes) == e.classes
+    assert int(sizes[0]["lo"]) == e.smallest_class and int(sizes[-1]["hi"]) == e.largest_class
+    assert sum(int(m["classes"]) for m in sizes if int(m["lo"]) == e.smallest_class) > 0
+    # the curve: every k asked and the release's own, marked, with its own figure
+    curve = page.of("curve")
+    assert sorted(int(m["k"]) for m in curve) == sorted({*CURVE_K, 5})
+    (own,) = [m for m in curve if m["own"] == "1"]
+    assert int(own["k"]) == 5 and float(own["ncp"]) == pytest.approx(e.total_ncp)
+    ncps = [float(m["ncp"]) for m in sorted(curve, key=lambda m: int(m["k"]))]
+    assert ncps[0] <= ncps[-1]
+    # the sensitive column: diversity per class, and evaluate's l
+    diversity = page.of("diversity")
+    assert sum(int(m["classes"]) for m in diversity) == e.classes
+    assert min(int(m["values"]) for m in diversity) == e.l_diversity >= 2
+    figures = {m["figure"]: float(m["value"]) for _, m in page.marks if "figure" in m}
+    assert figures["l-diversity"] == e.l_diversity
+    assert figures["t-closeness"] == pytest.approx(e.t_closeness)
+    assert found.sensitive == "dx"
+
+
+def test_the_page_holds_no_value_and_loads_nothing(made) -> None:
+    found, page = made
+    text = found.html
+    assert "http://" not in text and "https://" not in text
+    assert "<script" not in text.lower() and page.scripts == 0
+    assert page.refs == []  # no src, no href: nothing to load
+    assert '<meta name="viewport"' in text
+    frame = patients()
+    for column in ("pid", "zip", "sex", "dx", "income"):
+        for value in {str(v) for v in frame[column]}:
+            assert value not in text, (column, value)
+    for column in ("age", "zip", "sex", "dx", "income", "pid"):
+        assert column in text  # names are shown
+    # every metric's meaning, from report.GROUPS
+    assert "lower is better" in text and "share of a QI" in text
+
+
+def test_names_are_escaped(tmp_path) -> None:
+    con = duckdb.connect()
+    con.execute('CREATE TABLE t ("<b>a&g</b>" INTEGER, "zip" VARCHAR)')
+    con.execute("INSERT INTO t SELECT i % 50, 'z' || (i % 7) FROM range(120) AS r(i)")
+    sbc_sql.anonymize(con, "t", 4, output="r")
+    found = sbc_sql.report(con, "t", "r", curve_k=None)
+    assert "<b>a&g</b>" not in found.html and "&lt;b&gt;a&amp;g&lt;/b&gt;" in found.html
+    assert found.curve == [] and "no curve asked" in found.html
+    assert "The release declares no sensitive column." in found.html
+
+
+def test_the_curve_keeps_nothing(db, tmp_path) -> None:
+    con = duckdb.connect(str(db))
+    objects = sorted(con.execute("SELECT table_name FROM information_schema.tables").fetchall())
+    con.close()
+    sbc_sql.report(str(db), "patients", "rel", curve_k=[2, 3, 1000])  # 1000: above half the rows
+    con = duckdb.connect(str(db))
+    assert sorted(con.execute("SELECT table_name FROM information_schema.tables").fetchall()) == objects
+    con.close()
+
+
+def test_a_release_without_provenance_has_a_page_without_curve(db) -> None:
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE copy AS SELECT * FROM rel")
+    con.close()
+    found = sbc_sql.report(str(db), "patients", "copy")
+    assert found.curve == [] and "no provenance" in found.html
+    assert found.evaluation.classes > 0
+
+
+def test_api_errors_speak_python(db) -> None:
+    with pytest.raises(sbc_sql.InputError, match=r"curve_k"):
+        sbc_sql.report(str(db), "patients", "rel", curve_k=[1])
+
+
+# ---------------------------------------------------------------------------------------
+# in a real browser
+
+CHARTS_JS = (
+    "JSON.stringify(Object.fromEntries([...document.querySelectorAll('svg[data-chart]')]"
+    ".map(s => [s.dataset.chart, s.querySelectorAll('.mark').length])))"
+)
+
+
+def test_the_page_runs_clean_in_chromium(made, chromium, tmp_path) -> None:
+    found, page = made
+    assert found.path is not None
+    loaded = browser.open_page(
+        chromium,
+        found.path,
+        evaluate={
+            "charts": CHARTS_JS,
+            "drawn": "[...document.querySelectorAll('svg .mark')]"
+            ".filter(m => m.getBoundingClientRect().height > 0).length",
+        },
+    )
+    assert loaded.errors == []
+    assert loaded.requests == [found.path.resolve().as_uri()]  # the file itself, nothing more
+    counts = __import__("json").loads(loaded.values["charts"])
+    assert counts == {
+        "risk": 2 * len(html_report.BANDS),
+        "ncp": len(QIS),
+        "sizes": len(found.class_sizes),
+        "curve": len(found.curve),
+        "diversity": len(found.diversity),
+    }
+    assert counts == {chart: len(page.of(chart)) for chart in page.charts}
+    assert loaded.values["drawn"] > 0
+    shot = tmp_path / "report.png"
+    shot.write_bytes(loaded.screenshot)
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_the_page_fits_a_phone(made, chromium) -> None:
+    found, _ = made
+    loaded = browser.open_page(
+        chromium,
+        found.path,
+        width=390,
+        height=800,
+        mobile=True,
+        full_page=False,
+        evaluate={
+            "wide": "document.documentElement.scrollWidth",
+            "svg": "Math.max(...[...document.querySelectorAll('svg.chart')]"
+            ".map(s => s.getBoundingClientRect().width))",
+        },
+    )
+    assert loaded.errors == []
+    assert loaded.values["wide"] <= 390 and loaded.values["svg"] <= 390
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<script>notAFunction();</script>",
+        "<script>console.error('broken');</script>",
+    ],
+)
+def test_the_detector_sees_a_script_error(chromium, tmp_path, body) -> None:
+    bad = tmp_path / "bad.html"
+    bad.write_text(f"<!DOCTYPE html><html><body><p>x</p>{body}</body></html>", encoding="utf-8")
+    assert len(browser.open_page(chromium, bad).errors) == 1
+
+
+# ---------------------------------------------------------------------------------------
+# the command line
+
+
+def test_report_writes_the_file_and_says_where(cli, db, tmp_path) -> None:
+    out = tmp_path / "page.html"
+    r = cli(
+        ["report", "--db", db, "--original", "patients", "--release", "rel", "-o", out, "--curve-k", "2,4"]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.strip().splitlines() == [f"wrote the report of 'rel' to {out}"]
+    assert "report: k=2" in r.stderr and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_missing_release_is_one_error_naming_it(cli, db, tmp_path) -> None:
+    out = tmp_path / "page.html"
+    r = cli(["report", "--db", db, "--original", "patients", "--release", "nope", "-o", out])
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "Error: table or view 'nope' does not exist in the database; pass an existing one with --release"
+    ]
+    assert not out.exists()
+
+
+def test_an_existing_output_is_replaced_only_when_asked(cli, db, tmp_path) -> None:
+    out = tmp_path / "page.html"
+    out.write_text("mine", encoding="utf-8")
+    args = [
+        "report",
+        "--db",
+        db,
+        "--original",
+        "patients",
+        "--release",
+        "rel",
+        "-o",
+        out,
+        "--curve-k",
+        "none",
+    ]
+    r = cli(args)
+    assert r.exit_code == 1 and r.stderr.strip().splitlines() == [
+        f"Error: --output '{out}' already exists; pass --replace to overwrite it or choose another --output"
+    ]
+    assert out.read_text(encoding="utf-8") == "mine"
+    r = cli([*args, "--replace"])
+    assert r.exit_code == 0, r.stderr
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    r = cli([*args[:-4], "-o", db, "--replace", "--curve-k", "none"])
+    assert r.exit_code == 1 and "which the run reads" in r.stderr
+
+
+def test_an_interrupted_write_leaves_nothing(cli, db, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "page.html"
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(html_report.os, "replace", interrupted)
+    r = cli(["report", "--db", db, "--original", "patients", "--release", "rel", "-o", out])
+    assert r.exit_code == 130
+    assert sorted(p.name for p in tmp_path.iterdir()) == [db.name]
+
+
+def test_bad_curve_k_is_one_error(cli, db, tmp_path) -> None:
+    r = cli(
+        ["report", "--db", db, "--original", "patients", "--release", "rel", "-o", tmp_path / "p.html"]
+        + ["--curve-k", "2,x"]
+    )
+    assert r.exit_code == 1 and re.fullmatch(r"Error: --curve-k '2,x': 'x' is not a k .*\n", r.stderr)
+
+
+def test_anonymize_report_writes_it_after_a_verified_run(cli, db, tmp_path) -> None:
+    out = tmp_path / "run.html"
+    args = ["anonymize", "--db", db, "-t", "patients", "-k", "4", "--qi", "age,zip", "--drop", "pid"]
+    args += ["--keep", "sex,income", "--sensitive", "dx", "-o", "rel4", "--report", out, "-q"]
+    r = cli(args)
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == f"wrote the report of 'rel4' to {out}"
+    text = out.read_text(encoding="utf-8")
+    assert "rel4" in text and len(parsed(text).of("ncp")) == 2
+
+
+def test_anonymize_report_writes_nothing_on_a_failed_or_dry_run(cli, db, tmp_path) -> None:
+    out = tmp_path / "run.html"
+    base = ["anonymize", "--db", db, "-t", "patients", "--qi", "age,zip", "--drop", "pid"]
+    base += ["--keep", "sex,income", "--sensitive", "dx", "--report", out, "-q"]
+    r = cli([*base, "-k", "4", "-o", "rel"])  # 'rel' exists: the run fails
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ")
+    r = cli([*base, "-k", "1000", "-o", "big"])  # k above the rows
+    assert r.exit_code == 1 and r.stderr.startswith("Error: ")
+    r = cli([*base, "-k", "4", "-o", "dry", "--sql"])
+    assert r.exit_code == 0, r.stderr
+    assert not out.exists()
+
+
+def test_postgresql_gives_the_page_duckdb_gives(db, postgres_url, tmp_path) -> None:
+    from helpers import to_postgres
+
+    con = duckdb.connect(str(db))
+    to_postgres(con, "patients", postgres_url)
+    con.close()
+    roles = {"qi": QIS, "sensitive": "dx", "drop": "pid", "keep": "income", "l_diversity": 2}
+    with sbc_sql.anonymize(postgres_url, "patients", 5, output="rel", **roles):
+        pass
+    duck = parsed(sbc_sql.report(str(db), "patients", "rel", curve_k=CURVE_K).html)
+    found = sbc_sql.report(postgres_url, "patients", "rel", tmp_path / "pg.html", curve_k=CURVE_K)
+    pg = parsed(found.html)
+    assert pg.charts == duck.charts
+    for chart in pg.charts:
+        got, want = pg.of(chart), duck.of(chart)
+        assert len(got) == len(want), chart
+        for g, w in zip(got, want, strict=True):
+            assert g.keys() == w.keys()
+            for key in g:
+                if re.fullmatch(r"-?[0-9.e+-]+", w[key]):
+                    assert float(g[key]) == pytest.approx(float(w[key]), abs=1e-9), (chart, key)
+                else:
+                    assert g[key] == w[key], (chart, key)
+
+
+def test_a_k_without_a_verified_release_is_a_gap_in_the_curve(db, monkeypatch) -> None:
+    from sbc_sql import session
+
+    real = session.publish
+
+    def publish(prepared, clustering, **kwargs):
+        if clustering.plan.k == 2:
+            raise sbc_sql.InputError("3 classes cannot keep l-diversity 2 on 'dx'")
+        return real(prepared, clustering, **kwargs)
+
+    monkeypatch.setattr(session, "publish", publish)
+    found = sbc_sql.report(str(db), "patients", "rel", curve_k=CURVE_K)
+    assert [p.k for p in found.curve] == [5, 10]
+    assert found.curve_failed == [(2, "3 classes cannot keep l-diversity 2 on 'dx'")]
+    assert "k = 2: no verified release (3 classes cannot keep l-diversity 2 on &#x27;dx&#x27;)" in found.html
