@@ -4,6 +4,7 @@ it, and a file that cannot be used is one Error: line with nothing written."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -187,3 +188,19 @@ def test_a_password_in_the_file_is_never_printed(tmp_path) -> None:
     assert res.exit_code == 1, res.stderr
     assert "s3cret" not in res.stdout + res.stderr
     assert json.loads(res.stdout)["error"]["kind"] in ("engine", "input")
+
+
+def test_the_readmes_example_file_runs(clinic, tmp_path, monkeypatch) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = re.search(r"## Config file.*?```toml\n(.*?)```", readme, re.S)
+    assert example is not None
+    monkeypatch.chdir(tmp_path)  # the example's out-file is written beside it
+    path = write(tmp_path, example.group(1).replace('"clinic.duckdb"', json.dumps(str(clinic))))
+    made = run_cli(["anonymize", "--config", path, "-q"])
+    assert made.exit_code == 0, made.stderr
+    doc = json.loads(made.stdout)
+    assert (doc["release"], doc["k"], doc["criteria"]["asked"]["l_diversity"]) == ("patients_public", 10, 3)
+    assert (tmp_path / "patients_public.parquet").exists()
+    checked = run_cli(["verify", "--config", path])
+    assert checked.exit_code == 0, checked.stderr
+    assert "10-anonymous, distinct l-diversity" in checked.stdout
