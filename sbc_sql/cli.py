@@ -73,6 +73,7 @@ def _load_config(ctx: typer.Context, value: str | None) -> None:
     try:
         given = config.default_map(value, str(ctx.command.name), known)
     except config.ConfigError as err:
+        _settings["json"] = _settings["json"] or config.asks_json(value, str(ctx.command.name))
         raise ConfigFileError(str(err)) from None
     ctx.default_map = {**(ctx.default_map or {}), **given}
     if given.get("as_json") is True:

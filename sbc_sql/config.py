@@ -114,6 +114,18 @@ def read(path: str) -> dict[str, Any]:
         ) from None
 
 
+def asks_json(path: str, command: str) -> bool:
+    """Whether a file that cannot be used still says ``json = true`` for ``command`` (so
+    that its error is printed as a JSON document): False when it cannot be read at all."""
+    try:
+        doc = read(path)
+    except ConfigError:
+        return False
+    section = doc.get(command)
+    value = section.get("json", doc.get("json")) if isinstance(section, dict) else doc.get("json")
+    return value is True
+
+
 def default_map(path: str, command: str, commands: Mapping[str, Mapping[str, Setting]]) -> dict[str, Any]:
     """The values the file gives ``command``, keyed by parameter name (click's default_map),
     the command's table over the top level. ``commands`` holds every command's settings, so

@@ -146,3 +146,30 @@ def test_docs_name_every_key_of_every_schema() -> None:
     for command in documents.VERSIONS:
         missing = keys(documents.schema(command)) - named
         assert not missing, (command, missing)
+
+
+@pytest.mark.parametrize(
+    ("raised", "kind", "code"),
+    [(KeyboardInterrupt(), "interrupted", 130), (RuntimeError("CELL-secret"), "internal", 1)],
+)
+def test_an_interruption_and_a_fault_under_json_are_documents(
+    clinic, monkeypatch, raised, kind, code
+) -> None:
+    def stop(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr("sbc_sql.cli.profile", stop)
+    res = run_cli(["profile", "--db", clinic, "-t", "patients", "--json"])
+    assert res.exit_code == code
+    doc = check("profile", res.stdout)
+    assert doc["error"]["kind"] == kind and "CELL" not in res.stdout + res.stderr
+
+
+def test_a_usage_error_in_a_commands_body_and_a_config_asking_json(clinic, tmp_path) -> None:
+    pair = ["--db", clinic, "--original", "patients", "--release", "rel"]
+    res = run_cli(["measure", *pair, "--spark-master", "local[1]", "--json"])
+    assert res.exit_code == 2 and check("measure", res.stdout)["error"]["kind"] == "usage"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("json = true\n[measure]\nqi = []\n")  # json asked in the file that fails
+    res = run_cli(["measure", "--config", bad, *pair])
+    assert res.exit_code == 2 and check("measure", res.stdout)["error"]["kind"] == "config"
