@@ -6,7 +6,11 @@ SIGTERM (raised as KeyboardInterrupt by the entry point, ``__main__.py``) is one
 exit code 130, once the run has rolled back and removed what it made; any other exception
 is one ``Error: internal error`` line naming its type, never its message (which may quote
 the data). ``--debug`` adds the stack. Exit codes: 0 success, 1 error, 2 usage, 130
-interrupted.
+interrupted. Under ``--json`` each of those ends is also a JSON document on stdout
+(:mod:`sbc_sql.documents`).
+
+Every command is an :class:`SbcCommand`: it takes ``--config FILE.toml``, whose values
+become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file.
 """
 
 from __future__ import annotations
