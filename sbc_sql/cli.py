@@ -6,12 +6,17 @@ SIGTERM (raised as KeyboardInterrupt by the entry point, ``__main__.py``) is one
 exit code 130, once the run has rolled back and removed what it made; any other exception
 is one ``Error: internal error`` line naming its type, never its message (which may quote
 the data). ``--debug`` adds the stack. Exit codes: 0 success, 1 error, 2 usage, 130
-interrupted.
+interrupted. Under ``--json`` each of those ends is also a JSON document on stdout
+(:mod:`sbc_sql.documents`).
+
+Every command is an :class:`SbcCommand`: it takes ``--config FILE.toml``, whose values
+become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import json
 import sys
@@ -21,13 +26,15 @@ from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, TypedDict
 
 import typer
+import typer.core
+import typer.main
 
-from . import __version__, api
+from . import __version__, api, config, documents
 from . import plan as planning
 from .__main__ import INTERRUPTED
 from .cluster import registry
 from .engines import ENGINES
-from .errors import SbcError
+from .errors import EngineError, ResourceError, SbcError, VerificationError
 from .hierarchies import parse_hierarchy_options
 from .plan import LEFTOVER_MODES, MODES, parse_weights
 from .privacy.criteria import Criteria
@@ -39,7 +46,118 @@ from .quality.profile import text as profile_text
 from .session import Result, anonymize
 from .warehouse import DIALECTS
 
-app = typer.Typer(
+#: the run's switches that are not a command's options: --debug (the app's callback), the
+#: command running and whether it answers in JSON (set as its options are read)
+_settings: dict[str, Any] = {"debug": False, "command": None, "json": False}
+
+#: click's base of every usage error, from the click that this typer runs on
+_ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
+class ConfigFileError(typer.BadParameter):
+    """The --config file cannot be used: one ``Error:`` line (no usage text), exit code 2."""
+
+    def format_message(self) -> str:
+        return self.message
+
+    def show(self, file: Any = None) -> None:
+        typer.echo(f"Error: {self.message}", err=True)
+
+
+def _load_config(ctx: typer.Context, value: str | None) -> None:
+    """--config's callback, run before the other options are read: the file's values become
+    the command's defaults (click's default_map), so a flag given wins over the file."""
+    if value is None:
+        return
+    group = ctx.parent.command if ctx.parent is not None else None
+    commands = getattr(group, "commands", None) or {ctx.command.name: ctx.command}
+    known = {name: config.settings(command.params) for name, command in commands.items()}
+    try:
+        given = config.default_map(value, str(ctx.command.name), known)
+    except config.ConfigError as err:
+        _settings["json"] = _settings["json"] or config.asks_json(value, str(ctx.command.name))
+        raise ConfigFileError(str(err)) from None
+    ctx.default_map = {**(ctx.default_map or {}), **given}
+    if given.get("as_json") is True:
+        _settings["json"] = True
+
+
+def _config_option() -> Any:
+    """The --config option every command takes, made by typer as any other option."""
+    holder = typer.Typer()
+
+    @holder.command()
+    def _holder(
+        config: Annotated[
+            str | None,
+            typer.Option(
+                "--config",
+                metavar="FILE.toml",
+                is_eager=True,
+                expose_value=False,
+                callback=_load_config,
+                help="Read options from a TOML file: keys named as the long options (k = 5, "
+                'qi = ["age", "zip"]), shared at the top or in a [command] table; flags given '
+                "win over the file. E.g. --config sbc.toml.",
+            ),
+        ] = None,
+    ) -> None:
+        pass
+
+    return typer.main.get_command(holder).params[0]
+
+
+class SbcCommand(typer.core.TyperCommand):
+    """Every command: --config added to its options, and under --json an error that stops it
+    before its body runs (a usage or config error) printed as a JSON document too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(_config_option())
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        _settings.update(command=self.name, json="--json" in args)
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _ClickException as err:
+            _usage_json(err)
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        _settings["json"] = bool(ctx.params.get("as_json"))
+        try:
+            return super().invoke(ctx)
+        except _ClickException as err:
+            _usage_json(err)
+            raise
+
+
+def _usage_json(err: Exception) -> None:
+    kind = "config" if isinstance(err, ConfigFileError) else "usage"
+    message: str = err.format_message()  # type: ignore[attr-defined]
+    _emit_error(kind, message)
+
+
+def _emit_error(kind: str, message: str, **fields: Any) -> None:
+    """Under --json, an error as the command's JSON document on stdout (its Error: line
+    goes to stderr as always)."""
+    command = _settings["command"]
+    if _settings["json"] and command in documents.VERSIONS:
+        typer.echo(documents.dumps(documents.error(command, kind, message, **fields)))
+
+
+class SbcTyper(typer.Typer):
+    """typer.Typer whose commands are :class:`SbcCommand`, so that a command added later
+    takes --config and answers errors in JSON with no code of its own."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", SbcCommand)
+        return super().command(*args, **kwargs)
+
+
+app = SbcTyper(
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -55,10 +173,6 @@ def _print_version(value: bool) -> None:
     if value:
         typer.echo(f"sbc-sql {__version__}")
         raise typer.Exit()
-
-
-#: the run's switches that are not a command's options (set by the app's callback)
-_settings = {"debug": False}
 
 
 @app.callback()
@@ -90,19 +204,34 @@ def reported(interrupted: str = INTERRUPTED) -> Iterator[None]:
     except SbcError as err:
         _stack()
         typer.echo(f"Error: {err}", err=True)
+        _emit_error(_kind(err), str(err))
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         _stack()
         typer.echo(interrupted, err=True)
+        _emit_error("interrupted", interrupted)
         raise typer.Exit(130) from None
     except Exception as err:
         _stack()
-        typer.echo(
-            f"Error: internal error: {type(err).__name__}; rerun with --debug to see where it "
-            "happened (its message is not shown, as it may quote the data)",
-            err=True,
+        message = (
+            f"internal error: {type(err).__name__}; rerun with --debug to see where it "
+            "happened (its message is not shown, as it may quote the data)"
         )
+        typer.echo(f"Error: {message}", err=True)
+        _emit_error("internal", message)
         raise typer.Exit(1) from None
+
+
+def _kind(err: SbcError) -> str:
+    """An sbc-sql error's kind in a JSON error document."""
+    for cls, kind in (
+        (VerificationError, "verification"),
+        (ResourceError, "resource"),
+        (EngineError, "engine"),
+    ):
+        if isinstance(err, cls):
+            return kind
+    return "input"
 
 
 def _stack() -> None:
@@ -596,18 +725,22 @@ def anonymize_cmd(
 
 
 def summary_dict(result: Result) -> dict[str, object]:
+    """The run's summary, ``anonymize --json``'s document (and what sbc.anonymize returns)."""
     m = result.measures
     assert m is not None
-    return {
-        "release": result.release,
-        "view": result.view,
-        "k": result.plan.k,
-        "mode": result.mode,
-        **m.as_dict(),
-        **({"criteria": _criteria_dict(result)} if result.criteria else {}),
-        **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
-        "seconds": {s: round(t, 4) for s, t in result.timings.items()},
-    }
+    return documents.document(
+        "anonymize",
+        {
+            "release": result.release,
+            "view": result.view,
+            "k": result.plan.k,
+            "mode": result.mode,
+            **m.as_dict(),
+            **({"criteria": _criteria_dict(result)} if result.criteria else {}),
+            **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
+            "seconds": {s: round(t, 4) for s, t in result.timings.items()},
+        },
+    )
 
 
 def _criteria_dict(result: Result) -> dict[str, object]:
@@ -651,12 +784,19 @@ def _criteria_lines(result: Result) -> list[str]:
     return [f"  verified {result.criteria.describe()} on {columns}: achieved " + ", ".join(shown), *lines]
 
 
+def _shown(database: str) -> str:
+    """A database as messages name it: a URL without its password."""
+    from .engines.postgres import looks_like_url, shown_url
+
+    return shown_url(database) if looks_like_url(database) else database
+
+
 def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
     plan = result.plan
-    db = "".join(f" --{flag} {value}" for flag, value in (where or {}).items())
+    db = "".join(f" --{flag} {_shown(value)}" for flag, value in (where or {}).items())
     exported = []
     if result.exported is not None:
         fmt = planning.export_format(result.exported)
@@ -716,13 +856,32 @@ def measure_cmd(
     with reported(), _database(engine, db, spark_master, conf) as database:
         m = api.measure(database, original, release, attach=attach or ())
     if as_json:
-        typer.echo(json.dumps(m.as_dict(), indent=2))
+        typer.echo(documents.dumps(measure_dict(m)))
         return
     typer.echo(f"rows {m.n_rows}, released {m.released}, suppressed {m.suppressed}")
     typer.echo(f"classes {m.classes}, smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}")
     typer.echo(f"total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}")
     for q, v in m.ncp.items():
         typer.echo(f"  NCP {q}: {v:.4f}")
+
+
+def measure_dict(m: Any) -> dict[str, Any]:
+    """``measure --json``'s document (and what sbc.measure returns)."""
+    return documents.document("measure", m.as_dict())
+
+
+def verify_dict(verdict: Any) -> dict[str, Any]:
+    """``verify --json``'s document (and what sbc.verify returns): ok false with an error of
+    kind verification, whose message is the first problem, when the release fails."""
+    fields = {
+        "k": verdict.k,
+        "problems": list(verdict.problems),
+        "facts": dict(verdict.facts),
+        "notes": list(verdict.notes),
+    }
+    if verdict.ok:
+        return documents.document("verify", fields)
+    return documents.error("verify", "verification", verdict.problems[0], **fields)
 
 
 #: exit code of a release that fails verification (1 is bad input, 2 typer's usage errors)
@@ -744,6 +903,7 @@ def verify_cmd(
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
     """Check RELEASE against ORIGINAL as an auditor: exit 0 if it passes, 3 if it fails
     (one Error line per problem), 1 on bad input (a missing database, table or view), 2 on a
@@ -772,6 +932,10 @@ def verify_cmd(
             beta_basic=beta_basic,
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
+    if as_json:
+        typer.echo(documents.dumps(verify_dict(verdict)))
+    if verdict.ok and as_json:
+        return
     if verdict.ok:
         facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
         asked = Criteria(l_diversity, l_model.value, t_closeness, beta_likeness, beta_basic).describe()
@@ -854,7 +1018,7 @@ def evaluate_cmd(
             beta_basic=beta_basic,
         )
     if as_json:
-        typer.echo(json.dumps(report.grouped(result), indent=2))
+        typer.echo(documents.dumps(documents.document("evaluate", report.grouped(result))))
         return
     typer.echo(report.text(result))
 
@@ -901,7 +1065,7 @@ def profile_cmd(
             log=None if quiet else (lambda line: typer.echo(line, err=True)),
         )
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2))
+        typer.echo(documents.dumps(documents.document("profile", result.as_dict())))
         return
     typer.echo(profile_text(result))
 
@@ -990,6 +1154,9 @@ def compare_cmd(
     t_closeness: TClosenessOption = None,
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the rows as one JSON document at the end, no table.")
+    ] = False,
 ) -> None:
     """One row per (algorithm, k): NCP, utility, classes, distinct tuples, suppressed, time.
 
@@ -1002,8 +1169,8 @@ def compare_cmd(
         ks = cmp.parse_ks(k)
         # the outputs are checked before any work, so that none is lost for the want of one
         cmp.check_outputs(csv_path, plot)
-        header = cmp.table_text([]).splitlines()[0]
-        typer.echo(header)
+        if not as_json:
+            typer.echo(cmp.table_text([]).splitlines()[0])
         rows = cmp.compare(
             db,
             table,
@@ -1014,12 +1181,15 @@ def compare_cmd(
             **_roles(qi, sensitive, drop, keep),
             hierarchies=parse_hierarchy_options(hierarchy),
             max_suppression=max_suppression,
-            on_row=lambda r: typer.echo(cmp.table_text([r]).splitlines()[1]),
+            on_row=None if as_json else (lambda r: typer.echo(cmp.table_text([r]).splitlines()[1])),
         )
         if csv_path:
             cmp.write_csv(rows, csv_path)
         if plot:
             cmp.plot(rows, plot, title=f"{table}: total NCP against k")
+    if as_json:
+        found = [dataclasses.asdict(r) for r in rows]
+        typer.echo(documents.dumps(documents.document("compare", {"table": table, "rows": found})))
 
 
 Domain = enum.Enum("Domain", {n: n for n in suggest.DOMAIN}, type=str)  # type: ignore[misc]
@@ -1109,7 +1279,7 @@ def suggest_k_cmd(
             log=lambda line: typer.echo(line, err=True) if line.startswith("warning: ") else None,
         )
     if as_json:
-        typer.echo(json.dumps(found.as_dict(), indent=2))
+        typer.echo(documents.dumps(documents.document("suggest-k", found.as_dict())))
         return
     typer.echo(suggest.text(found))
 
@@ -1267,6 +1437,7 @@ def cluster_cmd(
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary and errors.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Cluster TABLE and write each row's class id (row_id, eq_class; eq_class < 0: suppressed)
     for the SQL that 'sbc-sql sql' prints; nothing is written to the database.
@@ -1306,6 +1477,10 @@ def cluster_cmd(
                 beta_basic=beta_basic,
             ),
         )
+    if as_json:
+        summary = {"out": out, "rows": rows, "suppressed": suppressed}
+        typer.echo(documents.dumps(documents.document("cluster", summary)))
+        return
     typer.echo(f"wrote {rows:,} class ids ({suppressed:,} rows suppressed) to {out}")
 
 

@@ -171,21 +171,18 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         beta_likeness=a["beta_likeness"],
         beta_basic=bool(a["beta_basic"]),
     )
-    return {
-        "ok": verdict.ok,
-        "k": verdict.k,
-        "problems": list(verdict.problems),
-        "facts": verdict.facts,
-        "notes": list(verdict.notes),
-    }
+    from .cli import verify_dict
+
+    return verify_dict(verdict)
 
 
 def _measure(engine: Any, **a: Any) -> dict[str, object]:
     from .api import measure
+    from .cli import measure_dict
     from .plan import parse_weights
 
     weights = parse_weights(a["weights"]) if a["weights"] else None
-    return measure(engine, a["original"], a["release"], weights=weights).as_dict()
+    return measure_dict(measure(engine, a["original"], a["release"], weights=weights))
 
 
 def _version(engine: Any) -> dict[str, object]:

@@ -84,6 +84,7 @@ def test_a_release_written_from_sql_is_the_one_the_command_line_writes(pl: str) 
     assert json.loads(checked)["ok"] is True
     (measured,) = sql(pl, "SELECT sbc.measure('t', 'r')")[0]
     inside, outside_measures = json.loads(measured), sbc_sql.measure(pl, "t", "r").as_dict()
+    assert (inside.pop("schema"), inside.pop("version"), inside.pop("ok")) == ("sbc-sql/measure", 1, True)
     assert inside.pop("ncp") == pytest.approx(outside_measures.pop("ncp"), rel=1e-12)
     assert inside == pytest.approx(outside_measures, rel=1e-12)
 

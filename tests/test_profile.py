@@ -232,6 +232,8 @@ def test_cli_text_and_json(small_db: Path, cli) -> None:
     doc = json.loads(res.stdout)
     assert set(doc) == {
         "schema",
+        "version",
+        "ok",
         "table",
         "n_rows",
         "columns",

@@ -188,6 +188,9 @@ def test_the_command_line_text_and_json(small_db, cli):
     assert res.exit_code == 0 and res.stderr == ""
     out = json.loads(res.stdout)
     assert set(out) == {
+        "schema",
+        "version",
+        "ok",
         "k",
         "threshold",
         "derivation",

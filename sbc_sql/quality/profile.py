@@ -58,7 +58,6 @@ from ..plan import FLAG_OF_ROLE, declared_roles, identifier_evidence, identifier
 from ..sql.nodes import ref
 from ..sql.templates import render
 
-SCHEMA = 1
 #: the most grouping sets one query holds (Spark expands every row once per set)
 SETS_PER_QUERY = 128
 #: combinations of up to this many QIs are all counted; beyond, the greedy path
@@ -152,7 +151,7 @@ class Profile:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (the keys are listed in the README)."""
-        out = {"schema": SCHEMA, **asdict(self)}
+        out = asdict(self)
         for key in ("combinations", "greedy"):
             for item in out[key]:
                 item["columns"] = list(item["columns"])

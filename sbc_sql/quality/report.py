@@ -2,10 +2,10 @@
 way is better. The text table and the JSON document (schema below) both come from
 :data:`GROUPS`, so they never disagree.
 
-JSON (``sbc-sql evaluate --json``), schema version 1::
+JSON (``sbc-sql evaluate --json``, in the envelope of :mod:`sbc_sql.documents`: schema
+"sbc-sql/evaluate", version 2; docs/json.md)::
 
-    {"schema": 1,
-     "rows":                 {"n_rows": {"value": 2000, "better": null, "meaning": "..."}, ...},
+    {"rows":                 {"n_rows": {"value": 2000, "better": null, "meaning": "..."}, ...},
      "information_loss":     {"total_ncp": {...}, "ncp": {"age": {...}, ...}, ...},
      "risk":                 {...},
      "attribute_disclosure": {"sensitive": {...}, "l_diversity": {...}, ...},   (with a sensitive column)
@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .evaluate import Evaluation
-
-SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -156,7 +154,7 @@ def _entry(metric: Metric, value: Any) -> dict[str, Any]:
 def grouped(evaluation: Evaluation) -> dict[str, Any]:
     """The evaluation as the JSON document of the module's docstring."""
     flat = evaluation.as_dict()
-    out: dict[str, Any] = {"schema": SCHEMA}
+    out: dict[str, Any] = {}
     for key, _, metrics in GROUPS:
         group: dict[str, Any] = {}
         for m in metrics:

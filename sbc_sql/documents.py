@@ -1,0 +1,81 @@
+"""The one envelope of every ``--json`` output, and of the summaries the SQL functions return.
+
+Every document starts with the same three keys::
+
+    {"schema": "sbc-sql/<command>", "version": N, "ok": true, ...the command's fields...}
+
+and an error, under ``--json``, is a document too (on stdout, the exit code unchanged)::
+
+    {"schema": "sbc-sql/<command>", "version": N, "ok": false,
+     "error": {"kind": "input", "message": "the Error: line's text"}}
+
+The JSON Schema of each command's document is ``sbc_sql/schemas/<command>.json``; docs/json.md
+describes every key. ``version`` grows when a key is renamed, moved or removed (a key added
+keeps it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: each command's document and its version (evaluate's and profile's were version 1 under
+#: an integer "schema" before the envelope)
+VERSIONS: dict[str, int] = {
+    "anonymize": 1,
+    "measure": 1,
+    "verify": 1,
+    "evaluate": 2,
+    "profile": 2,
+    "compare": 1,
+    "suggest-k": 1,
+    "cluster": 1,
+}
+
+#: what an error document's "kind" says, by what went wrong
+KINDS = (
+    "usage",  # an unknown option, a bad choice, conflicting flags (exit 2)
+    "config",  # the --config file cannot be used (exit 2)
+    "input",  # bad input: a missing table, a column in two roles, k too large (exit 1)
+    "verification",  # the release fails verification (exit 1; verify: 3)
+    "resource",  # the run would not fit in memory (exit 1)
+    "engine",  # the database could not run it: a full disk, a locked file (exit 1)
+    "interrupted",  # Ctrl-C or SIGTERM; nothing written (exit 130)
+    "internal",  # a fault of sbc-sql's, named by its type only (exit 1)
+)
+
+SCHEMAS = Path(__file__).with_name("schemas")
+
+
+def name(command: str) -> str:
+    return f"sbc-sql/{command}"
+
+
+def document(command: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A command's result in the envelope."""
+    return {"schema": name(command), "version": VERSIONS[command], "ok": True, **fields}
+
+
+def error(command: str, kind: str, message: str, **fields: Any) -> dict[str, Any]:
+    """A command's error in the envelope: its kind (one of :data:`KINDS`) and the line the
+    command prints after ``Error:``."""
+    assert kind in KINDS, kind
+    return {
+        "schema": name(command),
+        "version": VERSIONS[command],
+        "ok": False,
+        **fields,
+        "error": {"kind": kind, "message": message},
+    }
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2)
+
+
+def schema(command: str) -> dict[str, Any]:
+    """The JSON Schema of a command's document (the file shipped in the package)."""
+    loaded: dict[str, Any] = json.loads((SCHEMAS / f"{command}.json").read_text(encoding="utf-8"))
+    return loaded
