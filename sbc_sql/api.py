@@ -15,7 +15,7 @@ from .privacy.criteria import Criteria, check_sensitive, models
 from .stages import audit
 from .stages import measure as metrics
 from .stages.stats import distinct_and_nulls
-from .stages.verify import Verdict, release_tables_problems, text_view_problems, verify_pair
+from .stages.verify import Limit, Verdict, limits_of, release_tables_problems, text_view_problems, verify_pair
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,6 +83,17 @@ def _layout(
             f"'{release}' lacks columns of its release ({'; '.join(read.problems)}); run sbc-sql verify on it"
         )
     return read.layout
+
+
+def _recorded_limits(read: audit.Release) -> tuple[Limit, ...]:
+    """The per-column limits the run recorded in its provenance (none without one)."""
+    if read.provenance is None:
+        return ()
+    options = read.provenance.document.get("options", {})
+    width, values = options.get("max_width") or {}, options.get("max_values") or {}
+    if not isinstance(width, dict) or not isinstance(values, dict):
+        return ()
+    return limits_of(read.layout.qis, width, values)
 
 
 def _read(engine: Engine, original: str, release: str, weights: Mapping[str, float] | None) -> audit.Release:
@@ -157,6 +168,7 @@ def verify(
                 k,
                 models(k, criteria, sensitive),
                 recorded=read.provenance,
+                limits=_recorded_limits(read),
             )
             problems += verdict.problems
             facts = verdict.facts

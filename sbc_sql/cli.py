@@ -437,6 +437,23 @@ BkOption = Annotated[
 SeedOption = Annotated[
     int | None, typer.Option(help="Seed of beta-ge's random choices (default 0), e.g. --seed 7.")
 ]
+MaxWidthOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--max-width",
+        help="The widest range a class may span on a numeric QI, in the column's units (days for a "
+        "date or timestamp), repeatable or comma-separated, e.g. --max-width age=10,birth_date=365. "
+        "Rows that fit no class are suppressed (within --max-suppression).",
+    ),
+]
+MaxValuesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--max-values",
+        help="The most values a class's set may hold on a categorical QI, e.g. --max-values "
+        "nationality=3. Rows that fit no class are suppressed (within --max-suppression).",
+    ),
+]
 EngineName = enum.Enum("EngineName", {n: n for n in ENGINES}, type=str)  # type: ignore[misc]
 EngineOption = Annotated[
     EngineName,
@@ -605,6 +622,8 @@ def anonymize_cmd(
     bk_estimator: BkEstimatorOption = None,
     bk: BkOption = None,
     seed: SeedOption = None,
+    max_width: MaxWidthOption = None,
+    max_values: MaxValuesOption = None,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
@@ -700,6 +719,8 @@ def anonymize_cmd(
             bk_estimator=bk_estimator,
             bk=bk,
             seed=seed,
+            max_width=max_width,
+            max_values=max_values,
             log=log,
             progress=bar,
             trace=trace if verbose else None,
@@ -737,10 +758,19 @@ def summary_dict(result: Result) -> dict[str, object]:
             "mode": result.mode,
             **m.as_dict(),
             **({"criteria": _criteria_dict(result)} if result.criteria else {}),
+            **_limits_dict(result),
             **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
             "seconds": {s: round(t, 4) for s, t in result.timings.items()},
         },
     )
+
+
+def _limits_dict(result: Result) -> dict[str, object]:
+    """The per-column limits the release was verified to keep (none: no key)."""
+    o = result.plan.options
+    if not (o.max_width or o.max_values):
+        return {}
+    return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
 
 
 def _criteria_dict(result: Result) -> dict[str, object]:
@@ -764,6 +794,12 @@ def _criteria_lines(result: Result) -> list[str]:
     """The criteria held and what the release achieves, worst over the sensitive columns."""
     a = result.achieved
     lines = []
+    o = result.plan.options
+    if o.max_width or o.max_values:
+        limits = [f"{n}={w:g}" for n, w in o.max_width.items()] + [
+            f"{n}={v}" for n, v in o.max_values.items()
+        ]
+        lines.append(f"  verified the per-column limits: {', '.join(limits)}")
     if "js_diameter" in a:
         lines.append(
             f"  verified the background-knowledge bound: beliefs in a class at most "
@@ -1238,6 +1274,8 @@ def suggest_k_cmd(
     t_closeness: TClosenessOption = None,
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
+    max_width: MaxWidthOption = None,
+    max_values: MaxValuesOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per k tried on stderr.")] = False,
 ) -> None:
@@ -1252,7 +1290,10 @@ def suggest_k_cmd(
     def step(s: suggest.Step) -> None:
         if not quiet:
             typer.echo(
-                f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s", err=True
+                f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s"
+                if s.ncp is not None
+                else f"k={s.k}: no release ({s.failed}), counted as over",
+                err=True,
             )
 
     with reported():
@@ -1275,6 +1316,8 @@ def suggest_k_cmd(
             t_closeness=t_closeness,
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
+            max_width=max_width,
+            max_values=max_values,
             on_step=step,
             log=lambda line: typer.echo(line, err=True) if line.startswith("warning: ") else None,
         )

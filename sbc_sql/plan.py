@@ -63,6 +63,10 @@ class Options:
     # the background-knowledge bound (kinc, kagg, beta-ge; the default with it clusters
     # each group of alike beliefs alone)
     background: Background = field(default_factory=lambda: Background())
+    # per-column limits: the widest range of a class on a numeric QI (its units; days for a
+    # date or timestamp) and the most values of its set on a categorical QI
+    max_width: Mapping[str, float] = field(default_factory=dict)
+    max_values: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,44 @@ def parse_weights(text: str | Iterable[str] | None) -> dict[str, float]:
             raise InputError(f"weight of '{name}' is {value}; weights must be finite and >= 0")
         weights[name] = w
     return weights
+
+
+def parse_limits(text: str | Iterable[str] | Mapping[str, float] | None, flag: str) -> dict[str, float]:
+    """'age=10,birth_date=365' -> {'age': 10.0, 'birth_date': 365.0} for ``--max-width``;
+    whole numbers of 1 or more for ``--max-values``. A mapping is checked as it is."""
+    whole = flag == "--max-values"
+    example = "nationality=3" if whole else "age=10"
+    if isinstance(text, Mapping):
+        pairs: list[tuple[str, object]] = [(str(n), v) for n, v in text.items()]
+    else:
+        pairs = []
+        for item in split_names([text] if isinstance(text, str) else text):
+            name, sep, value = item.rpartition("=")
+            if not sep or not name:
+                raise InputError(
+                    f"{flag} '{item}' is not of the form column=number; write e.g. {flag} {example}"
+                )
+            pairs.append((name, value))
+    limits: dict[str, float] = {}
+    for name, given in pairs:
+        try:
+            number = float(given)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{flag} of '{name}' is '{given}', not a number; write e.g. {flag} {example}"
+            ) from None
+        if whole and (not number.is_integer() or number < 1):
+            raise InputError(
+                f"{flag} of '{name}' is {given}; a class's value set holds a whole number of 1 or "
+                f"more values: write e.g. {flag} {name}=3"
+            )
+        if not whole and not (math.isfinite(number) and number > 0):
+            raise InputError(
+                f"{flag} of '{name}' is {given}; a class's range must be allowed a finite width "
+                f"above 0: write e.g. {flag} {name}=10"
+            )
+        limits[name] = int(number) if whole else number
+    return limits
 
 
 def comment_role(comment: str | None) -> str | None:
@@ -450,6 +492,7 @@ def make_plan(
     _check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
     _check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = _weights(columns, options.weights)
+    _check_limits(columns, options)
     if options.output and parse_name(options.output).qualified:
         raise InputError(
             f"--output '{options.output}' names a schema, which a comparison's releases cannot "
@@ -586,6 +629,32 @@ def _check_identifier_names(roles: Mapping[str, tuple[str, str]]) -> None:
                 f"column '{column}' has no declared role and is named like a direct identifier "
                 f"('{word}'); declare it with --drop (or --qi / --keep / --sensitive if it is not one)"
             )
+
+
+def _check_limits(columns: list[Column], options: Options) -> None:
+    """Each limit names a QI of its kind: a width a numeric (or date) QI, a value count a
+    categorical one."""
+    qis = {c.name: c for c in columns if c.role == "qi"}
+    for flag, given, kind, other in (
+        ("--max-width", options.max_width, "numeric", "--max-values"),
+        ("--max-values", options.max_values, "categorical", "--max-width"),
+    ):
+        for name in given:
+            if name not in qis:
+                raise InputError(
+                    f"{flag} names '{name}', which is not a quasi-identifier; limit only QIs "
+                    f"({', '.join(qis)})"
+                )
+            if qis[name].kind != kind:
+                raise InputError(
+                    f"{flag} names '{name}', a {qis[name].kind} quasi-identifier; {flag} limits "
+                    f"{kind} QIs: use {other} {name}=... instead"
+                )
+    if options.algorithm != "sbca" and (options.max_width or options.max_values):
+        raise InputError(
+            f"--algorithm {options.algorithm} does not keep --max-width or --max-values; "
+            "use --algorithm sbca (the default), which does"
+        )
 
 
 def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, ...]:

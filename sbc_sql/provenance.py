@@ -106,6 +106,8 @@ def document(
             "max_suppression": o.max_suppression,
             "block_rows": o.block_rows,
             "hierarchies": sorted(hierarchies),
+            "max_width": {name: float(w) for name, w in o.max_width.items()},
+            "max_values": {name: int(v) for name, v in o.max_values.items()},
         },
         "columns": [
             {

@@ -34,6 +34,7 @@ from . import arrays, engines, provenance
 from . import plan as planning
 from .cluster import registry
 from .cluster.distributed import BlockJob
+from .cluster.limits import Limits
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
 from .cluster.sensitive import REASONS
@@ -207,6 +208,8 @@ def anonymize(
     bk_estimator: str | None = None,
     bk: str | None = None,
     seed: int | None = None,
+    max_width: Mapping[str, float] | str | Iterable[str] | None = None,
+    max_values: Mapping[str, int] | str | Iterable[str] | None = None,
     engine: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
@@ -246,6 +249,12 @@ def anonymize(
     ``beta_likeness`` and one sensitive column), or the default, which then clusters each
     group of alike knowledge alone. Their rows not released count against
     ``max_suppression``.
+
+    ``max_width`` ({'age': 10, 'birth_date': 365} or 'age=10,birth_date=365': the widest
+    range a class may span on a numeric QI, in its units, days for a date or timestamp) and
+    ``max_values`` ({'nationality': 3}: the most values of a class's set on a categorical
+    QI) are kept by the default algorithm while it clusters and verified in SQL; rows that
+    fit no class are suppressed, at most ``max_suppression`` of them.
 
     ``engine='spark'`` runs the SQL in Apache Spark: ``database`` is then a SparkSession
     (None: a local one is built, and stopped when the result is closed) or a Spark DataFrame,
@@ -303,6 +312,8 @@ def anonymize(
         csv_header=csv_header,
         criteria=Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic),
         background=planning.Background(bk_threshold, bk_estimator, bk, seed),
+        max_width=max_width,
+        max_values=max_values,
     )
     attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
@@ -466,6 +477,11 @@ def make_options(
         weights = planning.parse_weights(weights)
     for role in ("qi", "sensitive", "drop", "keep"):
         given[role] = planning.split_names(given.get(role, ()))
+    for key, flag in (("max_width", "--max-width"), ("max_values", "--max-values")):
+        if given.get(key) is not None:
+            given[key] = planning.parse_limits(given[key], flag)
+        else:
+            given.pop(key, None)
     return planning.Options(k=planning.whole_k(k), weights=dict(weights or {}), **given)
 
 
@@ -542,6 +558,23 @@ def in_workers(engine: Engine, plan: planning.Plan) -> bool:
         and options.mode in ("auto", "blocks")
         and not options.criteria.asked
         and not options.background.asked
+        and not (options.max_width or options.max_values)
+    )
+
+
+#: a timestamp QI is clustered in microseconds; its --max-width is given in days
+MICROS_PER_DAY = 86_400_000_000
+
+
+def cluster_limits(plan: planning.Plan) -> Limits:
+    """The plan's per-column limits in the clustering's units (a timestamp's width, given in
+    days, in microseconds; a date's stays in days, a number's in its own units)."""
+    temporal = {c.name: c.temporal for c in plan.columns}
+    scale = {n: float(MICROS_PER_DAY) for n in plan.options.max_width if temporal.get(n) == "timestamp"}
+    return Limits(
+        {n: w * scale.get(n, 1.0) for n, w in plan.options.max_width.items()},
+        dict(plan.options.max_values),
+        scale,
     )
 
 
@@ -579,6 +612,7 @@ def cluster(
         rule=options.criteria.rule(),
         background=background_options(prepared.engine, plan, prepared.data),
         progress=progress,
+        limits=cluster_limits(plan),
     )
     prepared.stage("cluster", t)
     if log is not None:
@@ -634,6 +668,7 @@ def publish(
     measures = verdict = None
     criteria = plan.options.criteria
     models = criteria_models(plan.k, criteria, plan.sensitive if criteria.asked else ())
+    limits = verify.limits_of(plan.qis, plan.options.max_width, plan.options.max_values)
     achieved: dict[str, float] = {}
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
@@ -653,9 +688,11 @@ def publish(
                     layout, source, labels_name, rows_tmp, classes_tmp, row_id, models
                 ):
                     engine.show(tree)
+                if limits:
+                    engine.show(verify.limits_sql(limits, classes_tmp))
             else:
                 verdict = verify.verify_with_labels(
-                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models
+                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models, limits
                 )
                 if not verdict.ok:
                     raise VerificationError(

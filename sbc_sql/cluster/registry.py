@@ -35,6 +35,7 @@ from .blocks import (
     choose_mode,
     default_block_rows,
 )
+from .limits import Limits
 from .model import SUPPRESSED, QIData
 from .rescue import rescue
 from .sbca_plus import compiled
@@ -92,6 +93,8 @@ class ClusterOptions:
     #: (None: their defaults) and by the default, which then clusters each group of alike
     #: beliefs alone (None: no bound)
     background: BackgroundOptions | None = None
+    #: per-column limits on the classes' ranges and value sets (read by the default only)
+    limits: Limits = field(default_factory=Limits)
 
 
 Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
@@ -110,7 +113,7 @@ class Clusterer:
     before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself;
     ``requires``: the criteria it cannot run without, ``only``: the criteria it can keep
     (None: every one; names as :func:`asked` gives them); ``background``: it reads
-    ``ClusterOptions.background``."""
+    ``ClusterOptions.background``; ``limits``: it keeps ``ClusterOptions.limits``."""
 
     name: str
     description: str
@@ -125,6 +128,7 @@ class Clusterer:
     requires: tuple[str, ...] = ()
     only: tuple[str, ...] | None = None
     background: bool = False
+    limits: bool = False
 
     def accepts(self, rule: Rule) -> bool:
         """Whether it runs with the criteria of ``rule`` (none: on k alone)."""
@@ -143,9 +147,19 @@ class Clusterer:
         """Class id per row (-1 suppressed), every class of at least k rows (and keeping
         ``options.rule`` on the sensitive columns)."""
         options = options or ClusterOptions()
+        if options.limits.active and not self.limits:
+            raise InputError(
+                f"--algorithm {self.name} does not keep per-column limits "
+                f"({describe_limits(options.limits)}); "
+                f"use --algorithm {DEFAULT}, which does"
+            )
         rule = options.rule
         if not rule.active:
-            return self.runner(data, k, options, progress)
+            run = self.runner(data, k, options, progress)
+            if options.limits.active:
+                run = dataclasses.replace(run, reasons=_reasons(run, data.n_rows, "limits"))
+                _check_limits_budget(run, data, k, options)
+            return run
         if not self.criteria:
             raise InputError(
                 f"--algorithm {self.name} clusters for k alone and cannot keep {describe(rule)}; "
@@ -225,16 +239,43 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
 _GROUPED = [REASON_CODES["bk_small"], REASON_CODES["lemma2"]]
 
 
+def describe_limits(limits: Limits) -> str:
+    """The limits as the flags give them: ``--max-width age=5 --max-values education=2``."""
+    parts = []
+    if limits.width:
+        parts.append("--max-width " + ",".join(f"{n}={limits.given_width(n):g}" for n in limits.width))
+    if limits.values:
+        parts.append("--max-values " + ",".join(f"{n}={v}" for n, v in limits.values.items()))
+    return " ".join(parts)
+
+
+def _check_limits_budget(run: ClusterRun, data: QIData, k: int, options: ClusterOptions) -> None:
+    """More rows left out by the limits than ``--max-suppression`` allows is an error: the
+    limits cannot hold on this table at this k."""
+    n = data.n_rows
+    count = int((run.labels < 0).sum())
+    budget = int(options.max_suppression * n)
+    if count <= budget:
+        return
+    need = math.ceil(count / n * 1000) / 1000
+    raise InputError(
+        f"{count:,} rows ({count / n:.2%}) fit no class of k={k} rows within "
+        f"{describe_limits(options.limits)}, "
+        f"above --max-suppression {options.max_suppression:g} ({budget:,} rows): give wider limits, "
+        f"a smaller k or --max-suppression {need:g}"
+    )
+
+
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 
 
-def _reasons(run: ClusterRun, n: int) -> np.ndarray:
-    """The run's reasons per row, ``unplaced`` for a suppressed row it gave none for."""
+def _reasons(run: ClusterRun, n: int, reason: str = "unplaced") -> np.ndarray:
+    """The run's reasons per row, ``reason`` for a suppressed row it gave none for."""
     if run.reasons is not None:
         return run.reasons.astype(np.int8, copy=False)
-    return np.where(run.labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
+    return np.where(run.labels < 0, REASON_CODES[reason], 0).astype(np.int8)
 
 
 def describe(rule: Rule) -> str:
@@ -276,14 +317,22 @@ def block_algorithm(
     rows: int | None = None,
     stop: np.ndarray | None = None,
     rule: Rule | None = None,
+    limits: Limits | None = None,
 ) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
     that many rows, chosen by the user) every row of a block is a candidate for each class;
     ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`); ``rule``: the
-    criteria each block's classes keep, against the whole input's shares."""
+    criteria each block's classes keep, against the whole input's shares; ``limits``: the
+    per-column limits they keep."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(
-        sbca_plus, leftover=leftover, passes=BLOCK_PASSES, pool=-(-pool // k), stop=stop, rule=rule
+        sbca_plus,
+        leftover=leftover,
+        passes=BLOCK_PASSES,
+        pool=-(-pool // k),
+        stop=stop,
+        rule=rule,
+        limits=limits,
     )
 
 
@@ -317,6 +366,7 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     # blocks beat one exact block on NCP at every k and take a fifth of the time
     mode = "blocks" if options.mode == "auto" else options.mode
     rule = options.rule if options.rule.active else None
+    limits = options.limits if options.limits.active else None
     if options.mode == "auto" and rule is not None and (rule.t is not None or rule.beta is not None):
         # every class near the input's distribution: a block of similar rows is far from it
         # and leaves many rows to the others, so one exact block while it fits (on Adult
@@ -324,20 +374,20 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         mode = choose_mode(data.n_rows, k)
     check_memory(data, mode, options.workers)
     if mode == "exact":
-        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress, rule=rule)
+        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress, rule=rule, limits=limits)
         return ClusterRun(
             labels,
             "sbca",
             "exact",
             "cluster-aware SBCA (growth, seeds far from the last class, refinement, coarse order), one block",
-            reasons=_unplaced(labels, rule),
+            reasons=_unplaced(labels, rule, limits),
         )
     size = options.block_rows or default_block_rows(k)
     stop = np.zeros(1, dtype=np.bool_)
     labels = blocked(
         data,
         k,
-        block_algorithm(k, options.leftover, options.block_rows, stop, rule),
+        block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits),
         block_size=size,
         workers=options.workers,
         progress=progress,
@@ -349,9 +399,9 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
         f"of the coarse order, {_threads(options.workers)}, {compiled.engine()} kernels"
     )
-    if rule is not None:
-        detail += _across_blocks(data, k, labels, rule, options, stop)
-    return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule))
+    if rule is not None or limits is not None:
+        detail += _across_blocks(data, k, labels, rule, limits, options, stop)
+    return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule, limits))
 
 
 #: block mode with criteria: rounds that cluster the rows the blocks left, pooled
@@ -359,20 +409,27 @@ POOLED_ROUNDS = 2
 
 
 def _across_blocks(
-    data: QIData, k: int, labels: np.ndarray, rule: Rule, options: ClusterOptions, stop: np.ndarray
+    data: QIData,
+    k: int,
+    labels: np.ndarray,
+    rule: Rule | None,
+    limits: Limits | None,
+    options: ClusterOptions,
+    stop: np.ndarray,
 ) -> str:
     """Place the rows block mode's blocks left (in ``labels``, in place): a block's rows
     are not the input's distribution, so the rows of its over-represented values may find
-    no class there. Pooled over the blocks they are clustered again, in blocks of the
+    no class there (and a row at a block's edge may find no class within the per-column
+    limits). Pooled over the blocks they are clustered again, in blocks of the
     same size (at most :data:`POOLED_ROUNDS` rounds, while a round places rows); then each
     row still left joins a class of the table where the criteria survive
     (:func:`.rescue.rescue`). Returns what was done, for the run's detail line."""
     size = options.block_rows or default_block_rows(k)
-    algorithm = block_algorithm(k, options.leftover, options.block_rows, stop, rule)
+    algorithm = block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits)
     pooled = 0
     for _ in range(POOLED_ROUNDS):
         left = np.flatnonzero(labels < 0)
-        if len(left) < max(k, rule.min_size):
+        if len(left) < max(k, rule.min_size if rule is not None else k):
             break
         sub = blocked(
             data.take(left),
@@ -388,17 +445,19 @@ def _across_blocks(
             break
         labels[left[placed]] = sub[placed] + int(labels.max()) + 1
         pooled += int(placed.sum())
-    rescued = rescue(data, labels, rule)
+    rescued = rescue(data, labels, rule, limits)
     parts = [f"{pooled:,} row(s) the blocks left clustered together"] if pooled else []
     parts += [f"{rescued:,} placed in other blocks' classes"] if rescued else []
     return "".join(f"; {p}" for p in parts)
 
 
-def _unplaced(labels: np.ndarray, rule: Rule | None) -> np.ndarray | None:
-    """With criteria, the reason of every suppressed row: no class keeps them with it."""
-    if rule is None:
+def _unplaced(labels: np.ndarray, rule: Rule | None, limits: Limits | None = None) -> np.ndarray | None:
+    """With criteria or limits, the reason of every suppressed row: no class keeps them
+    with it (``unplaced``; ``limits`` when only limits are asked)."""
+    if rule is None and limits is None:
         return None
-    return np.where(labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
+    reason = "unplaced" if rule is not None else "limits"
+    return np.where(labels < 0, REASON_CODES[reason], 0).astype(np.int8)
 
 
 def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun:
@@ -525,6 +584,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         max_categorical=MAX_CATEGORICAL,
         criteria=True,
         background=True,
+        limits=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
@@ -592,6 +652,7 @@ def run_clustering(
     rule: Rule | None = None,
     background: BackgroundOptions | None = None,
     progress: Progress | None = None,
+    limits: Limits | None = None,
 ) -> ClusterRun:
     """Class id per row (-1 suppressed) from the named algorithm and mode."""
     options = ClusterOptions(
@@ -603,5 +664,6 @@ def run_clustering(
         block_rows,
         rule or Rule(),
         background,
+        limits or Limits(),
     )
     return get(algorithm).run(data, k, options, progress)

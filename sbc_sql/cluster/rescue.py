@@ -1,6 +1,7 @@
-"""Rows that block mode's blocks could not place under the privacy criteria, placed across
-blocks: each joins, of the table's classes that keep the criteria with it, the one whose
-information loss grows least, and stays suppressed when none does.
+"""Rows that block mode's blocks could not place under the privacy criteria or the
+per-column limits, placed across blocks: each joins, of the table's classes that keep the
+criteria and the limits with it, the one whose information loss grows least, and stays
+suppressed when none does.
 
 A block keeps the criteria on its own rows; a row whose sensitive value its block lacks the
 company for may still fit a class of another block. The classes' summaries (ranges, NULL
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .blocks import coarse_order
+from .limits import Limits
 from .model import SUPPRESSED, QIData
 from .ncp import categorical_ncp, class_bounds, numeric_join
 from .sensitive import Rule
@@ -33,15 +35,17 @@ NEAR_ROWS = 16384
 MERGE_ROWS = 1024
 
 
-def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
-    """Place the rows labelled ``SUPPRESSED`` in ``labels`` (in place) where ``rule`` holds
-    with them, each into the class of least NCP increase among those that do (ties: lower
-    class id), in row order; returns how many were placed. Every class of
-    ``labels`` keeps ``rule`` and does after."""
+def rescue(data: QIData, labels: np.ndarray, rule: Rule | None, limits: Limits | None = None) -> int:
+    """Place the rows labelled ``SUPPRESSED`` in ``labels`` (in place) where ``rule`` (None:
+    no criteria) and ``limits`` hold with them, each into the class of least NCP increase
+    among those that do (ties: lower class id), in row order; returns how many were placed.
+    Every class of ``labels`` keeps ``rule`` and ``limits`` and does after."""
     rows = np.flatnonzero(labels == SUPPRESSED)
-    if len(rows) == 0 or data.sensitive is None or not (labels >= 0).any():
+    if rule is not None and not rule.active:
+        rule = None
+    if len(rows) == 0 or (rule is not None and data.sensitive is None) or not (labels >= 0).any():
         return 0
-    classes = _Classes(data, labels, rule)
+    classes = _Classes(data, labels, rule, limits or Limits())
     near = len(classes.every) > NEAR_CLASSES
     if near:
         rank = np.empty(data.n_rows, dtype=np.int64)
@@ -69,16 +73,20 @@ def rescue(data: QIData, labels: np.ndarray, rule: Rule) -> int:
 class _Classes:
     """The classes of a labelling, as summaries a row's joining is priced from."""
 
-    def __init__(self, data: QIData, labels: np.ndarray, rule: Rule) -> None:
-        assert data.sensitive is not None
-        self.data, self.labels, self.rule, self.sens = data, labels, rule, data.sensitive
+    def __init__(self, data: QIData, labels: np.ndarray, rule: Rule | None, limits: Limits) -> None:
+        self.data, self.labels, self.rule, self.limits = data, labels, rule, limits
+        self.sens = data.sensitive
         self.n_cls = n_cls = int(labels.max()) + 1
         assigned = np.flatnonzero(labels >= 0)
         lab = labels[assigned]
         self.size = np.bincount(lab, minlength=n_cls).astype(np.float64)
         self.every = np.flatnonzero(self.size > 0)
         # each class's count of every sensitive value, (classes, m_s) per column
-        self.scounts = [self.sens.class_counts(s, labels, n_cls) for s in range(self.sens.n_columns)]
+        self.scounts = (
+            [self.sens.class_counts(s, labels, n_cls) for s in range(self.sens.n_columns)]
+            if rule is not None and self.sens is not None
+            else []
+        )
         self.nums: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         # categorical QI q: the pairs present as sorted keys value * n_cls + class (those
         # rows brought since in a second, short array merged in now and then) and each
@@ -105,39 +113,54 @@ class _Classes:
         return has
 
     def increase(self, r: int, cands: np.ndarray) -> np.ndarray:
-        """How much each class of ``cands`` grows in information loss when row r joins it."""
+        """How much each class of ``cands`` grows in information loss when row r joins it
+        (inf where it would break a per-column limit)."""
         data = self.data
         size = self.size[cands]
         old = np.zeros(len(cands))
         new = np.zeros(len(cands))
+        broken = np.zeros(len(cands), dtype=bool)
         for q in range(data.n_qis):
             w = data.weights[q]
             v = data.columns[q][r]
+            name = data.names[q]
             if data.numeric[q]:
                 cmin, cmax, nulls = (a[cands] for a in self.nums[q])
                 old_q, new_q = numeric_join(cmin, cmax, nulls, size, data.span(q), v)
+                if name in self.limits.width and not np.isnan(v):
+                    broken |= np.fmax(cmax, v) - np.fmin(cmin, v) > self.limits.width[name]
             else:
                 card = max(int(data.cardinality[q]), 1)
                 distinct = self.distinct[q][cands]
+                with_v = distinct + ~self._has(q, int(v), cands)
                 old_q = categorical_ncp(distinct, card)
-                new_q = categorical_ncp(distinct + ~self._has(q, int(v), cands), card)
+                new_q = categorical_ncp(with_v, card)
+                if name in self.limits.values:
+                    broken |= with_v > self.limits.values[name]
             old += w * old_q * size
             new += w * new_q * (size + 1)
-        inc: np.ndarray = new - old
+        inc: np.ndarray = np.where(broken, np.inf, new - old)
         return inc
 
     def cheapest(self, r: int, cands: np.ndarray) -> int:
         """Of the classes ``cands`` (ascending ids), the one of least increase that keeps
-        the criteria with row r (ties: lower id), of the MAX_CHECKS of least increase; -1:
-        none of them does."""
+        the criteria and the limits with row r (ties: lower id), of the MAX_CHECKS of least
+        increase; -1: none of them does."""
         if len(cands) == 0:
             return -1
         inc = self.increase(r, cands)
+        fits = np.isfinite(inc)
+        if not fits.all():
+            cands, inc = cands[fits], inc[fits]
+            if len(cands) == 0:
+                return -1
         if len(cands) > MAX_CHECKS:
             part = np.argpartition(inc, MAX_CHECKS - 1)[:MAX_CHECKS]
             cands, inc = cands[part], inc[part]
         by = np.lexsort((cands, inc))
         cands = cands[by]
+        if self.rule is None or self.sens is None:
+            return int(cands[0])
         counts = []
         for s, cnt in enumerate(self.scounts):
             with_r = cnt[cands]
@@ -151,7 +174,8 @@ class _Classes:
         data = self.data
         self.labels[r] = c
         for s, cnt in enumerate(self.scounts):
-            cnt[c, self.sens.codes[s][r]] += 1
+            assert self.sens is not None
+            cnt[c, int(self.sens.codes[s][r])] += 1
         one = np.array([c], dtype=np.int64)
         for q in range(data.n_qis):
             v = data.columns[q][r]

@@ -42,6 +42,7 @@ REASONS = {
     5: "kagg_left",
     6: "kinc_left",
     7: "budget",  # the algorithm's own suppression (full-domain recoding, k only)
+    8: "limits",  # no class holds it within the per-column limits (--max-width, --max-values)
 }
 REASON_CODES = {name: code for code, name in REASONS.items()}
 

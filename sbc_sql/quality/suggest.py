@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,8 @@ class Step:
     """One k tried: its release's figures (verified, then rolled back)."""
 
     k: int
-    ncp: float
+    #: None when no release could be made at this k (see ``failed``)
+    ncp: float | None
     under: bool
     classes: int
     smallest: int
@@ -75,6 +76,9 @@ class Step:
     risk_highest: float
     risk_mean: float
     seconds: float
+    #: why no release could be made at this k (rows the criteria or the per-column limits
+    #: cannot place, above --max-suppression): such a k counts as over the threshold
+    failed: str | None = None
 
 
 @dataclass
@@ -194,13 +198,18 @@ def suggest_k(
     beta_likeness: float | None = None,
     beta_basic: bool = False,
     hierarchies: Mapping[str, HierarchySpec] | None = None,
+    max_width: Mapping[str, float] | str | Iterable[str] | None = None,
+    max_values: Mapping[str, int] | str | Iterable[str] | None = None,
     on_step: Callable[[Step], None] | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Suggestion:
     """The largest k whose verified release of ``table`` has total NCP under the threshold
     (see the module docstring): ``max_loss``, or ``domain``, ``purpose`` and ``criticality``.
-    Roles and criteria as :func:`sbc_sql.anonymize`. Nothing is written unless ``apply``,
-    which publishes the chosen k's release under ``output`` (default ``<table>_k<k>``).
+    Roles, criteria and per-column limits (``max_width``, ``max_values``) as
+    :func:`sbc_sql.anonymize`; a k at which no release can be made (rows the criteria or
+    limits cannot place, above ``max_suppression``) counts as over the threshold. Nothing is
+    written unless ``apply``, which publishes the chosen k's release under ``output``
+    (default ``<table>_k<k>``).
     ``on_step`` receives each k tried as it is measured, ``log`` the lines anonymize logs
     (by default its warnings reach a Python caller as Python warnings)."""
     threshold, derivation = threshold_of(max_loss, domain, purpose, criticality)
@@ -227,6 +236,8 @@ def suggest_k(
             algorithm=algorithm,
             max_suppression=max_suppression,
             criteria=criteria,
+            max_width=max_width,
+            max_values=max_values,
         )
         prepared = prepare(engine, table, options, hierarchies=hierarchies, log=log or _warnings_only)
         n_rows = prepared.stats.n_rows
@@ -242,8 +253,15 @@ def suggest_k(
 
         def attempt(k: int) -> bool:
             t = time.perf_counter()
-            clustering = cluster(prepared, prepared.plan_for(k, None, trial))
-            result = publish(prepared, clustering, commit=False)
+            try:
+                clustering = cluster(prepared, prepared.plan_for(k, None, trial))
+                result = publish(prepared, clustering, commit=False)
+            except InputError as error:
+                # e.g. more rows than --max-suppression fit no class at this k: over
+                steps[k] = Step(k, None, False, 0, 0, 0, 0, 0.0, 0.0, time.perf_counter() - t, str(error))
+                if on_step is not None:
+                    on_step(steps[k])
+                return False
             m = result.measures
             assert m is not None
             step = Step(
@@ -280,6 +298,8 @@ def suggest_k(
                 break
         if lo is None:
             first = steps[k_min]
+            if first.ncp is None:
+                raise InputError(f"no release can be made at k={k_min}: {first.failed}")
             raise InputError(
                 f"no k >= {k_min} stays under the threshold {threshold:.4f}: the release at k={k_min} "
                 f"loses NCP {first.ncp:.4f}; allow more loss, e.g. --max-loss {_round_up(first.ncp)}"
@@ -325,6 +345,11 @@ def _round_up(ncp: float) -> str:
     return f"{(int(ncp / step) + 1) * step:.{2 if step == 0.01 else 3}f}"
 
 
+def _over(step: Step) -> str:
+    """Why the next k is over: its NCP, or that no release could be made."""
+    return "(no release could be made)" if step.ncp is None else f"(NCP {step.ncp:.4f})"
+
+
 def text(s: Suggestion) -> str:
     """The suggestion as the command line prints it."""
     d = s.derivation
@@ -339,6 +364,9 @@ def text(s: Suggestion) -> str:
     lines.append(f"{'k':>6}{'NCP':>9}{'':>7}{'classes':>9}{'risk max':>10}{'risk mean':>11}{'seconds':>9}")
     for st in s.curve:
         mark = "under" if st.under else "over"
+        if st.ncp is None:
+            lines.append(f"{st.k:>6}{'-':>9}{'failed':>7}  {st.failed}")
+            continue
         lines.append(
             f"{st.k:>6}{st.ncp:>9.4f}{mark:>7}{st.classes:>9}{100 * st.risk_highest:>9.2f}%"
             f"{100 * st.risk_mean:>10.2f}%{st.seconds:>9.2f}"
@@ -352,8 +380,7 @@ def text(s: Suggestion) -> str:
     else:
         assert s.next_k is not None
         lines.append(
-            f"suggested k = {s.k} (NCP {chosen.ncp:.4f}); k = {s.next_k} is over "
-            f"(NCP {s.step(s.next_k).ncp:.4f})"
+            f"suggested k = {s.k} (NCP {chosen.ncp:.4f}); k = {s.next_k} is over " + _over(s.step(s.next_k))
         )
     lines.append(
         f"{len(s.steps)} k tried in {s.seconds.get('total', 0):.1f} s (prepared once in "

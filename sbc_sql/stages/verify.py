@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sqlglot import exp
@@ -27,7 +27,7 @@ from ..engines.base import Engine
 from ..plan import Column
 from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..provenance import Provenance
-from ..sql.nodes import conj, list_contains, list_has_null, ref
+from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref
 from ..sql.templates import render
 from . import write
 from .measure import Layout, class_sizes_sql
@@ -93,6 +93,91 @@ def one_tuple_condition(layout: Layout) -> exp.Expr:
 
 
 Models = Sequence[PrivacyModel]
+
+#: a timestamp's range is measured in microseconds; its --max-width is given in days
+MICROS_PER_DAY = 86_400_000_000
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A per-column limit on a release's classes: ``bound`` is the widest range of numeric QI
+    ``column`` (as the user gave it: the column's units, days for a date or timestamp) or the
+    most values of categorical QI ``column``."""
+
+    column: Column
+    bound: float
+
+    @property
+    def flag(self) -> str:
+        return "--max-width" if self.column.kind == "numeric" else "--max-values"
+
+    @property
+    def scale(self) -> float:
+        """Units of the figure per unit of the bound (a timestamp's microseconds per day)."""
+        return MICROS_PER_DAY if self.column.temporal == "timestamp" else 1.0
+
+    def figure(self) -> exp.Expression:
+        """The class's range or set size, over its rows (one tuple per class)."""
+        c = self.column
+        if c.kind == "numeric":
+            hi = as_number(exp.Max(this=ref(c.name + "_max")), c)
+            lo = as_number(exp.Min(this=ref(c.name + "_min")), c)
+            return exp.Sub(this=hi, expression=lo)
+        return exp.Max(this=list_size(ref(c.name)))
+
+
+def limits_of(
+    qis: Sequence[Column], max_width: Mapping[str, float], max_values: Mapping[str, int]
+) -> tuple[Limit, ...]:
+    """The limits asked, in the QIs' order."""
+    return tuple(
+        Limit(c, float(max_width[c.name] if c.kind == "numeric" else max_values[c.name]))
+        for c in qis
+        if c.name in (max_width if c.kind == "numeric" else max_values)
+    )
+
+
+def limits_sql(limits: Sequence[Limit], relation: str) -> exp.Expression:
+    """One row: per limit, the classes of ``relation`` over it, then per limit the widest
+    range or largest set (see sql/class_limits.sql)."""
+    figures = [f"sbc_figure_{i}" for i in range(len(limits))]
+    broken: list[exp.Expr] = [
+        exp.Filter(
+            this=exp.Count(this=exp.Star()),
+            expression=exp.Where(this=exp.GT(this=ref(f), expression=exp.Placeholder(this=f"limit_{i}"))),
+        )
+        for i, f in enumerate(figures)
+    ]
+    worst: list[exp.Expr] = [exp.Max(this=ref(f)) for f in figures]
+    return render(
+        "class_limits", release=relation, figure=[lim.figure() for lim in limits], broken=broken, worst=worst
+    )
+
+
+def limits_params(limits: Sequence[Limit]) -> dict[str, float]:
+    return {f"limit_{i}": lim.bound * lim.scale for i, lim in enumerate(limits)}
+
+
+def limits_problems(
+    engine: Engine, limits: Sequence[Limit], relation: str
+) -> tuple[list[str], dict[str, int]]:
+    """What the limits' check finds in ``relation`` (a class table or a release): classes
+    wider than a --max-width or with more values than a --max-values, named by the column,
+    its limit and the widest or largest found (a width or a count, never a value)."""
+    if not limits:
+        return [], {}
+    row = engine.fetch_one(limits_sql(limits, relation), limits_params(limits))
+    broken, worst = row[: len(limits)], row[len(limits) :]
+    problems = []
+    for lim, count, top in zip(limits, broken, worst, strict=True):
+        if count:
+            largest = float(top) / lim.scale
+            what = "span more than" if lim.flag == "--max-width" else "hold more values than"
+            problems.append(
+                f"{int(count)} class(es) {what} {lim.flag} {lim.column.name}={lim.bound:g} "
+                f"(the {'widest' if lim.flag == '--max-width' else 'largest'}: {largest:g})"
+            )
+    return problems, {"limits_broken": sum(int(c or 0) for c in broken)}
 
 
 def default_models(k: int) -> tuple[PrivacyModel, ...]:
@@ -191,12 +276,16 @@ def verify_with_labels(
     classes: str,
     k: int,
     models: Models | None = None,
+    limits: Sequence[Limit] = (),
 ) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
     class table (the release view joins them: it shows each row its class's one tuple).
-    The privacy models (k-anonymity unless named) are checked over the row table."""
+    The privacy models (k-anonymity unless named) are checked over the row table, the
+    per-column ``limits`` over the class table."""
     models = models or default_models(k)
     problems = check_all(engine, models, rows, source)
+    limit_problems, limit_facts = limits_problems(engine, limits, classes)
+    problems += limit_problems
     *_, checks, coverage, missing_rows = label_checks_sql(
         layout, source, labels, rows, classes, engine.row_id("s"), models
     )
@@ -208,6 +297,7 @@ def verify_with_labels(
         "mixed_classes": int(n_classes or 0) - int(distinct or 0),
         "unmatched_classes": int(unmatched or 0),
         "outside": sum(int(x or 0) for x in outside),
+        **limit_facts,
     }
     problems += class_problems(facts)
     if facts["unmatched_classes"]:
@@ -313,13 +403,18 @@ def verify_pair(
     k: int,
     models: Models | None = None,
     recorded: Provenance | None = None,
+    limits: Sequence[Limit] = (),
 ) -> Verdict:
     """Verification of any original + release pair (no class labels at hand) against the
     privacy models (k-anonymity unless named): one tuple per class, and each class's
     released values against the source rows inside its generalization. With the run's
     provenance (``recorded``) the release must hold exactly the rows and classes the run
-    wrote; without it, every input row the release lacks counts as suppressed."""
+    wrote; without it, every input row the release lacks counts as suppressed. The
+    per-column ``limits`` are checked over the release's classes."""
     problems, facts = check_release(engine, layout, release, k, models, original)
+    limit_problems, limit_facts = limits_problems(engine, limits, release)
+    problems += limit_problems
+    facts.update(limit_facts)
     (n_rows,) = engine.fetch_one(render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:

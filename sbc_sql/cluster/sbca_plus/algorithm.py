@@ -60,6 +60,7 @@ import numpy as np
 
 from ..blocks import coarse_order
 from ..leftover import LEFTOVER_MODES
+from ..limits import Limits
 from ..model import SUPPRESSED, QIData
 from ..sensitive import Rule
 from ..similarity import Contingency
@@ -116,6 +117,7 @@ def sbca_plus(
     order: str = "coarse",
     stop: np.ndarray | None = None,
     rule: Rule | None = None,
+    limits: Limits | None = None,
 ) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
@@ -132,6 +134,8 @@ def sbca_plus(
     next check, and this call raises KeyboardInterrupt (see :mod:`.compiled`). ``rule``: the
     criteria every class keeps besides k (needs ``data.sensitive``); rows no class can take
     with them are ``SUPPRESSED``, and ``leftover="last"`` then places as ``nearest`` does.
+    ``limits``: per-column limits every class keeps (``growth`` only); rows that fit no class
+    are ``SUPPRESSED``, and ``leftover="last"`` places as ``nearest`` does.
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -152,6 +156,11 @@ def sbca_plus(
     n_cat = sum(1 for q in range(data.n_qis) if not data.numeric[q])
     if n_cat > MAX_CATEGORICAL:
         raise ValueError(f"{n_cat} categorical QIs; SBCA+ takes at most {MAX_CATEGORICAL}")
+    limits = limits.binding(data) if limits is not None else None
+    if limits is not None and not limits.active:
+        limits = None
+    if limits is not None and not growth:
+        raise ValueError("per-column limits are kept only with growth")
     n = data.n_rows
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     if n == 0:
@@ -159,9 +168,9 @@ def sbca_plus(
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     counts = contingency if contingency is not None else Contingency(data)
     rows = coarse_order(data) if order == "coarse" else data.sort_order()
-    arr = _kernel_arrays(data, counts, rows)
+    arr = _kernel_arrays(data, counts, rows, limits)
     crit = _criteria_arrays(data, rule, rows)
-    if crit["crit_i"].any() and leftover == "last":
+    if (crit["crit_i"].any() or limits is not None) and leftover == "last":
         leftover = "nearest"
 
     # the greedy pass, in slices of rows so that progress can be reported
@@ -255,8 +264,12 @@ def _criteria_arrays(data: QIData, rule: Rule | None, order: np.ndarray) -> dict
     return arr
 
 
-def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict[str, np.ndarray]:
-    """The QIs in the sorted domain as the kernels take them, with the contingency counts."""
+def _kernel_arrays(
+    data: QIData, counts: Contingency, order: np.ndarray, limits: Limits | None = None
+) -> dict[str, np.ndarray]:
+    """The QIs in the sorted domain as the kernels take them, with the contingency counts and
+    the per-column limits (a limited QI is active even at weight 0: the kernels keep the
+    bounds and value counts of active QIs only)."""
     n = data.n_rows
     num_q = [q for q in range(data.n_qis) if data.numeric[q]]
     cat_q = list(counts.order)
@@ -293,16 +306,18 @@ def _kernel_arrays(data: QIData, counts: Contingency, order: np.ndarray) -> dict
     qidx = np.array(
         [num_q.index(q) if data.numeric[q] else cat_q.index(q) for q in range(data.n_qis)], dtype=np.int64
     )
+    lim = (limits or Limits()).kernel_arrays(data, num_q, cat_q)
     return {
+        **lim,
         "raw": raw,
         "sc": sc,
         "span": span,
         "wn": wn,
-        "num_act": wn != 0,
+        "num_act": (wn != 0) | (lim["wlim"] < np.inf),
         "cat": cat,
         "card": card,
         "wc": wc,
-        "cat_act": (wc != 0) & (card > 1),
+        "cat_act": ((wc != 0) | (lim["vlim"] < card)) & (card > 1),
         "pred": np.arange(-1, len(cat_q) - 1, dtype=np.int64),
         "cnt": np.concatenate(cnt_parts) if cnt_parts else np.zeros(0, dtype=np.int64),
         "cnt_off": cnt_off,

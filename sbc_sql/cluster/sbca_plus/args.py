@@ -82,6 +82,8 @@ KERNELS = {
             ("sord", "b1[::1]"),
             ("crit_i", "i8[::1]"),
             ("crit_f", "f8[::1]"),
+            ("wlim", "f8[::1]"),
+            ("vlim", "i8[::1]"),
         ),
         # the narrowest codes the caller's cardinalities allow (see algorithm._kernel_arrays)
         ("u1", "u2", "i4"),
@@ -114,6 +116,8 @@ KERNELS = {
             ("sord", "b1[::1]"),
             ("crit_i", "i8[::1]"),
             ("crit_f", "f8[::1]"),
+            ("wlim", "f8[::1]"),
+            ("vlim", "i8[::1]"),
         ),
         ("i4",),
     ),

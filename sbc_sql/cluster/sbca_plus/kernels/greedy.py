@@ -87,6 +87,8 @@ def greedy_pass(
     sord,
     crit_i,
     crit_f,
+    wlim,
+    vlim,
 ):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done,
     or ``stop[0]`` is set: the run was interrupted and its labels will not be used).
@@ -113,6 +115,13 @@ def greedy_pass(
     grows on, a row at a time, by :func:`.repair.repair`; one that no remaining row repairs
     leaves its rows unlabelled (they are placed, or suppressed, by ``finish``). Classes may
     then hold more than k rows. Without criteria the classes are those of k alone.
+
+    Per-column limits (``growth`` only): ``wlim[j]`` the widest range numeric QI j may span
+    in a class (INF: none), ``vlim[q]`` the most values categorical QI q may hold (at least
+    its cardinality: none); a limited categorical is active. A class grows only with rows
+    that keep them (and its repair too); a seed whose class no remaining row completes is
+    left unlabelled alone (``finish`` places it where it fits, or suppresses it), and its
+    would-be members stay for the next seeds.
     Returns the number of rows taken by this call.
     """
     dn = raw.shape[0]
@@ -145,6 +154,10 @@ def greedy_pass(
             aq[n_act] = q
             n_act += 1
     dlt = np.empty(n_act, dtype=np.float64)
+    vlim_a = np.empty(n_act, dtype=np.int64)
+    for a in range(n_act):
+        vlim_a[a] = vlim[aq[a]]
+    gdv = np.zeros(n_act, dtype=np.int64)
     rowraw = np.empty((0, dn), dtype=np.float64)
     rowslot = np.empty((0, n_act), dtype=np.int64)
     if growth:
@@ -199,6 +212,7 @@ def greedy_pass(
         _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
         alive[seed] = False
         members[0] = seed
+        got = k
         if not growth:
             _select(dist, dist, ident, n_cur, k - 1, alive, cand, tpos)
             for t in range(k - 1):
@@ -209,7 +223,7 @@ def greedy_pass(
             nw = _select(dist, dist, ident, n_cur, max(wide, m) if k > 2 else m, alive, wset, tpos)
             for t in range(nw):
                 wtie[t] = dist[wset[t]]
-            _grow(
+            got = _grow(
                 seed,
                 k,
                 m,
@@ -242,15 +256,23 @@ def greedy_pass(
                 cm,
                 tabm,
                 pc,
+                wlim,
+                vlim_a,
+                gdv,
             )
         size = k
         placed = True
-        if act:
+        if got < k:
+            # the seed alone leaves the pass; the rows its class held stay for other seeds
+            size = 1
+            placed = False
+        elif act:
             for t in range(k):
                 alive[members[t]] = False
             size = repair(
                 members, k, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt,
                 raw, span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, rlo, rhi, rnn, dist,
+                wlim, vlim,
             )  # fmt: skip
             if size < 0:
                 size = -size

@@ -110,6 +110,25 @@ def _pool_masks(cand, np_, wcode, ccount, cm, pc):
                 cm[u] |= bit
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fits(t, wr, wcode, ccount, glo, ghi, wlim, has_w, full):
+    """Whether wide-set row t may join the class under the per-column limits: every
+    limited numeric's range stays within ``wlim`` (NULL widens nothing), and it brings no
+    value to a categorical whose value set is full (bits of ``full``, active-QI order)."""
+    if full != 0:
+        for a in range(wcode.shape[1]):
+            if (full >> np.int64(a)) & 1 and ccount[wcode[t, a]] == 0:
+                return False
+    if has_w:
+        for j in range(wr.shape[1]):
+            w = wlim[j]
+            if w < INF:
+                x = wr[t, j]
+                if not np.isnan(x) and max(ghi[j], x) - min(glo[j], x) > w:
+                    return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _grow(
     seed,
@@ -144,8 +163,12 @@ def _grow(
     cm,
     tabm,
     pc,
+    wlim,
+    vlim_a,
+    gdv,
 ):
-    """Grow the seed's class to k rows from the wide set (see greedy_pass).
+    """Grow the seed's class to k rows from the wide set (see greedy_pass); returns the
+    rows it holds: k, or fewer when no row of the wide set fits the per-column limits.
 
     The row added is the one of least increase of the class's information loss. As
     ``(size + 1) * S(G + r) - size * S(G) = S(G) + (size + 1) * (S(G + r) - S(G))``, that is
@@ -156,6 +179,11 @@ def _grow(
     ranked with the same parts summed directly (_num_key, _cat_delta). ``rowraw``/``rowslot``
     hold every row's numerics and ccount slots (one per active categorical QI, listed in
     ``aq``) row-major by row id; ``wr``/``wcode`` receive those of the wide set.
+
+    Per-column limits (``wlim[j]``: the widest range of numeric QI j, INF for none;
+    ``vlim_a[a]``: the most values of active categorical QI a): a row that would break one
+    is taken out of the class's wide set for good (a class only widens), and a class whose
+    pool runs dry is refilled at once from what remains of the wide set.
     """
     dn = rowraw.shape[1]
     na = aq.shape[0]
@@ -177,9 +205,17 @@ def _grow(
             gnn[j] = 0
             glo[j] = x
             ghi[j] = x
+    has_w = False
+    for j in range(dn):
+        if wlim[j] < INF:
+            has_w = True
+    full = np.int64(0)
     for a in range(na):
         q = aq[a]
         ccount[rowslot[rs, a]] = 1
+        gdv[a] = 1
+        if vlim_a[a] <= 1:
+            full |= np.int64(1) << np.int64(a)
         # NCP_q goes from 0 to 2/card with the second value, by 1/card with any later one
         dlt[a] = wc[q] * (2.0 / card[q])
     for g in range(tabm.shape[0]):
@@ -191,18 +227,42 @@ def _grow(
     _gather_pool(cand, np_, wr, px)
     _pool_masks(cand, np_, wcode, ccount, cm, pc)
     n_tab = tabm.shape[0]
+    limited = has_w or full != 0
+    for a in range(na):
+        if vlim_a[a] < card[aq[a]]:
+            limited = True
     refresh = 2 if nw > np_ else k + 1
     for step in range(1, k):
-        if size == refresh:
-            refresh *= 2
-            for t in range(nw):
-                if ok[t]:
-                    wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + _cat_delta(
-                        t, wview, ccount, dlt
-                    )
-            np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
-            _gather_pool(cand, np_, wr, px)
-            _pool_masks(cand, np_, wcode, ccount, cm, pc)
+        dry = False
+        while True:
+            if size == refresh or dry:
+                if size == refresh:
+                    refresh *= 2
+                for t in range(nw):
+                    if ok[t]:
+                        if limited and not _fits(t, wr, wcode, ccount, glo, ghi, wlim, has_w, full):
+                            ok[t] = False
+                            continue
+                        wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + _cat_delta(
+                            t, wview, ccount, dlt
+                        )
+                np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
+                _gather_pool(cand, np_, wr, px)
+                _pool_masks(cand, np_, wcode, ccount, cm, pc)
+            if limited:
+                for u in range(np_):
+                    t = cand[u]
+                    if ok[t] and not _fits(t, wr, wcode, ccount, glo, ghi, wlim, has_w, full):
+                        ok[t] = False
+                live = False
+                for u in range(np_):
+                    if ok[cand[u]]:
+                        live = True
+                        break
+                if not live and not dry:
+                    dry = True
+                    continue
+            break
         _pool_num_keys(np_, px, span, wn, num_act, glo, ghi, gnn, size, acc)
         best = -1
         best_key = INF
@@ -223,6 +283,13 @@ def _grow(
                 best_key = key
                 best_d = d
                 best = t
+        if best < 0:
+            # no row of the wide set fits the limits: the class cannot be completed
+            for t in range(size):
+                r = rid[members[t]]
+                for a in range(na):
+                    ccount[rowslot[r, a]] = 0
+            return size
         ok[best] = False
         members[step] = wset[best]
         if step == k - 1:
@@ -239,6 +306,9 @@ def _grow(
             ccount[p] += 1
             if ccount[p] > 1:
                 continue
+            gdv[a] += 1
+            if gdv[a] >= vlim_a[a]:
+                full |= np.int64(1) << np.int64(a)
             # a value entered the class: rows holding it no longer add it, and with the
             # second value the cost of any other value drops from 2/card to 1/card
             second = dlt[a] != wc[aq[a]] * (1.0 / card[aq[a]])
@@ -255,3 +325,4 @@ def _grow(
         r = rid[members[t]]
         for a in range(na):
             ccount[rowslot[r, a]] = 0
+    return k

@@ -245,9 +245,18 @@ def _place_increase(
     qkind,
     qidx,
     vmax,
+    wlim,
+    vlim,
 ):
-    """How much class c's information loss grows when row r joins it (QIs in column order)."""
+    """How much class c's information loss grows when row r joins it (QIs in column order);
+    INF when r would break a per-column limit there."""
     dc = cat.shape[0]
+    for j in range(raw.shape[0]):
+        w = wlim[j]
+        if w < INF:
+            x = raw[j, r]
+            if not np.isnan(x) and max(hi[c, j], x) - min(lo[c, j], x) > w:
+                return INF
     old = 0.0
     new = 0.0
     for t in range(qkind.shape[0]):
@@ -267,6 +276,8 @@ def _place_increase(
             key = (c * dc + u) * vmax + cat[u, r]
             if hv[_hslot(hk, key, shift)] == 0:
                 dq += 1
+                if dq > vlim[u]:
+                    return INF
             m = cat_ncp(dq, card[u])
             old += wc[u] * o * size[c]
             new += wc[u] * m * (size[c] + 1)
@@ -299,6 +310,8 @@ def finish(
     sord,
     crit_i,
     crit_f,
+    wlim,
+    vlim,
 ):
     """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
     increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
@@ -317,6 +330,9 @@ def finish(
     that keep the criteria with it, the one whose NCP grows least, and is labelled -1 when
     none does; a move or swap is taken only when both classes keep them afterwards (checked,
     from the classes' member lists, only for a candidate that would be the best so far).
+
+    Per-column limits (``wlim``, ``vlim``, see greedy_pass): a row joins only a class it
+    keeps within them (none: it is labelled -1), and no move or swap breaks them.
     """
     act = active(crit_i)
     scnt = np.zeros(sp.shape[0], dtype=np.int64)
@@ -401,10 +417,10 @@ def finish(
                     continue
                 inc = _place_increase(
                     c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc,
-                    cat_act, qkind, qidx, vmax,
+                    cat_act, qkind, qidx, vmax, wlim, vlim,
                 )  # fmt: skip
                 inc_c[c] = inc
-                if inc < best:
+                if inc < best and inc < INF:
                     best = inc
                     best_c = c
             if act and best_c >= 0:
@@ -513,6 +529,13 @@ def finish(
                 # move r into B
                 if sa > k and seen[B] != r:
                     seen[B] = r
+                    fits = True
+                    for j in range(dn):
+                        w = wlim[j]
+                        if w < INF:
+                            x = raw[j, r]
+                            if not np.isnan(x) and max(hi[B, j], x) - min(lo[B, j], x) > w:
+                                fits = False
                     s_new = 0.0
                     for j in range(dn):
                         if not num_act[j]:
@@ -527,8 +550,12 @@ def finish(
                         key = (B * dc + q) * vmax + cat[q, r]
                         if hv[_hslot(hk, key, shift)] == 0:
                             dq += 1
+                            if dq > vlim[q]:
+                                fits = False
                         s_new += wc[q] * cat_ncp(dq, card[q])
                     gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    if not fits:
+                        gain = -INF
                     if gain > best_gain and act:
                         if a_ok < 0:
                             a_ok = 0
@@ -549,6 +576,7 @@ def finish(
                 # swap r and s
                 s_a2 = 0.0
                 s_b2 = 0.0
+                fits = True
                 for j in range(dn):
                     if not num_act[j]:
                         continue
@@ -569,6 +597,12 @@ def finish(
                         if y >= bh:
                             bh = hi2[B, j]
                     s_b2 += wn[j] * num_ncp_with(bl, bh, bn, sb, span[j], x)
+                    w = wlim[j]
+                    if w < INF and (
+                        (not np.isnan(y) and max(a_hi[j], y) - min(a_lo[j], y) > w)
+                        or (not np.isnan(x) and max(bh, x) - min(bl, x) > w)
+                    ):
+                        fits = False
                 for q in range(dc):
                     if not cat_act[q]:
                         continue
@@ -588,9 +622,13 @@ def finish(
                         db -= 1
                     if hv[_hslot(hk, (B * dc + q) * vmax + vr, shift)] == 0:
                         db += 1
+                    if da > vlim[q] or db > vlim[q]:
+                        fits = False
                     s_a2 += wc[q] * cat_ncp(da, card[q])
                     s_b2 += wc[q] * cat_ncp(db, card[q])
                 gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                if not fits:
+                    gain = -INF
                 if gain > best_gain and act:
                     same = True
                     for u in range(scode.shape[0]):

@@ -9,14 +9,30 @@ from .costs import INF, cat_ncp, num_ncp_with
 from .criteria import first_failing, helpful, lacking_mode
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _within(i, raw, cat, cbase, rcount, cdist, glo, ghi, wlim, vlim):
+    """Whether row i keeps the class within the per-column limits when it joins."""
+    for j in range(raw.shape[0]):
+        w = wlim[j]
+        if w < INF:
+            x = raw[j, i]
+            if not np.isnan(x) and max(ghi[j], x) - min(glo[j], x) > w:
+                return False
+    for q in range(cat.shape[0]):  # noqa: SIM110 (a loop numba compiles)
+        if cdist[q] >= vlim[q] and rcount[cbase[q] + cat[q, i]] == 0:
+            return False
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _best_helpful(
     cands, n_cands, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat, card, wc,
-    cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist,
+    cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
 ):  # fmt: skip
     """Among positions ``cands[:n_cands]`` (or every position below ``n_cands`` when
     ``cands`` is empty), the alive row whose value of column s repairs the class and whose
-    joining raises its information loss least (ties: SBC distance, then position); -1: none."""
+    joining raises its information loss least (ties: SBC distance, then position), and that
+    keeps the per-column limits (``wlim``, ``vlim``, see greedy_pass); -1: none."""
     best = -1
     best_key = INF
     best_d = INF
@@ -26,6 +42,8 @@ def _best_helpful(
         if not alive[i]:
             continue
         if not helpful(scode[s, rid[i]], scnt, size, lacking, sp):
+            continue
+        if not _within(i, raw, cat, cbase, rcount, cdist, glo, ghi, wlim, vlim):
             continue
         # the class's size is the same for every candidate: least S(G + r) is least increase
         key = 0.0
@@ -70,7 +88,7 @@ def _join(i, rid, scode, scnt, raw, cat, cbase, rcount, cdist, glo, ghi, gnn):
 @njit(cache=True, nogil=True)
 def repair(
     members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt, raw,
-    span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist,
+    span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
 ):  # fmt: skip
     """Grow the class ``members[:size]`` (its rows already marked not alive) while it fails
     the criteria: add the row that repairs the first failing column (:func:`.criteria.helpful`)
@@ -96,12 +114,12 @@ def repair(
         lacking = lacking_mode(scnt, size, s, soff, crit_i)
         i = _best_helpful(
             wset, nw, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat, card,
-            wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist,
+            wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
         )  # fmt: skip
         if i < 0:
             i = _best_helpful(
                 every, n_cur, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat,
-                card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist,
+                card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
             )  # fmt: skip
         if i < 0:
             failed = True
