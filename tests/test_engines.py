@@ -121,6 +121,10 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # criteria and a background-knowledge bound (one sensitive column)
     one = {**ROLES, "sensitive": ["dis"], "drop": ["id", "pay"]}
     sbc_sql.anonymize(engine, "t", 3, output="rb", bk_threshold=1.0, max_suppression=0.5, **one)
+    # per-column limits on a number, a date, a timestamp and a category, checked in SQL
+    limits = {"max_width": "age=30,born=4000,seen=4000", "max_values": "zip=3"}
+    sbc_sql.anonymize(engine, "t", 3, output="rl", max_suppression=0.5, **limits, **ROLES)
+    sbc_sql.verify(engine, "t", "rl", 3)
     compare(engine, "t", [4], ["sbca"], **ROLES)
     sbc_sql.verify(engine, "t", "r", 3)
     # verify joins on one QI or two, as the data decides: render the two-QI join too
