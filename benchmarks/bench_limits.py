@@ -56,26 +56,27 @@ def main() -> None:
         rows = []
         for label, width, values in CASES:
 
-            def run(width: dict[str, float] = width, values: dict[str, int] = values) -> tuple[float, int, str]:
+            def run(width: dict[str, float] = width, values: dict[str, int] = values) -> tuple[float, int]:
                 with anonymize(
                     path, TABLE, k, qi=qi, output="rel", replace=True, max_width=width, max_values=values,
                     max_suppression=0.05,
                 ) as r:  # fmt: skip
                     assert r.measures is not None and r.verdict is not None and r.verdict.ok
-                    return r.measures.total_ncp, r.measures.suppressed, r.mode
+                    return r.measures.total_ncp, r.measures.suppressed
 
             run()  # warm-up
             seconds = []
             for _ in range(args.runs):
                 t = time.perf_counter()
-                ncp, suppressed, mode = run()
+                ncp, suppressed = run()
                 seconds.append(time.perf_counter() - t)
             with duckdb.connect(path, read_only=True) as con:
                 widest, education, occupation, country = con.execute(
                     "SELECT max(age_max - age_min), max(len(education)), max(len(occupation)), "
                     "max(len(native_country)) FROM rel_classes"
                 ).fetchone()
-            rows.append((label, statistics.median(seconds), ncp, suppressed, widest, education, occupation, country))
+            median = statistics.median(seconds)
+            rows.append((label, median, ncp, suppressed, widest, education, occupation, country))
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     base_t, base_ncp = rows[0][1], rows[0][2]
     print(f"# Per-column limits on Adult ({n:,} rows, 8 QIs), k = {k}\n")

@@ -624,6 +624,20 @@ def anonymize_cmd(
     seed: SeedOption = None,
     max_width: MaxWidthOption = None,
     max_values: MaxValuesOption = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="A label column released as it is (e.g. income) that the classes are kept pure "
+            "on, for a release meant to train models; never a QI. E.g. --target income."
+        ),
+    ] = None,
+    target_weight: Annotated[
+        float | None,
+        typer.Option(
+            help="With --target: how many points of total NCP one point of CM (rows outside their "
+            "class's majority label) is worth (default 0.03). E.g. --target-weight 0.1."
+        ),
+    ] = None,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
@@ -721,6 +735,8 @@ def anonymize_cmd(
             seed=seed,
             max_width=max_width,
             max_values=max_values,
+            target=target,
+            target_weight=target_weight,
             log=log,
             progress=bar,
             trace=trace if verbose else None,

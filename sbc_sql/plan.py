@@ -67,6 +67,10 @@ class Options:
     # date or timestamp) and the most values of its set on a categorical QI
     max_width: Mapping[str, float] = field(default_factory=dict)
     max_values: Mapping[str, int] = field(default_factory=dict)
+    # a label the release keeps verbatim and the clustering keeps classes pure on
+    # (--target), and what purity is worth against information loss (None: the default)
+    target: str | None = None
+    target_weight: float | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,12 @@ class Plan:
     def sensitive(self) -> tuple[Column, ...]:
         """The sensitive columns, which the privacy criteria read."""
         return tuple(c for c in self.columns if c.role == "sensitive")
+
+    @property
+    def target(self) -> Column | None:
+        """The --target column (released verbatim), None without one."""
+        name = self.options.target
+        return next((c for c in self.columns if c.name == name), None) if name else None
 
 
 def split_names(values: Iterable[str] | None) -> tuple[str, ...]:
@@ -600,6 +610,7 @@ def declared_roles(
 def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
     known = [c.name for c in info.columns]
     roles = declared_roles(info, name, options.qi, options.sensitive, options.drop, options.keep)
+    _target_role(roles, known, options, name)
     qi_named = any(role == "qi" for role, _ in roles.values())
     undeclared = [c for c in known if c not in roles]
     if qi_named and undeclared:
@@ -611,6 +622,42 @@ def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tu
     for col in undeclared:
         roles[col] = ("qi", "default")
     return roles
+
+
+def _target_role(roles: dict[str, tuple[str, str]], known: list[str], options: Options, name: str) -> None:
+    """The --target column is released verbatim: insensitive unless declared sensitive or
+    insensitive (never a QI, never dropped); its weight is a number of 0 or more."""
+    target = options.target
+    w = options.target_weight
+    if w is not None and (
+        isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0
+    ):
+        raise InputError(
+            f"--target-weight {w} is not a number of 0 or more; it says how many points of total NCP "
+            "one point of label impurity is worth: give e.g. --target-weight 0.1"
+        )
+    if target is None:
+        if w is not None:
+            raise InputError("--target-weight weighs the labels of --target; give --target COLUMN too")
+        return
+    if target not in known:
+        raise InputError(
+            f"--target names '{target}', which is not a column of '{name}'; "
+            f"its columns are: {', '.join(known)}"
+        )
+    role = roles.get(target, (None, ""))[0]
+    if role == "qi":
+        raise InputError(
+            f"--target names '{target}', a quasi-identifier; the target label is released as it is, "
+            f"so it cannot be generalized: drop it from --qi (or declare it --keep or --sensitive)"
+        )
+    if role == "identifier":
+        raise InputError(
+            f"--target names '{target}', which is declared an identifier and never released; "
+            "declare it --keep or --sensitive"
+        )
+    if role is None:
+        roles[target] = ("insensitive", "target")
 
 
 def identifier_word(name: str) -> str | None:

@@ -108,6 +108,8 @@ def document(
             "hierarchies": sorted(hierarchies),
             "max_width": {name: float(w) for name, w in o.max_width.items()},
             "max_values": {name: int(v) for name, v in o.max_values.items()},
+            "target": o.target,
+            "target_weight": o.target_weight,
         },
         "columns": [
             {

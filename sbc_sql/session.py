@@ -210,6 +210,8 @@ def anonymize(
     seed: int | None = None,
     max_width: Mapping[str, float] | str | Iterable[str] | None = None,
     max_values: Mapping[str, int] | str | Iterable[str] | None = None,
+    target: str | None = None,
+    target_weight: float | None = None,
     engine: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
@@ -255,6 +257,12 @@ def anonymize(
     ``max_values`` ({'nationality': 3}: the most values of a class's set on a categorical
     QI) are kept by the default algorithm while it clusters and verified in SQL; rows that
     fit no class are suppressed, at most ``max_suppression`` of them.
+
+    ``target`` (a column released verbatim, e.g. a label a model will be trained on) makes
+    the clustering prefer classes whose rows share their majority label: it minimizes total
+    NCP + ``target_weight`` x CM (the share of rows not of their class's majority label;
+    default :data:`~sbc_sql.cluster.registry.DEFAULT_TARGET_WEIGHT`). Read by the default
+    algorithm, kmember and mondrian.
 
     ``engine='spark'`` runs the SQL in Apache Spark: ``database`` is then a SparkSession
     (None: a local one is built, and stopped when the result is closed) or a Spark DataFrame,
@@ -314,6 +322,8 @@ def anonymize(
         background=planning.Background(bk_threshold, bk_estimator, bk, seed),
         max_width=max_width,
         max_values=max_values,
+        target=target,
+        target_weight=target_weight,
     )
     attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
@@ -334,14 +344,14 @@ def anonymize(
     # a database file named (a URL names a server's database, no file)
     given = [Path(database)] if isinstance(database, (str, Path)) and not looks_like_url(database) else []
     inputs = [Path(table)] if looks_like_file(table) else []
-    target = None if target_db is None else planning.check_target_db(target_db, protected=[*given, *inputs])
+    into = None if target_db is None else planning.check_target_db(target_db, protected=[*given, *inputs])
     # a dry run writes nothing: an existing file is opened read-only, and a file that does
     # not exist yet (an input file into a new --db) is not made: the run plans in memory
     new_file = bool(given) and not given[0].exists() and looks_like_file(table)
     run = engines.connect(
         None if sql_only and new_file else database,
         must_exist=not (database and looks_like_file(table)),
-        read_only=sql_only or target is not None,
+        read_only=sql_only or into is not None,
         engine=engine,
     )
     try:
@@ -350,7 +360,7 @@ def anonymize(
         # a release in another schema: written there once the input is read (see below)
         place = run.parse_name(output, output=True) if output else None
         if place is not None and (place.qualified or place.path):
-            if place.qualified and target is not None:
+            if place.qualified and into is not None:
                 raise InputError(
                     f"--output '{output}' names a schema and --target-db a database; the release is "
                     f"written into the main schema of --target-db: give --output {place.name}"
@@ -358,10 +368,10 @@ def anonymize(
             options = dataclasses.replace(options, output=place.name)
         for path, alias in attachments:
             run.attach(path, alias)
-        if target is not None:
+        if into is not None:
             # the source named where it is, before the target becomes the working schema
             table = _qualified_input(run, table)
-            run.write_into(target, planning.target_alias(target, run.working()[0]))
+            run.write_into(into, planning.target_alias(into, run.working()[0]))
         elif place is not None and place.qualified:
             table = _qualified_input(run, table)
             run.use(place.catalog, place.schema)
@@ -516,6 +526,12 @@ def prepare(
         say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
 
     criteria = plan.options.criteria
+    target = plan.target
+    if target is not None and target.role == "sensitive" and not criteria.asked:
+        say(
+            f"warning: --target '{target.name}' is sensitive and no criterion bounds it: classes kept pure "
+            "on it tell anyone who knows a person's class their value; add e.g. --l-diversity 2"
+        )
     # background knowledge is about the sensitive column too, with or without criteria
     sensitive = plan.sensitive if criteria.asked or plan.options.background.asked else ()
     if sensitive:
@@ -537,7 +553,9 @@ def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> None:
     if engine.dry:
         engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
-        prepared.data, prepared.row_id = pull.pull(engine, plan, prepared.stats, sensitive=sensitive)
+        prepared.data, prepared.row_id = pull.pull(
+            engine, plan, prepared.stats, sensitive=sensitive, target=plan.target
+        )
         if prepared.data.sensitive is not None:
             problems = criteria.rule().check_feasible(prepared.data.sensitive)
             if problems:
@@ -559,6 +577,7 @@ def in_workers(engine: Engine, plan: planning.Plan) -> bool:
         and not options.criteria.asked
         and not options.background.asked
         and not (options.max_width or options.max_values)
+        and options.target is None
     )
 
 
@@ -613,6 +632,9 @@ def cluster(
         background=background_options(prepared.engine, plan, prepared.data),
         progress=progress,
         limits=cluster_limits(plan),
+        target_weight=(
+            registry.DEFAULT_TARGET_WEIGHT if options.target_weight is None else options.target_weight
+        ),
     )
     prepared.stage("cluster", t)
     if log is not None:

@@ -38,6 +38,10 @@ class QIData:
     # the declared sensitive columns as value codes, for the algorithms that keep privacy
     # criteria on them (see .sensitive); None when no criterion is asked
     sensitive: Sensitive | None = None
+    # the target label of every row (--target): int32 codes 0 .. n_labels - 1 in value
+    # order, NULL a label of its own (last); the algorithms that read it keep classes pure
+    # on it (ClusterOptions.target_weight); None when no target is given
+    target: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         d = len(self.names)
@@ -61,6 +65,8 @@ class QIData:
             raise ValueError("QIData coarse_rank must have one entry per row")
         if self.sensitive is not None and self.sensitive.n_rows != n:
             raise ValueError("QIData sensitive codes must have one entry per row")
+        if self.target is not None and len(self.target) != n:
+            raise ValueError("QIData target codes must have one entry per row")
 
     @property
     def n_rows(self) -> int:
@@ -96,7 +102,13 @@ class QIData:
             self.position[rows],
             None if self.coarse_rank is None else self.coarse_rank[rows],
             None if self.sensitive is None else self.sensitive.take(rows),
+            None if self.target is None else self.target[rows],
         )
+
+    @property
+    def n_labels(self) -> int:
+        """Distinct target labels (0 without a target)."""
+        return int(self.target.max()) + 1 if self.target is not None and len(self.target) else 0
 
     def categorical_order(self) -> list[int]:
         """Categorical QIs by ascending cardinality, ties by column order (SBC's order)."""

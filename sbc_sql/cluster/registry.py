@@ -49,6 +49,8 @@ Progress = Callable[[int, int], None]
 
 #: the algorithm a run uses unless told otherwise
 DEFAULT = "sbca"
+#: --target-weight when not given: total NCP + W x CM is minimized (see ClusterOptions)
+DEFAULT_TARGET_WEIGHT = 0.03
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,11 @@ class ClusterOptions:
     background: BackgroundOptions | None = None
     #: per-column limits on the classes' ranges and value sets (read by the default only)
     limits: Limits = field(default_factory=Limits)
+    #: W, what label purity is worth against information loss: the algorithms marked
+    #: ``target`` (with QIData.target given) minimize total NCP + W x CM, CM the share of rows
+    #: whose target label is not their class's majority label; in a class's cost, each such
+    #: row adds W x sum_q w_q (the QIs' weights), on the scale of |G| x sum_q w_q NCP_q(G)
+    target_weight: float = 0.0
 
 
 Runner = Callable[[QIData, int, ClusterOptions, "Progress | None"], ClusterRun]
@@ -113,7 +120,8 @@ class Clusterer:
     before it runs (see :func:`.sensitive.rare_values`), when it does not decide that itself;
     ``requires``: the criteria it cannot run without, ``only``: the criteria it can keep
     (None: every one; names as :func:`asked` gives them); ``background``: it reads
-    ``ClusterOptions.background``; ``limits``: it keeps ``ClusterOptions.limits``."""
+    ``ClusterOptions.background``; ``limits``: it keeps ``ClusterOptions.limits``;
+    ``target``: it keeps classes pure on ``QIData.target`` (``ClusterOptions.target_weight``)."""
 
     name: str
     description: str
@@ -129,6 +137,7 @@ class Clusterer:
     only: tuple[str, ...] | None = None
     background: bool = False
     limits: bool = False
+    target: bool = False
 
     def accepts(self, rule: Rule) -> bool:
         """Whether it runs with the criteria of ``rule`` (none: on k alone)."""
@@ -147,6 +156,11 @@ class Clusterer:
         """Class id per row (-1 suppressed), every class of at least k rows (and keeping
         ``options.rule`` on the sensitive columns)."""
         options = options or ClusterOptions()
+        if data.target is not None and not self.target:
+            raise InputError(
+                f"--algorithm {self.name} does not read --target; use one of "
+                f"{', '.join(c.name for c in CLUSTERERS if c.target)}"
+            )
         if options.limits.active and not self.limits:
             raise InputError(
                 f"--algorithm {self.name} does not keep per-column limits "
@@ -318,6 +332,7 @@ def block_algorithm(
     stop: np.ndarray | None = None,
     rule: Rule | None = None,
     limits: Limits | None = None,
+    target_weight: float = 0.0,
 ) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
     that many rows, chosen by the user) every row of a block is a candidate for each class;
@@ -333,6 +348,7 @@ def block_algorithm(
         stop=stop,
         rule=rule,
         limits=limits,
+        target_weight=target_weight,
     )
 
 
@@ -374,7 +390,15 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
         mode = choose_mode(data.n_rows, k)
     check_memory(data, mode, options.workers)
     if mode == "exact":
-        labels = sbca_plus(data, k, leftover=options.leftover, progress=progress, rule=rule, limits=limits)
+        labels = sbca_plus(
+            data,
+            k,
+            leftover=options.leftover,
+            progress=progress,
+            rule=rule,
+            limits=limits,
+            target_weight=options.target_weight,
+        )
         return ClusterRun(
             labels,
             "sbca",
@@ -387,7 +411,7 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     labels = blocked(
         data,
         k,
-        block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits),
+        block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits, options.target_weight),
         block_size=size,
         workers=options.workers,
         progress=progress,
@@ -425,7 +449,9 @@ def _across_blocks(
     row still left joins a class of the table where the criteria survive
     (:func:`.rescue.rescue`). Returns what was done, for the run's detail line."""
     size = options.block_rows or default_block_rows(k)
-    algorithm = block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits)
+    algorithm = block_algorithm(
+        k, options.leftover, options.block_rows, stop, rule, limits, options.target_weight
+    )
     pooled = 0
     for _ in range(POOLED_ROUNDS):
         left = np.flatnonzero(labels < 0)
@@ -585,6 +611,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         criteria=True,
         background=True,
         limits=True,
+        target=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
@@ -653,6 +680,7 @@ def run_clustering(
     background: BackgroundOptions | None = None,
     progress: Progress | None = None,
     limits: Limits | None = None,
+    target_weight: float = 0.0,
 ) -> ClusterRun:
     """Class id per row (-1 suppressed) from the named algorithm and mode."""
     options = ClusterOptions(
@@ -665,5 +693,6 @@ def run_clustering(
         rule or Rule(),
         background,
         limits or Limits(),
+        target_weight,
     )
     return get(algorithm).run(data, k, options, progress)

@@ -314,6 +314,8 @@ def curve(
         block_rows=options.get("block_rows"),
         workers=options.get("workers"),
         criteria=Criteria(**_criteria_of(doc)),
+        max_width=dict(options.get("max_width") or {}),
+        max_values=dict(options.get("max_values") or {}),
     )
     # the run said its warnings when it made the release; the curve repeats none of them
     prepared = prepare(engine, original, run_options, log=lambda _: None)
@@ -659,6 +661,11 @@ def _provenance_section(r: Report) -> str:
         ("criteria", "; ".join(models) or "k-anonymity"),
         ("leftover rows", options.get("leftover")),
         ("max suppression", options.get("max_suppression")),
+        *(
+            (label, ", ".join(f"{name}={value:g}" for name, value in limits.items()))
+            for label, key in (("max width", "max_width"), ("max values", "max_values"))
+            if (limits := options.get(key) or {})
+        ),
         *(
             (f"{label} ({len(names)})", ", ".join(names))
             for label, role in ROLE_LABELS

@@ -97,24 +97,29 @@ def pull(
     stats: Stats,
     progress: Callable[[int, int], None] | None = None,
     sensitive: Sequence[Column] = (),
+    target: Column | None = None,
 ) -> tuple[QIData, np.ndarray]:
     """The QIs of every row as a QIData, and each row's row_id in the source; with
-    ``sensitive`` columns, their value codes as ``QIData.sensitive``."""
+    ``sensitive`` columns, their value codes as ``QIData.sensitive``; with a ``target``,
+    its label codes (value order, NULL last) as ``QIData.target``."""
+    extra = list(sensitive)
+    if target is not None and target not in extra:
+        extra.append(target)
     n = stats.n_rows
     qis = plan.qis
     decoder = Decoder.of(plan, stats)
     row_id = np.empty(n, dtype=np.int64)
     columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
-    raw: list[list[pa.Array]] = [[] for _ in sensitive]
+    raw: list[list[pa.Array]] = [[] for _ in extra]
     at = 0
-    for batch in engine.stream(pull_sql(plan, engine.row_id("s"), sensitive), BATCH_ROWS):
+    for batch in engine.stream(pull_sql(plan, engine.row_id("s"), extra), BATCH_ROWS):
         m = batch.num_rows
         if at + m > n:
             raise RuntimeError("the source table grew while it was being read")
         row_id[at : at + m] = to_numpy(batch.column(0), np.int64)
         for i in range(len(qis)):
             columns[i][at : at + m] = decoder.column(batch, i)
-        for j in range(len(sensitive)):
+        for j in range(len(extra)):
             raw[j].append(batch.column(1 + len(qis) + j))
         at += m
         if progress is not None:
@@ -123,7 +128,10 @@ def pull(
         raise RuntimeError("the source table changed while it was being read")
     data = decoder.data(tuple(columns), row_id)
     if sensitive:
-        data = dataclasses.replace(data, sensitive=_sensitive(sensitive, raw))
+        data = dataclasses.replace(data, sensitive=_sensitive(sensitive, raw[: len(sensitive)]))
+    if target is not None:
+        j = extra.index(target)
+        data = dataclasses.replace(data, target=_sensitive([target], [raw[j]]).codes[0])
     return data, row_id
 
 

@@ -54,7 +54,7 @@ labels are those of :func:`..sbca_paper.sbca`. The hot loops are numba kernels i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -118,6 +118,7 @@ def sbca_plus(
     stop: np.ndarray | None = None,
     rule: Rule | None = None,
     limits: Limits | None = None,
+    target_weight: float = 0.0,
 ) -> np.ndarray:
     """Cluster the rows of ``data`` into classes of at least k; returns a class id per row.
 
@@ -136,6 +137,9 @@ def sbca_plus(
     with them are ``SUPPRESSED``, and ``leftover="last"`` then places as ``nearest`` does.
     ``limits``: per-column limits every class keeps (``growth`` only); rows that fit no class
     are ``SUPPRESSED``, and ``leftover="last"`` places as ``nearest`` does.
+    ``target_weight`` W (with ``data.target``, ``growth`` only): classes minimize their
+    information loss plus W x sum_q w_q for each row outside their majority label, i.e.
+    total NCP + W x CM (see the module docstring).
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -168,7 +172,8 @@ def sbca_plus(
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     counts = contingency if contingency is not None else Contingency(data)
     rows = coarse_order(data) if order == "coarse" else data.sort_order()
-    arr = _kernel_arrays(data, counts, rows, limits)
+    arr: dict[str, Any] = dict(_kernel_arrays(data, counts, rows, limits))
+    arr.update(_target_arrays(data, rows, target_weight if growth else 0.0))
     crit = _criteria_arrays(data, rule, rows)
     if (crit["crit_i"].any() or limits is not None) and leftover == "last":
         leftover = "nearest"
@@ -262,6 +267,22 @@ def _criteria_arrays(data: QIData, rule: Rule | None, order: np.ndarray) -> dict
     arr = rule.kernel_arrays(data.sensitive)
     arr["scode"] = np.ascontiguousarray(arr["scode"][:, order])
     return arr
+
+
+#: the most target labels the kernels count per class
+MAX_LABELS = 64
+
+
+def _target_arrays(data: QIData, order: np.ndarray, weight: float) -> dict[str, object]:
+    """The target labels in the sorted domain, their count and what one row outside its
+    class's majority label costs (W x the sum of the QI weights); empty without a target."""
+    if data.target is None or weight <= 0:
+        return {"tgt": np.zeros(0, dtype=np.int32), "n_lab": 0, "tw": 0.0}
+    n_lab = data.n_labels
+    if n_lab > MAX_LABELS:
+        raise ValueError(f"{n_lab} target labels; the clustering counts at most {MAX_LABELS}")
+    tgt = np.ascontiguousarray(data.target[order], dtype=np.int32)
+    return {"tgt": tgt, "n_lab": n_lab, "tw": float(weight) * float(sum(data.weights))}
 
 
 def _kernel_arrays(

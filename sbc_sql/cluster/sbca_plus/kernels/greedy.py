@@ -89,6 +89,9 @@ def greedy_pass(
     crit_f,
     wlim,
     vlim,
+    tgt,
+    n_lab,
+    tw,
 ):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done,
     or ``stop[0]`` is set: the run was interrupted and its labels will not be used).
@@ -122,6 +125,10 @@ def greedy_pass(
     that keep them (and its repair too); a seed whose class no remaining row completes is
     left unlabelled alone (``finish`` places it where it fits, or suppresses it), and its
     would-be members stay for the next seeds.
+
+    Target labels (``growth`` only): ``tgt[r]`` the label of row id r (0 .. ``n_lab`` - 1;
+    empty: no target), ``tw`` what one row outside its class's majority label costs (see
+    :func:`.grow._grow`); a class grows preferring rows of its majority label.
     Returns the number of rows taken by this call.
     """
     dn = raw.shape[0]
@@ -158,6 +165,8 @@ def greedy_pass(
     for a in range(n_act):
         vlim_a[a] = vlim[aq[a]]
     gdv = np.zeros(n_act, dtype=np.int64)
+    lcnt = np.zeros(max(n_lab, 1), dtype=np.int64)
+    wl = np.zeros(nmax if tgt.shape[0] > 0 else 0, dtype=np.int32)
     rowraw = np.empty((0, dn), dtype=np.float64)
     rowslot = np.empty((0, n_act), dtype=np.int64)
     if growth:
@@ -259,6 +268,10 @@ def greedy_pass(
                 wlim,
                 vlim_a,
                 gdv,
+                tgt,
+                tw,
+                lcnt,
+                wl,
             )
         size = k
         placed = True

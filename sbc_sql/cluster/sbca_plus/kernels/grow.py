@@ -166,6 +166,10 @@ def _grow(
     wlim,
     vlim_a,
     gdv,
+    tgt,
+    tw,
+    lcnt,
+    wl,
 ):
     """Grow the seed's class to k rows from the wide set (see greedy_pass); returns the
     rows it holds: k, or fewer when no row of the wide set fits the per-column limits.
@@ -184,9 +188,16 @@ def _grow(
     ``vlim_a[a]``: the most values of active categorical QI a): a row that would break one
     is taken out of the class's wide set for good (a class only widens), and a class whose
     pool runs dry is refilled at once from what remains of the wide set.
+
+    Target labels (``tgt[r]``: row id r's label; empty: none) with ``tw`` > 0: a row whose
+    label is not one of the class's majority labels would add one row of impurity, which
+    costs ``tw``; as the class's loss grows by (size + 1) x S(G + r), its key grows by
+    ``tw / (size + 1)``. ``lcnt`` (zeros on entry and on return) counts the class's labels,
+    ``wl`` receives the wide set's labels.
     """
     dn = rowraw.shape[1]
     na = aq.shape[0]
+    has_t = tgt.shape[0] > 0 and tw > 0
     for t in range(nw):
         r = rid[wset[t]]
         for j in range(dn):
@@ -194,6 +205,12 @@ def _grow(
         for a in range(na):
             wcode[t, a] = rowslot[r, a]
         ok[t] = True
+        if has_t:
+            wl[t] = tgt[r]
+    lmax = 0
+    if has_t:
+        lcnt[tgt[rid[seed]]] = 1
+        lmax = 1
     rs = rid[seed]
     for j in range(dn):
         x = rowraw[rs, j]
@@ -246,6 +263,8 @@ def _grow(
                         wkey[t] = _num_key(t, wr, span, wn, num_act, glo, ghi, gnn, size) + _cat_delta(
                             t, wview, ccount, dlt
                         )
+                        if has_t and lcnt[wl[t]] < lmax:
+                            wkey[t] += tw / (size + 1)
                 np_ = _select(wkey, wtie, wset, nw, m, ok, cand, tpos)
                 _gather_pool(cand, np_, wr, px)
                 _pool_masks(cand, np_, wcode, ccount, cm, pc)
@@ -276,6 +295,8 @@ def _grow(
             for g in range(1, n_tab):
                 c += tabm[g, (mk >> np.int64(8 * g)) & 255]
             key = acc[u] + c
+            if has_t and lcnt[wl[t]] < lmax:
+                key += tw / (size + 1)
             if key > best_key:
                 continue
             d = wtie[t]
@@ -289,9 +310,16 @@ def _grow(
                 r = rid[members[t]]
                 for a in range(na):
                     ccount[rowslot[r, a]] = 0
+                if has_t:
+                    lcnt[tgt[r]] = 0
             return size
         ok[best] = False
         members[step] = wset[best]
+        if has_t:
+            lb = wl[best]
+            lcnt[lb] += 1
+            if lcnt[lb] > lmax:
+                lmax = lcnt[lb]
         if step == k - 1:
             break
         for j in range(dn):
@@ -325,4 +353,6 @@ def _grow(
         r = rid[members[t]]
         for a in range(na):
             ccount[rowslot[r, a]] = 0
+        if has_t:
+            lcnt[tgt[r]] = 0
     return k

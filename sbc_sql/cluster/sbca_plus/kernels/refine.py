@@ -222,6 +222,40 @@ def _remove_row(
             dist_[c, q] -= 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _impurity_change(lc, lm, c, out_label, in_label):
+    """How many more rows of class c lie outside its majority label once a row of
+    ``out_label`` leaves it and one of ``in_label`` joins it (-1: none of either); ``lm[c]``
+    is its current majority count."""
+    if out_label == in_label:
+        return 0
+    if out_label < 0:
+        # one joins: impurity grows unless its label is (one of) the majority
+        return 0 if lc[c, in_label] == lm[c] else 1
+    top = 0
+    for m in range(lc.shape[1]):
+        v = lc[c, m] - (1 if m == out_label else 0) + (1 if m == in_label else 0)
+        if v > top:
+            top = v
+    size_change = (1 if in_label >= 0 else 0) - 1
+    return size_change - (top - lm[c])
+
+
+@njit(cache=True, nogil=True)
+def _lab_count(lc, lm, c, label, step):
+    """Class c's count of ``label`` moves by ``step``; its majority count follows."""
+    lc[c, label] += step
+    if step > 0:
+        if lc[c, label] > lm[c]:
+            lm[c] = lc[c, label]
+    else:
+        top = 0
+        for m in range(lc.shape[1]):
+            if lc[c, m] > top:
+                top = lc[c, m]
+        lm[c] = top
+
+
 @njit(cache=True, nogil=True)
 def _place_increase(
     c,
@@ -312,6 +346,9 @@ def finish(
     crit_f,
     wlim,
     vlim,
+    tgt,
+    n_lab,
+    tw,
 ):
     """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
     increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
@@ -333,6 +370,11 @@ def finish(
 
     Per-column limits (``wlim``, ``vlim``, see greedy_pass): a row joins only a class it
     keeps within them (none: it is labelled -1), and no move or swap breaks them.
+
+    Target labels (``tgt[i]``: row i's label, 0 .. ``n_lab`` - 1; empty: none) with ``tw`` >
+    0: a class's cost is its information loss plus ``tw`` for each row outside its majority
+    label, in placement, moves and swaps alike (a row outside its class's majority label may
+    start a swap even when its class is no cheaper without it).
     """
     act = active(crit_i)
     scnt = np.zeros(sp.shape[0], dtype=np.int64)
@@ -398,6 +440,13 @@ def finish(
                 cat_act,
                 vmax,
             )
+    has_t = tgt.shape[0] > 0 and tw > 0
+    lc = np.zeros((n_cls if has_t else 0, max(n_lab, 1)), dtype=np.int32)
+    lm = np.zeros(n_cls if has_t else 0, dtype=np.int32)
+    if has_t:
+        for i in range(n):
+            if lab[i] >= 0:
+                _lab_count(lc, lm, lab[i], tgt[i], 1)
     S = np.empty(n_cls)
     for c in range(n_cls):
         S[c] = _class_sum(c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
@@ -419,6 +468,8 @@ def finish(
                     c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc,
                     cat_act, qkind, qidx, vmax, wlim, vlim,
                 )  # fmt: skip
+                if has_t and inc < INF:
+                    inc += tw * _impurity_change(lc, lm, c, -1, tgt[r])
                 inc_c[c] = inc
                 if inc < best and inc < INF:
                     best = inc
@@ -461,6 +512,8 @@ def finish(
                 vmax,
             )
             S[best_c] = _class_sum(best_c, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
+            if has_t:
+                _lab_count(lc, lm, best_c, tgt[r], 1)
 
     # refinement
     a_lo = np.empty(dn)
@@ -512,7 +565,7 @@ def finish(
             # A swap gains at most what its two rows save by leaving their classes, so only
             # rows whose class is cheaper without them start one (the partner's turn covers
             # the other case); a row of a class of exactly k cannot move.
-            swaps_ok = s_a_minus < S[A]
+            swaps_ok = s_a_minus < S[A] or (has_t and lc[A, tgt[r]] < lm[A])
             if not swaps_ok and sa <= k:
                 continue
             a_ok = -1  # whether A keeps the criteria without r: not yet known
@@ -554,6 +607,11 @@ def finish(
                                 fits = False
                         s_new += wc[q] * cat_ncp(dq, card[q])
                     gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    if has_t:
+                        lr = tgt[r]
+                        gain -= tw * (
+                            _impurity_change(lc, lm, A, lr, -1) + _impurity_change(lc, lm, B, -1, lr)
+                        )
                     if not fits:
                         gain = -INF
                     if gain > best_gain and act:
@@ -627,6 +685,11 @@ def finish(
                     s_a2 += wc[q] * cat_ncp(da, card[q])
                     s_b2 += wc[q] * cat_ncp(db, card[q])
                 gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                if has_t and tgt[r] != tgt[s]:
+                    gain -= tw * (
+                        _impurity_change(lc, lm, A, tgt[r], tgt[s])
+                        + _impurity_change(lc, lm, B, tgt[s], tgt[r])
+                    )
                 if not fits:
                     gain = -INF
                 if gain > best_gain and act:
@@ -747,6 +810,12 @@ def finish(
                 cat_act,
                 vmax,
             )
+            if has_t:
+                _lab_count(lc, lm, A, tgt[r], -1)
+                _lab_count(lc, lm, B, tgt[r], 1)
+                if best_kind == 2:
+                    _lab_count(lc, lm, B, tgt[best_s], -1)
+                    _lab_count(lc, lm, A, tgt[best_s], 1)
             S[A] = _class_sum(A, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             if used[0] * 2 > cap:
