@@ -188,3 +188,21 @@ def test_the_api_takes_the_target(adult_db: Path) -> None:
     ) as result:  # fmt: skip
         assert result.verdict is not None and result.verdict.ok
     assert release_cm(adult_db, "api_t") < 0.05
+
+
+def test_kmember_with_a_target_is_dppsct_and_its_twins_agree() -> None:
+    from sbc_sql.cluster.baselines.kmember import _greedy_numba, greedy_numpy, kernel_arrays
+
+    data = labelled(600)
+    assert data.target is not None
+    order = data.sort_order()
+    arrays = kernel_arrays(data, order)
+    tgt = data.target[order].astype(np.int64)
+    compiled = _greedy_numba(*arrays, 6, tgt, 0.3)
+    assert np.array_equal(compiled, greedy_numpy(*arrays, 6, tgt, 0.3))
+    plain = get("kmember").run(data, 6, ClusterOptions(target_weight=0.0)).labels
+    aware = get("kmember").run(data, 6, ClusterOptions(target_weight=0.1))
+    assert "DPPSCT" in aware.detail
+    assert cm(data, aware.labels) < cm(data, plain)
+    sizes = np.bincount(aware.labels[aware.labels >= 0])
+    assert sizes[sizes > 0].min() >= 6

@@ -580,6 +580,13 @@ def _run_mondrian(data: QIData, k: int, options: ClusterOptions, progress: Progr
 def _run_kmember(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
     from .baselines.kmember import kmember
 
+    if data.target is not None and options.target_weight > 0:
+        return ClusterRun(
+            kmember(data, k, rule=options.rule, target_weight=options.target_weight),
+            "kmember",
+            "exact",
+            f"class-aware k-member clustering (DPPSCT), target weight {options.target_weight:g}",
+        )
     return ClusterRun(kmember(data, k, rule=options.rule), "kmember", "exact", "greedy k-member clustering")
 
 
@@ -615,7 +622,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
-    Clusterer("kmember", "greedy k-member clustering", _run_kmember, criteria=True),
+    Clusterer("kmember", "greedy k-member clustering", _run_kmember, criteria=True, target=True),
     Clusterer(
         "datafly",
         "full-domain recoding, Datafly",

@@ -19,6 +19,12 @@ joins the cluster of least cost increase that keeps the rule with it, and a row 
 cluster can take is suppressed (:func:`..rescue.rescue`, as block mode places rows across
 blocks).
 
+With a target label (``QIData.target``, ``--target``) and a weight W, this is class-aware
+k-member clustering (DPPSCT): a row outside the cluster's majority label costs W x the sum
+of the QI weights more, as in SBCA (see ``ClusterOptions.target_weight``), so a cluster
+grows preferring rows of its majority label. The criteria are kept without it (k-member
+refuses both at once); leftovers join clusters by information loss alone.
+
 Distance (hierarchy-free version of the paper's): numeric |x - y| / span, NULL against a
 number 1 and NULL against NULL 0 (as SBC's numeric distance); categorical 0 when equal, 1
 otherwise; weighted sum over QIs. Information loss: IL(c) = |c| * sum over QIs of weight *
@@ -40,6 +46,7 @@ from collections.abc import Callable
 import numba
 import numpy as np
 
+from ...errors import InputError
 from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
 from ..ncp import categorical_ncp
@@ -51,12 +58,15 @@ from ..sensitive import Rule
 ENGINES = ("auto", "numba", "numpy")
 
 
-def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None) -> np.ndarray:
+def kmember(
+    data: QIData, k: int, engine: str = "auto", rule: Rule | None = None, target_weight: float = 0.0
+) -> np.ndarray:
     """Class id per row (0..C-1 in the order clusters were formed); -1 only when n < k.
 
     ``engine``: "numba" or "auto" (the jitted kernel), "numpy" (the vectorized reference,
     the same labels). With an active ``rule`` (compiled kernel only) every class also keeps
     it on ``data.sensitive``, and a row no class can take with the rule is suppressed (-1).
+    ``target_weight`` with ``data.target``: class-aware k-member (see the module docstring).
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -68,6 +78,12 @@ def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None
         return labels
     order = data.sort_order()
     arrays = kernel_arrays(data, order)
+    aware = data.target is not None and target_weight > 0
+    if aware and rule is not None and rule.active:
+        raise InputError(
+            "--algorithm kmember keeps --target or the privacy criteria, not both; "
+            "use the default algorithm (sbca), which keeps both"
+        )
     if rule is not None and rule.active:
         if engine == "numpy":
             raise ValueError("k-member keeps criteria in its compiled kernel only (engine 'numba')")
@@ -81,7 +97,13 @@ def kmember(data: QIData, k: int, engine: str = "auto", rule: Rule | None = None
         rescue(data, labels, rule)
         return labels
     greedy = greedy_numpy if engine == "numpy" else _greedy_numba
-    sorted_labels = greedy(*arrays, k)
+    if aware:
+        assert data.target is not None
+        tgt = np.ascontiguousarray(data.target[order], dtype=np.int64)
+        tw = float(target_weight) * float(sum(data.weights))
+    else:
+        tgt, tw = np.zeros(0, dtype=np.int64), 0.0
+    sorted_labels = greedy(*arrays, k, tgt, tw)
     labels[order] = sorted_labels
     n_clusters = int(sorted_labels.max()) + 1
     place_leftovers(data, labels, order[sorted_labels < 0], "nearest", n_clusters - 1)
@@ -123,10 +145,21 @@ def kernel_arrays(
 
 
 def greedy_numpy(
-    xn: np.ndarray, xc: np.ndarray, wn: np.ndarray, wc: np.ndarray, card: np.ndarray, k: int
+    xn: np.ndarray,
+    xc: np.ndarray,
+    wn: np.ndarray,
+    wc: np.ndarray,
+    card: np.ndarray,
+    k: int,
+    tgt: np.ndarray | None = None,
+    tw: float = 0.0,
 ) -> np.ndarray:
-    """Labels in sort order for every row placed in a full cluster, -1 for the leftovers."""
+    """Labels in sort order for every row placed in a full cluster, -1 for the leftovers;
+    ``tgt`` (labels in sort order, empty: none) and ``tw`` the cost of a row outside the
+    cluster's majority label."""
     n = xn.shape[1]
+    aware = tgt is not None and len(tgt) > 0 and tw > 0
+    rt = tgt if aware else None
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     rem = np.arange(n)
     rn, rc = xn, xc
@@ -138,16 +171,25 @@ def greedy_numpy(
         state = ClusterState(rn[:, seed], rc[:, seed], card)
         taken[seed] = True
         last = seed
-        for _ in range(k - 1):
+        lcnt = np.zeros(int(tgt.max()) + 1 if rt is not None and tgt is not None else 1, dtype=np.int64)
+        if rt is not None:
+            lcnt[rt[seed]] += 1
+        for size in range(1, k):
             score = state.scores(rn, rc, wn, wc)
+            if rt is not None:
+                score += np.where(lcnt[rt] < lcnt.max(), tw / (size + 1), 0.0)
             score[taken] = np.inf
             last = int(np.argmin(score))
             taken[last] = True
             state.add(rn[:, last], rc[:, last])
+            if rt is not None:
+                lcnt[rt[last]] += 1
         labels[rem[taken]] = cls
         prev_n, prev_c = rn[:, last].copy(), rc[:, last].copy()
         keep = ~taken
         rem, rn, rc = rem[keep], rn[:, keep], rc[:, keep]
+        if rt is not None:
+            rt = rt[keep]
         cls += 1
     return labels
 
@@ -251,9 +293,15 @@ def _scores_python(
 _scores = numba.njit(cache=True, inline="always")(_scores_python)
 
 
-def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by numba
+def _greedy_python(xn, xc, wn, wc, card, k, tgt, tw):  # pragma: no cover - compiled by numba
     """Body of the numba kernel (see :func:`greedy_numpy` for the algorithm)."""
     dn, n = xn.shape
+    aware = tgt.shape[0] > 0 and tw > 0
+    n_lab = 1
+    for j in range(tgt.shape[0]):
+        n_lab = max(n_lab, tgt[j] + 1)
+    lcnt = np.zeros(n_lab, np.int64)
+    lmax = 0
     dc = xc.shape[0]
     labels = np.full(n, -1, np.int64)
     rem = np.arange(n)
@@ -304,11 +352,18 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
             has_null[i] = False
         present[:, :] = False
         distinct[:] = 0
+        lcnt[:] = 0
+        lmax = 0
         last = best
         for step in range(k):
             if step > 0:
                 # scores of every remaining row: IL(c + x) / (|c| + 1) minus a constant
                 _scores(buf, m, rn, rc, wn, wc, card, cmin, cmax, has_null, present, distinct, absent)
+                if aware:
+                    extra = tw / (step + 1)
+                    for j in range(m):
+                        if lcnt[tgt[rem[j]]] < lmax:
+                            buf[j] += extra
                 best = -1
                 for j in range(m):
                     if not taken[j] and (best < 0 or buf[j] < buf[best]):
@@ -316,6 +371,10 @@ def _greedy_python(xn, xc, wn, wc, card, k):  # pragma: no cover - compiled by n
                 last = best
             taken[last] = True
             labels[rem[last]] = cls
+            if aware:
+                lb = tgt[rem[last]]
+                lcnt[lb] += 1
+                lmax = max(lmax, lcnt[lb])
             for i in range(dn):
                 x = rn[i, last]
                 if np.isnan(x):
