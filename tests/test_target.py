@@ -206,3 +206,13 @@ def test_kmember_with_a_target_is_dppsct_and_its_twins_agree() -> None:
     assert cm(data, aware.labels) < cm(data, plain)
     sizes = np.bincount(aware.labels[aware.labels >= 0])
     assert sizes[sizes > 0].min() >= 6
+
+
+def test_mondrian_with_a_target_cuts_labels_apart() -> None:
+    data = labelled(2000)
+    plain = get("mondrian").run(data, 8, ClusterOptions(target_weight=0.0)).labels
+    aware = get("mondrian").run(data, 8, ClusterOptions(target_weight=0.5))
+    assert "label purity" in aware.detail
+    assert cm(data, aware.labels) < cm(data, plain)
+    sizes = np.bincount(aware.labels[aware.labels >= 0])
+    assert sizes[sizes > 0].min() >= 8 and (aware.labels >= 0).all()

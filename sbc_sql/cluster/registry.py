@@ -574,6 +574,19 @@ def _run_sbca_paper(data: QIData, k: int, options: ClusterOptions, progress: Pro
 def _run_mondrian(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
     from .baselines.mondrian import mondrian
 
+    if data.target is not None and options.target_weight > 0:
+        if options.rule.active:
+            raise InputError(
+                "--algorithm mondrian keeps --target or the privacy criteria, not both; "
+                "use the default algorithm (sbca), which keeps both"
+            )
+        return ClusterRun(
+            mondrian(data, k, target_weight=options.target_weight),
+            "mondrian",
+            "exact",
+            "strict median partitioning, cuts weighing label purity "
+            f"(target weight {options.target_weight:g})",
+        )
     return ClusterRun(mondrian(data, k, rule=options.rule), "mondrian", "exact", "strict median partitioning")
 
 
@@ -621,7 +634,9 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         target=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
-    Clusterer("mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True),
+    Clusterer(
+        "mondrian", "strict multidimensional median partitioning", _run_mondrian, criteria=True, target=True
+    ),
     Clusterer("kmember", "greedy k-member clustering", _run_kmember, criteria=True, target=True),
     Clusterer(
         "datafly",
