@@ -37,6 +37,7 @@ from .cluster.distributed import BlockJob
 from .cluster.limits import Limits
 from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
+from .cluster.sbca_plus.algorithm import MAX_LABELS
 from .cluster.sensitive import REASONS
 from .engines.base import CsvOptions, Engine
 from .errors import InputError, VerificationError
@@ -556,6 +557,13 @@ def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> None:
         prepared.data, prepared.row_id = pull.pull(
             engine, plan, prepared.stats, sensitive=sensitive, target=plan.target
         )
+        labels = prepared.data.n_labels
+        if plan.target is not None and labels > MAX_LABELS:
+            raise InputError(
+                f"--target '{plan.target.name}' has {labels:,} distinct values, above the "
+                f"{MAX_LABELS} labels a class is kept pure on; a target is a label to predict: "
+                "give a column of classes (e.g. an income band rather than the income)"
+            )
         if prepared.data.sensitive is not None:
             problems = criteria.rule().check_feasible(prepared.data.sensitive)
             if problems:

@@ -610,3 +610,29 @@ def test_adult_through_spark_is_k_anonymous_and_complete_by_an_independent_check
     # NCP within 5 % of DuckDB's on the same rows (its blocks are cut from the whole order)
     on_duck = sbc_sql.anonymize(duckdb.connect(), str(source), 10, output="rel", **roles)
     assert on_spark.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, rel=0.05)
+
+
+def test_limits_and_a_target_run_in_the_driver_and_equal_duckdbs(spark, source, tmp_path) -> None:
+    """--max-width, --max-values and --target cluster in the driver (block mode in the workers
+    keeps none of them): the release equals DuckDB's, and Spark's SQL verifies the limits."""
+    options = {
+        "qi": ["age", "born", "sex", "zip"],
+        "sensitive": ["dis"],
+        "keep": ["id", "pay"],
+        "max_width": "age=30",
+        "max_values": "zip=3",
+        "target": "pay",
+        "max_suppression": 0.5,
+    }
+    out = tmp_path / "limited"
+    on_spark = run(spark, str(source), str(out), **options)
+    assert on_spark.verdict.ok and on_spark.verdict.facts["limits_broken"] == 0
+    con = duckdb.connect()
+    on_duck = sbc_sql.anonymize(con, str(source), K, output="rel", log=lambda _: None, **options)
+    assert_same_measures(on_spark.measures, on_duck.measures)
+    assert read(con, f"{out}_classes") == con.execute("SELECT * FROM rel_classes ORDER BY ALL").fetchall()
+    (widest, largest) = con.execute(
+        f"SELECT max(age_max - age_min), max(len(zip)) FROM read_parquet('{out}_classes/*.parquet')"
+    ).fetchone()
+    assert widest <= 30 and largest <= 3
+    assert temporary_views(spark) == []

@@ -216,3 +216,10 @@ def test_mondrian_with_a_target_cuts_labels_apart() -> None:
     assert cm(data, aware.labels) < cm(data, plain)
     sizes = np.bincount(aware.labels[aware.labels >= 0])
     assert sizes[sizes > 0].min() >= 8 and (aware.labels >= 0).all()
+
+
+def test_a_target_of_too_many_labels_is_one_error(adult_db: Path) -> None:
+    with pytest.raises(InputError, match="target='age' has 72 distinct values, above the 64 labels"):
+        sbc_sql.anonymize(
+            str(adult_db), "adult", 5, qi=datasets.ADULT_QIS_8[1:], keep="age,income", target="age"
+        )
