@@ -616,7 +616,7 @@ def test_limits_and_a_target_run_in_the_driver_and_equal_duckdbs(spark, source, 
     """--max-width, --max-values and --target cluster in the driver (block mode in the workers
     keeps none of them): the release equals DuckDB's, and Spark's SQL verifies the limits."""
     options = {
-        "qi": ["age", "born", "sex", "zip"],
+        "qi": ["age", "born", "seen", "sex", "zip"],
         "sensitive": ["dis"],
         "keep": ["id", "pay"],
         "max_width": "age=30",
