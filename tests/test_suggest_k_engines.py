@@ -136,13 +136,13 @@ def test_postgres_finds_duckdbs_k_and_curve_leaves_nothing_and_applies_anonymize
 # ---- Spark ----
 
 
-def spark_state(session, folder: Path) -> tuple[list[tuple[str, bool]], list[str]]:
-    """The Spark catalog (temporary views included, but the input a run reads and keeps
-    cached until it ends) and every file and folder under ``folder``."""
+def spark_state(session, folder: Path, running: bool = False) -> tuple[list[tuple[str, bool]], list[str]]:
+    """The Spark catalog (temporary views included; while a search is ``running``, but the
+    input it reads and keeps cached until it ends) and every file and folder under ``folder``."""
     tables = sorted(
         (t.name, bool(t.isTemporary))
         for t in session.catalog.listTables()
-        if not t.name.startswith("sbc_source_")
+        if not (running and t.name.startswith("sbc_source_"))
     )
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
     return tables, files
@@ -167,7 +167,11 @@ def test_spark_in_the_driver_finds_duckdbs_k_and_curve_and_no_trial_leaves_anyth
     # the criteria are weighed in the driver, where the rows are clustered
     options = {"qi": QI, "sensitive": "dx", "l_diversity": 2, "k_max": 4}
     on_spark = suggest_k(
-        spark, str(path), max_loss=0.1, on_step=lambda _: seen.append(spark_state(spark, folder)), **options
+        spark,
+        str(path),
+        max_loss=0.1,
+        on_step=lambda _: seen.append(spark_state(spark, folder, running=True)),
+        **options,
     )
     assert_same_search(on_spark, suggest_k(duck, "people", max_loss=0.1, **options))
     assert [s.k for s in on_spark.steps] == [2, 4, 3]  # bracketed, then bisected
@@ -206,7 +210,7 @@ def test_spark_on_the_command_line_in_the_workers_applies_a_verified_release_and
     def watched(*args, **kwargs):
         result = published(*args, **kwargs)
         if not kwargs.get("commit", True):
-            seen.append(spark_state(spark, folder))
+            seen.append(spark_state(spark, folder, running=True))
         return result
 
     monkeypatch.setattr(suggest, "publish", watched)

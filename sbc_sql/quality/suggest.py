@@ -46,6 +46,7 @@ records is classes / released rows.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -273,9 +274,12 @@ def suggest_k(
                     result = publish(prepared, clustering, commit=False)
                 finally:
                     # labels kept in the engine (clustered in its workers) go with the trial,
-                    # whatever happened to it; publishing drops them too, this is idempotent
+                    # whatever happened to it; publishing drops them too, this is idempotent.
+                    # A drop that fails does not hide the trial's own error: the engine's
+                    # close drops what it made again
                     if clustering.run is not None and clustering.run.table is not None:
-                        engine.discard(clustering.run.table)
+                        with contextlib.suppress(Exception):
+                            engine.discard(clustering.run.table)
             except InputError as error:
                 # e.g. more rows than --max-suppression fit no class at this k: over
                 steps[k] = Step(k, None, False, 0, 0, 0, 0, 0.0, 0.0, time.perf_counter() - t, str(error))
