@@ -1251,10 +1251,10 @@ Criticality = enum.Enum("Criticality", {n: n for n in suggest.CRITICALITY}, type
 
 @app.command("suggest-k")
 def suggest_k_cmd(
-    db: Annotated[str, typer.Option(help="DuckDB database file (or a postgresql:// URL).")],
     table: Annotated[
         str, typer.Option("--table", "-t", help="Table or view to anonymize, or a CSV/Parquet path.")
     ],
+    db: ReadDbOption = None,
     qi: QiOption = None,
     sensitive: SensitiveOption = None,
     drop: DropOption = None,
@@ -1292,6 +1292,9 @@ def suggest_k_cmd(
     beta_basic: BetaBasicOption = False,
     max_width: MaxWidthOption = None,
     max_values: MaxValuesOption = None,
+    engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
+    spark_master: SparkMasterOption = None,
+    spark_conf: SparkConfOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No line per k tried on stderr.")] = False,
 ) -> None:
@@ -1301,7 +1304,10 @@ def suggest_k_cmd(
     verified and measured, and nothing is written without --apply.
 
     Example: sbc-sql suggest-k --db clinic.duckdb -t patients --max-loss 0.05
+
+    With Apache Spark: sbc-sql suggest-k --engine spark -t data/visits.parquet --max-loss 0.1
     """
+    conf = _check_engine(engine, db, spark_master, spark_conf)
 
     def step(s: suggest.Step) -> None:
         if not quiet:
@@ -1312,9 +1318,9 @@ def suggest_k_cmd(
                 err=True,
             )
 
-    with reported():
+    with reported(), _database(engine, db, spark_master, conf) as database:
         found = suggest.suggest_k(
-            db,
+            database,
             table,
             max_loss=max_loss,
             domain=None if domain is None else domain.value,

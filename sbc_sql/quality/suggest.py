@@ -27,7 +27,17 @@ the threshold whose next larger k tried is over it. NCP grows with k, but not st
 a k is judged by its own measure only, and a k beyond the first one over the threshold is
 not tried, so a dip back under it further up is not looked for. With ``apply`` the chosen
 k's classes are published as ``anonymize`` would (verified, under ``output`` or
-``<table>_k<k>``).
+``<table>_k<k>``, which an engine that writes files puts beside a file input).
+
+**A trial on each engine.** DuckDB and PostgreSQL write a trial's tables inside a
+transaction and roll it back (its working tables are dropped first; the class labels,
+uploaded for the trial alone, go as it ends). Spark has no transactional DDL, so a trial
+writes no release at all: until a commit, every table the stages create is a temporary view
+of the session, and only the commit, which a trial never reaches, writes Parquet folders or
+catalog tables; the rollback drops the trial's views. When Spark's workers cluster the rows,
+their labels are a cached view too, dropped with the trial whatever happens to it (a
+failure, an interruption); ``apply`` then clusters the chosen k once more, which gives the
+trial's classes (the blocks are cut from a seeded sample, each clustered in row-id order).
 
 The risk at each k is the prosecutor risk of its release (as :mod:`sbc_sql.quality.profile`
 defines it on raw QIs): the highest is 1 / the smallest class, the mean over the released
@@ -36,15 +46,14 @@ records is classes / released rows.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import engines
-from ..engines.duckdb import looks_like_file
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
 from ..privacy.criteria import Criteria
@@ -225,6 +234,12 @@ def suggest_k(
     engine = engines.connect(database)
     try:
         started = time.perf_counter()
+        if output is not None:
+            # read as anonymize reads it: a path (Spark) in one spelling, a place the engine
+            # cannot keep a release in refused before any work
+            place = engine.parse_name(output, output=True)
+            if place.path:
+                output = place.name
         trial = f"sbc_suggest_{secrets.token_hex(4)}"
         options = make_options(
             k_min,
@@ -255,7 +270,16 @@ def suggest_k(
             t = time.perf_counter()
             try:
                 clustering = cluster(prepared, prepared.plan_for(k, None, trial))
-                result = publish(prepared, clustering, commit=False)
+                try:
+                    result = publish(prepared, clustering, commit=False)
+                finally:
+                    # labels kept in the engine (clustered in its workers) go with the trial,
+                    # whatever happened to it; publishing drops them too, this is idempotent.
+                    # A drop that fails does not hide the trial's own error: the engine's
+                    # close drops what it made again
+                    if clustering.run is not None and clustering.run.table is not None:
+                        with contextlib.suppress(Exception):
+                            engine.discard(clustering.run.table)
             except InputError as error:
                 # e.g. more rows than --max-suppression fit no class at this k: over
                 steps[k] = Step(k, None, False, 0, 0, 0, 0, 0.0, 0.0, time.perf_counter() - t, str(error))
@@ -322,12 +346,19 @@ def suggest_k(
             next_k=hi,
         )
         if apply:
-            clustering = best[lo]
-            stem = Path(table).stem if looks_like_file(table) else table
-            name = output or f"{engine.parse_name(stem).name}_k{lo}"
-            plan = prepared.plan_for(lo, None, name)
+            # the release's name as anonymize gives it: <table>_k<k>, beside a file input on
+            # an engine that writes files (Spark), or the --output given
+            plan = prepared.plan_for(lo, None, output)
+            run = best[lo].run
+            if run is not None and run.table is not None:
+                # clustered in the engine's workers: the trial's labels went with it, and the
+                # same clustering is made again (its blocks are cut from a seeded sample and
+                # each is clustered in row-id order, so the classes are the trial's)
+                clustering = cluster(prepared, plan)
+            else:
+                clustering = Clustering(plan, run)
             prepared.release_arrays()
-            result = publish(prepared, Clustering(plan, clustering.run))
+            result = publish(prepared, clustering)
             suggestion.applied = result.release
         suggestion.seconds = {
             "prepare": prepare_seconds,
