@@ -42,8 +42,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import sparse
-from scipy.sparse.csgraph import maximum_flow
 from sqlglot import exp
 
 from ..engines.base import Engine
@@ -261,6 +259,9 @@ def _match(rows: int, capacity: Sequence[int], hits: Sequence[np.ndarray]) -> np
     pairs = [(shared, j) for shared, j in pairs if len(shared)]
     if not pairs:
         return out
+    from scipy import sparse
+    from scipy.sparse.csgraph import maximum_flow
+
     classes = len(hits)
     sink = 1 + rows + classes
     tails = [np.zeros(rows, dtype=np.int64)]
