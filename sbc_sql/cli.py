@@ -41,6 +41,7 @@ from .privacy.criteria import Criteria
 from .privacy.l_diversity import VARIANTS
 from .quality import report, suggest
 from .quality.evaluate import evaluate, evaluation_sql
+from .quality.model import CLASSIFIERS
 from .quality.profile import profile
 from .quality.profile import text as profile_text
 from .session import Result, anonymize
@@ -1001,6 +1002,10 @@ def verify_cmd(
     raise typer.Exit(VERIFY_FAILED)
 
 
+#: evaluate --classifier's choices (sbc_sql.quality.model)
+ClassifierName = enum.Enum("ClassifierName", {n: n for n in CLASSIFIERS}, type=str)  # type: ignore[misc]
+
+
 @app.command("evaluate")
 def evaluate_cmd(
     original: OriginalOption,
@@ -1018,7 +1023,9 @@ def evaluate_cmd(
         list[float] | None,
         typer.Option(help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the random queries.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the random queries and of --model's split and classifier.")
+    ] = 0,
     k: Annotated[int | None, typer.Option(help="k of C_AVG (default: smallest class).")] = None,
     weights: Annotated[str | None, typer.Option(help="Per-QI weights, e.g. age=2,zip=0.5.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -1035,13 +1042,34 @@ def evaluate_cmd(
         ),
     ] = None,
     beta_basic: BetaBasicOption = False,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="A label column released verbatim (kept or sensitive): adds CM and class purity, "
+            "e.g. --target income.",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        bool,
+        typer.Option(
+            "--model",
+            help="With --target: train a classifier on the release and one on the original, score both "
+            "on the original's held-out rows (needs pip install 'sbc-sql[ml]').",
+        ),
+    ] = False,
+    classifier: Annotated[
+        ClassifierName,
+        typer.Option(help="--model's classifier: gbt (gradient-boosted trees) or logistic (regression)."),
+    ] = ClassifierName.gbt,  # type: ignore[attr-defined]
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
 ) -> None:
-    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error and, with
-    --sensitive, l-diversity, t-closeness and beta-likeness of a release; suppressed rows per
-    reason when the run recorded them.
+    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error, with
+    --sensitive l-diversity, t-closeness and beta-likeness, and with --target CM, class
+    purity and (--model) model utility of a release; suppressed rows per reason when the
+    run recorded them.
 
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
@@ -1050,7 +1078,10 @@ def evaluate_cmd(
     with reported(), _database(engine, db, spark_master, conf) as database:
         w = parse_weights(weights) if weights else None
         if sql:
-            typer.echo("\n".join(evaluation_sql(database, original, release, sensitive=sensitive, weights=w)))
+            statements = evaluation_sql(
+                database, original, release, sensitive=sensitive, weights=w, target=target, model=model
+            )
+            typer.echo("\n".join(statements))
             return
         result = evaluate(
             database,
@@ -1068,6 +1099,9 @@ def evaluate_cmd(
             attach=attach or (),
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
+            target=target,
+            model=model,
+            classifier=classifier.value,
         )
     if as_json:
         typer.echo(documents.dumps(documents.document("evaluate", report.grouped(result))))

@@ -135,6 +135,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.evaluate(engine, "t", "r", sensitive="pay")
     con.execute('CREATE TABLE "none" AS SELECT * FROM "r" WHERE FALSE')
     sbc_sql.evaluate(engine, "t", "none")
+    # a label's classification figures and the rows a model reads (a number, a date, a
+    # timestamp and categories, NULLs among them, as features)
+    sbc_sql.evaluate(engine, "t", "r", target="dis", model=True, classifier="logistic", queries=0)
     # the risk before release, its combinations and greedy path on the five QIs
     sbc_sql.profile(engine, "t", **ROLES)
     # the HTML report: its risk, class-size and diversity queries, and a curve point

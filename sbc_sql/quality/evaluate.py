@@ -57,6 +57,15 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
   inside; the NULL part of a class is ignored; categorical: |set & query| / |set|). Mean
   relative error over the queries whose true count is above 0 (``used`` says how many).
   The queries come from numpy's generator seeded with ``seed``: same seed, same queries.
+* With ``target`` given (a column released verbatim: a label, never a generalized QI), the
+  **classification metric** ``CM = (released rows off their class's majority label +
+  suppressed rows) / n`` (a class's majority label: its most frequent one, NULL a label of
+  its own; on a tie any of them, the count is the same), and **class purity**, the mean over
+  classes of the majority label's share of the class, beside the row-weighted purity, the
+  share of released rows that hold their class's majority label (1 - CM counted over
+  released rows only). With ``model`` also, the model utility of
+  :mod:`sbc_sql.quality.model`: accuracy and F1 on the original's held-out rows of a
+  classifier trained on the release against one trained on the original.
 
 Sums run over DECIMAL(38, 18) terms, so every figure is the same bit for bit on every
 run (DuckDB's parallel DOUBLE sums are not). Cost: the coverage step pairs each distinct
@@ -92,6 +101,7 @@ from ..sql.templates import ident, render
 from ..stages import measure as metrics
 from ..stages.measure import Layout, cost_expression
 from ..stages.verify import inside
+from . import model as ml
 
 DEFAULT_SELECTIVITIES = (0.01, 0.05, 0.1)
 
@@ -151,6 +161,25 @@ class Evaluation:
     #: rows"), the smallest class that may hold one of its rows under beta-likeness
     forced_class: dict[str, int] | None = None
     forced_beta: float | None = None
+    #: with a target: the classification metric and class purity (this module's docstring)
+    target: str | None = None
+    cm: float | None = None
+    misclassified: int | None = None
+    class_purity: float | None = None
+    row_purity: float | None = None
+    #: with a target and model: the model utility (sbc_sql.quality.model)
+    model_classifier: str | None = None
+    model_seed: int | None = None
+    model_train_original: int | None = None
+    model_train_release: int | None = None
+    model_test: int | None = None
+    model_accuracy_original: float | None = None
+    model_accuracy_release: float | None = None
+    model_accuracy_ratio: float | None = None
+    model_f1_average: str | None = None
+    model_f1_original: float | None = None
+    model_f1_release: float | None = None
+    model_f1_ratio: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values."""
@@ -671,6 +700,74 @@ def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column |
     )
 
 
+def _target(layout: Layout, target: str | None, original: str) -> Column | None:
+    """The target column: one released verbatim (a generalized QI has no label per row)."""
+    if target is None:
+        return None
+    for c in layout.verbatim:
+        if c.name == target:
+            return c
+    kept = ", ".join(c.name for c in layout.verbatim)
+    if any(c.name == target for c in layout.qis):
+        fix = f"pass one released verbatim ({kept})" if kept else "release the label verbatim"
+        raise InputError(
+            f"--target '{target}' is a generalized QI of the release (a range or set per class, no "
+            f"label per row); {fix}, or anonymize with --keep {target} (or --sensitive {target})"
+        )
+    if not kept:
+        raise InputError(
+            f"--target '{target}' is not a column of both '{original}' and the release, which "
+            "releases no column verbatim; anonymize with the label kept (--keep COLUMN)"
+        )
+    raise InputError(
+        f"--target '{target}' is not a column of both '{original}' and the release; pass one of: {kept}"
+    )
+
+
+def _check_model(target: str | None, model: bool, classifier: str) -> None:
+    """--model's needs, before anything runs: a target, a known classifier, scikit-learn."""
+    if not model:
+        return
+    if target is None:
+        raise InputError("--model trains a classifier of a label: name the label with --target COLUMN")
+    ml.check_classifier(classifier)
+    ml.require()
+
+
+def classification_sql(original: str, release: str, target: Column) -> exp.Expression:
+    return render("eval_classification", original=original, release=release, label=target.name)
+
+
+def classification(engine: Engine, original: str, release: str, target: Column) -> dict[str, Any]:
+    """CM, the released rows off their class's majority, class purity (mean over classes)
+    and row-weighted purity, from one aggregate."""
+    n, released, classes, majority, purity = engine.fetch_one(classification_sql(original, release, target))
+    n, released, classes, majority = int(n), int(released), int(classes), int(majority)
+    return {
+        "cm": (n - majority) / n if n else 0.0,
+        "misclassified": released - majority,
+        "class_purity": float(purity) / classes if classes else None,
+        "row_purity": majority / released if released else None,
+    }
+
+
+def _model_fields(utility: ml.ModelUtility) -> dict[str, Any]:
+    return {
+        "model_classifier": utility.classifier,
+        "model_seed": utility.seed,
+        "model_train_original": utility.train_original,
+        "model_train_release": utility.train_release,
+        "model_test": utility.test,
+        "model_accuracy_original": utility.accuracy_original,
+        "model_accuracy_release": utility.accuracy_release,
+        "model_accuracy_ratio": utility.accuracy_ratio,
+        "model_f1_average": utility.average,
+        "model_f1_original": utility.f1_original,
+        "model_f1_release": utility.f1_release,
+        "model_f1_ratio": utility.f1_ratio,
+    }
+
+
 @contextmanager
 def _scratch(engine: Engine, names: _Names) -> Iterator[None]:
     try:
@@ -687,12 +784,19 @@ def evaluation_sql(
     *,
     sensitive: str | None = None,
     weights: Mapping[str, float] | None = None,
+    target: str | None = None,
+    model: bool = False,
 ) -> list[str]:
     """The statements :func:`evaluate` runs, in order, without running them (the query
     bounds table is data, registered from Arrow under the name the last statement uses;
-    NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`)."""
+    NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`; with ``model``, the two pulls of
+    :mod:`sbc_sql.quality.model` come last)."""
+    if model and target is None:
+        _check_model(target, model, "gbt")
     with engines.reading(database_or_con) as engine:
-        return _evaluation_sql(engine, original, release, sensitive=sensitive, weights=weights)
+        return _evaluation_sql(
+            engine, original, release, sensitive=sensitive, weights=weights, target=target, model=model
+        )
 
 
 def _evaluation_sql(
@@ -702,10 +806,13 @@ def _evaluation_sql(
     *,
     sensitive: str | None,
     weights: Mapping[str, float] | None,
+    target: str | None = None,
+    model: bool = False,
 ) -> list[str]:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
+    label = _target(layout, target, original)
     names = _Names.fresh()
     trees = [
         metrics.ncp_sql(layout, original, release),
@@ -724,6 +831,13 @@ def _evaluation_sql(
     trees += [value_counts_sql(c, original) for c in layout.qis]
     trees.append(queries_sql(layout, original, names))
     trees += [_drop(n) for n in (names.cov, names.tuples, names.classes, names.src)]
+    if label is not None:
+        trees.append(classification_sql(original, release, label))
+        if model:
+            trees += [
+                ml.rows_sql(layout, original, label, release=False),
+                ml.rows_sql(layout, release, label, release=True),
+            ]
     return [engine.sql(t) + ";" for t in trees]
 
 
@@ -744,6 +858,9 @@ def evaluate(
     attach: Iterable[str] = (),
     beta_likeness: float | None = None,
     beta_basic: bool = False,
+    target: str | None = None,
+    model: bool = False,
+    classifier: str = "gbt",
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
@@ -754,8 +871,13 @@ def evaluate(
     ``beta_likeness`` (default: the beta the run kept on ``sensitive``, from its provenance)
     adds, per sensitive value, the smallest class beta-likeness lets hold it (enhanced
     unless ``beta_basic``). Suppressed rows per reason come from the run's provenance.
+    ``target`` (a column released verbatim) adds CM and class purity; ``model`` also trains
+    a ``classifier`` (``gbt`` or ``logistic``; needs scikit-learn, ``sbc-sql[ml]``) on the
+    original and on the release, split and seeded by ``seed``, and scores both on the
+    original's test rows.
     """
     _check(k_r, n_r, queries, selectivities, k)
+    _check_model(target, model, classifier)
     with engines.reading(database_or_con, attach) as engine:
         original, release = _located(engine, original, release)
         return _evaluate(
@@ -773,6 +895,9 @@ def evaluate(
             _Steps(log),
             beta_likeness,
             beta_basic,
+            target,
+            model,
+            classifier,
         )
 
 
@@ -791,10 +916,14 @@ def _evaluate(
     step: _Steps,
     beta_likeness: float | None = None,
     beta_basic: bool = False,
+    target: str | None = None,
+    with_model: bool = False,
+    classifier: str = "gbt",
 ) -> Evaluation:
     _tables(engine, original, release)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
+    label = _target(layout, target, original)
     with step("information loss"):
         m = metrics.measure_tables(engine, layout, original, release)
         n = m.n_rows
@@ -832,6 +961,14 @@ def _evaluate(
             with step(f"query error ({queries} queries x {len(selectivities)} selectivities)"):
                 table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
                 errors = query_error(engine, layout, original, names, table)
+    labelled: dict[str, Any] = {}
+    if label is not None:
+        with step(f"classification of '{label.name}'"):
+            labelled = {"target": label.name, **classification(engine, original, release, label)}
+        if with_model:
+            with step(f"model utility ({classifier}, seed {seed})"):
+                utility = ml.model_utility(engine, layout, original, release, label, classifier, seed)
+            labelled.update(_model_fields(utility))
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     recorded = _recorded(engine, original, release)
@@ -880,6 +1017,7 @@ def _evaluate(
         suppressed_by=suppressed_by or None,
         forced_class=forced or None,
         forced_beta=beta_likeness if forced else None,
+        **labelled,
     )
 
 

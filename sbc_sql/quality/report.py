@@ -9,6 +9,7 @@ JSON (``sbc-sql evaluate --json``, in the envelope of :mod:`sbc_sql.documents`: 
      "information_loss":     {"total_ncp": {...}, "ncp": {"age": {...}, ...}, ...},
      "risk":                 {...},
      "attribute_disclosure": {"sensitive": {...}, "l_diversity": {...}, ...},   (with a sensitive column)
+     "classification":       {"target": {...}, "cm": {...}, ...},   (with a target; model_* with --model)
      "query_accuracy":       {"0.01": {"relative_error": {...}, "used": {...}, ...}, ...}}
 
 Each metric is ``{"value": number or string, "better": "lower" | "higher" | null, "meaning":
@@ -136,6 +137,89 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
                 None,
                 "smallest class that may hold a row of that value (by frequency rank) under beta",
             ),
+        ),
+    ),
+    (
+        "classification",
+        "Classification",
+        (
+            Metric(
+                "target", "target column", None, "the label column (released verbatim) the figures are about"
+            ),
+            Metric(
+                "cm",
+                "CM",
+                "lower",
+                "classification metric: rows off their class's majority label, a suppressed row "
+                "counting 1, / rows in",
+            ),
+            Metric(
+                "misclassified",
+                "rows off the majority",
+                "lower",
+                "released rows off their class's majority label",
+            ),
+            Metric(
+                "class_purity",
+                "class purity",
+                "higher",
+                "mean over classes of the majority label's share of the class (each class counts once)",
+            ),
+            Metric(
+                "row_purity",
+                "row purity",
+                "higher",
+                "share of released rows holding their class's majority label (row-weighted purity, 1 - CM "
+                "over released rows)",
+            ),
+            Metric(
+                "model_classifier", "model", None, "the classifier trained on the release and on the original"
+            ),
+            Metric("model_seed", "model seed", None, "seed of the 70/30 split and of the classifier"),
+            Metric(
+                "model_train_original",
+                "training rows, original",
+                None,
+                "input rows the original's model learns from",
+            ),
+            Metric(
+                "model_train_release",
+                "training rows, release",
+                None,
+                "release rows of the same training rows (suppressed rows left out)",
+            ),
+            Metric(
+                "model_test", "test rows", None, "held-out rows of the original both models are scored on"
+            ),
+            Metric(
+                "model_accuracy_original",
+                "accuracy, original",
+                "higher",
+                "share of test rows the model trained on the original labels right",
+            ),
+            Metric(
+                "model_accuracy_release",
+                "accuracy, release",
+                "higher",
+                "share of test rows the model trained on the release labels right",
+            ),
+            Metric(
+                "model_accuracy_ratio",
+                "accuracy ratio",
+                "higher",
+                "accuracy of the release's model / the original's (1: nothing a model uses is lost)",
+            ),
+            Metric(
+                "model_f1_average",
+                "F1 averaging",
+                None,
+                "binary (the rarer label positive) for two labels, else macro",
+            ),
+            Metric(
+                "model_f1_original", "F1, original", "higher", "F1 of the original's model on the test rows"
+            ),
+            Metric("model_f1_release", "F1, release", "higher", "F1 of the release's model on the test rows"),
+            Metric("model_f1_ratio", "F1 ratio", "higher", "F1 of the release's model / the original's"),
         ),
     ),
 )
