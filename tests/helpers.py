@@ -126,6 +126,13 @@ class CliResult:
     stderr: str
 
 
+def assert_one_error(res: CliResult, message: str) -> None:
+    """The command failed with exactly one ``Error:`` line, and it says ``message``."""
+    assert res.exit_code != 0
+    errors = [line for line in res.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and message in errors[0], res.stderr
+
+
 def run_cli(args: Sequence[str]) -> CliResult:
     """The typer app in-process, stdout and stderr kept apart."""
     from typer.testing import CliRunner

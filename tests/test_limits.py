@@ -12,7 +12,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import load_example, run_cli
+from helpers import assert_one_error, load_example, run_cli
 
 import sbc_sql
 from sbc_sql.cluster.limits import Limits
@@ -222,9 +222,7 @@ def test_bad_or_impossible_limits_are_one_error_and_write_nothing(visits_db: Pat
             *flags,
         ]
     )
-    assert res.exit_code != 0
-    errors = [line for line in res.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and message in errors[0], res.stderr
+    assert_one_error(res, message)
     assert tables(visits_db) == before
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from helpers import load_example, run_cli
+from helpers import assert_one_error, load_example, run_cli
 
 import sbc_sql
 from sbc_sql.cluster.model import QIData
@@ -176,9 +176,7 @@ def test_bad_targets_are_one_error(adult_db: Path, flags, message) -> None:
             *flags,
         ]
     )
-    assert res.exit_code != 0
-    errors = [line for line in res.stderr.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1 and message in errors[0], res.stderr
+    assert_one_error(res, message)
 
 
 def test_the_api_takes_the_target(adult_db: Path) -> None:

@@ -37,6 +37,13 @@ def num_ncp_with(lo, hi, nulls, size, span, x):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def within_width(lo, hi, x, width):
+    """Whether a class with bounds lo..hi (INF..-INF: no number yet) stays within ``width``
+    (INF: no limit) once value x (NaN for NULL, which widens nothing) joins it."""
+    return np.isnan(x) or max(hi, x) - min(lo, x) <= width
+
+
+@njit(cache=True, nogil=True, inline="always")
 def cat_ncp(distinct, card):
     """NCP of a categorical QI of ``card`` values on a class holding ``distinct`` of them."""
     if distinct > 1:

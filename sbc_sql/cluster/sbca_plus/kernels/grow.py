@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .costs import INF, num_ncp_with
+from .costs import INF, num_ncp_with, within_width
 from .select import _select
 
 
@@ -121,12 +121,20 @@ def _fits(t, wr, wcode, ccount, glo, ghi, wlim, has_w, full):
                 return False
     if has_w:
         for j in range(wr.shape[1]):
-            w = wlim[j]
-            if w < INF:
-                x = wr[t, j]
-                if not np.isnan(x) and max(ghi[j], x) - min(glo[j], x) > w:
-                    return False
+            if not within_width(glo[j], ghi[j], wr[t, j], wlim[j]):
+                return False
     return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clear(members, size, rid, rowslot, ccount, tgt, lcnt, has_t):
+    """The class's value and label counts back to zeros, for the next class."""
+    for t in range(size):
+        r = rid[members[t]]
+        for a in range(rowslot.shape[1]):
+            ccount[rowslot[r, a]] = 0
+        if has_t:
+            lcnt[tgt[r]] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -306,12 +314,7 @@ def _grow(
                 best = t
         if best < 0:
             # no row of the wide set fits the limits: the class cannot be completed
-            for t in range(size):
-                r = rid[members[t]]
-                for a in range(na):
-                    ccount[rowslot[r, a]] = 0
-                if has_t:
-                    lcnt[tgt[r]] = 0
+            _clear(members, size, rid, rowslot, ccount, tgt, lcnt, has_t)
             return size
         ok[best] = False
         members[step] = wset[best]
@@ -349,10 +352,5 @@ def _grow(
                 if col[u] == p:
                     cm[u] &= keep
         size += 1
-    for t in range(k):
-        r = rid[members[t]]
-        for a in range(na):
-            ccount[rowslot[r, a]] = 0
-        if has_t:
-            lcnt[tgt[r]] = 0
+    _clear(members, k, rid, rowslot, ccount, tgt, lcnt, has_t)
     return k

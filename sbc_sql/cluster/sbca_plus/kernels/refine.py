@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .costs import INF, cat_ncp, num_ncp, num_ncp_with
+from .costs import INF, cat_ncp, num_ncp, num_ncp_with, within_width
 from .criteria import active, members_ok
 
 _HMUL = np.uint64(0x9E3779B97F4A7C15)
@@ -286,11 +286,8 @@ def _place_increase(
     INF when r would break a per-column limit there."""
     dc = cat.shape[0]
     for j in range(raw.shape[0]):
-        w = wlim[j]
-        if w < INF:
-            x = raw[j, r]
-            if not np.isnan(x) and max(hi[c, j], x) - min(lo[c, j], x) > w:
-                return INF
+        if not within_width(lo[c, j], hi[c, j], raw[j, r], wlim[j]):
+            return INF
     old = 0.0
     new = 0.0
     for t in range(qkind.shape[0]):
@@ -584,11 +581,8 @@ def finish(
                     seen[B] = r
                     fits = True
                     for j in range(dn):
-                        w = wlim[j]
-                        if w < INF:
-                            x = raw[j, r]
-                            if not np.isnan(x) and max(hi[B, j], x) - min(lo[B, j], x) > w:
-                                fits = False
+                        if not within_width(lo[B, j], hi[B, j], raw[j, r], wlim[j]):
+                            fits = False
                     s_new = 0.0
                     for j in range(dn):
                         if not num_act[j]:
@@ -655,11 +649,7 @@ def finish(
                         if y >= bh:
                             bh = hi2[B, j]
                     s_b2 += wn[j] * num_ncp_with(bl, bh, bn, sb, span[j], x)
-                    w = wlim[j]
-                    if w < INF and (
-                        (not np.isnan(y) and max(a_hi[j], y) - min(a_lo[j], y) > w)
-                        or (not np.isnan(x) and max(bh, x) - min(bl, x) > w)
-                    ):
+                    if not (within_width(a_lo[j], a_hi[j], y, wlim[j]) and within_width(bl, bh, x, wlim[j])):
                         fits = False
                 for q in range(dc):
                     if not cat_act[q]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .costs import INF, cat_ncp, num_ncp_with
+from .costs import INF, cat_ncp, num_ncp_with, within_width
 from .criteria import first_failing, helpful, lacking_mode
 
 
@@ -13,11 +13,8 @@ from .criteria import first_failing, helpful, lacking_mode
 def _within(i, raw, cat, cbase, rcount, cdist, glo, ghi, wlim, vlim):
     """Whether row i keeps the class within the per-column limits when it joins."""
     for j in range(raw.shape[0]):
-        w = wlim[j]
-        if w < INF:
-            x = raw[j, i]
-            if not np.isnan(x) and max(ghi[j], x) - min(glo[j], x) > w:
-                return False
+        if not within_width(glo[j], ghi[j], raw[j, i], wlim[j]):
+            return False
     for q in range(cat.shape[0]):  # noqa: SIM110 (a loop numba compiles)
         if cdist[q] >= vlim[q] and rcount[cbase[q] + cat[q, i]] == 0:
             return False
