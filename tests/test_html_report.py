@@ -420,3 +420,21 @@ def test_a_k_without_a_verified_release_is_a_gap_in_the_curve(db, monkeypatch) -
     assert [p.k for p in found.curve] == [5, 10]
     assert found.curve_failed == [(2, "3 classes cannot keep l-diversity 2 on 'dx'")]
     assert "k = 2: no verified release (3 classes cannot keep l-diversity 2 on &#x27;dx&#x27;)" in found.html
+
+
+def test_the_curve_keeps_the_releases_limits_and_target(db) -> None:
+    """The curve re-clusters with the run's options: its point at another k is the release
+    anonymize makes at that k with the same limits and target."""
+    options = {"qi": QIS, "sensitive": "dx", "drop": "pid", "keep": "income", "l_diversity": 2}
+    limited = {"max_width": "age=15", "max_values": "zip=4", "target": "income", "max_suppression": 0.2}
+    with sbc_sql.anonymize(str(db), "patients", 5, output="lim", **options, **limited):
+        pass
+    found = sbc_sql.report(str(db), "patients", "lim", curve_k=[6])
+    (point,) = [p for p in found.curve if p.k == 6]
+    with sbc_sql.anonymize(str(db), "patients", 6, output="lim6", **options, **limited) as at6:
+        assert at6.measures is not None
+        assert point.ncp == pytest.approx(at6.measures.total_ncp, abs=1e-12)
+    with sbc_sql.anonymize(str(db), "patients", 6, output="free6", **options) as free:
+        assert free.measures is not None
+        assert point.ncp != pytest.approx(free.measures.total_ncp, abs=1e-12)
+    assert "max width" in found.html and "age=15" in found.html

@@ -316,6 +316,8 @@ def curve(
         criteria=Criteria(**_criteria_of(doc)),
         max_width=dict(options.get("max_width") or {}),
         max_values=dict(options.get("max_values") or {}),
+        target=options.get("target"),
+        target_weight=options.get("target_weight"),
     )
     # the run said its warnings when it made the release; the curve repeats none of them
     prepared = prepare(engine, original, run_options, log=lambda _: None)
