@@ -137,6 +137,7 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
             "budget": n,
             "stop": np.zeros(1, dtype=np.bool_),
             **sbcx._criteria_arrays(data, None, np.arange(n)),
+            **sbcx._target_arrays(data, np.arange(n), 0.0),
         }
         done = kernel(*call_args("greedy_pass", values))
         outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))
