@@ -221,3 +221,20 @@ def test_a_target_of_too_many_labels_is_one_error(adult_db: Path) -> None:
         sbc_sql.anonymize(
             str(adult_db), "adult", 5, qi=datasets.ADULT_QIS_8[1:], keep="age,income", target="age"
         )
+
+
+def test_evaluate_reads_the_recorded_target(adult_db: Path) -> None:
+    """A release made with --target is evaluated on it without naming it again."""
+    with sbc_sql.anonymize(
+        str(adult_db), "adult", 10, qi=datasets.ADULT_QIS_8, keep="income", target="income", output="rec_t"
+    ):
+        pass
+    recorded = sbc_sql.evaluate(str(adult_db), "adult", "rec_t", queries=0)
+    named = sbc_sql.evaluate(str(adult_db), "adult", "rec_t", queries=0, target="income")
+    assert recorded.target == "income" and recorded.cm == named.cm
+    assert recorded.cm == pytest.approx(release_cm(adult_db, "rec_t"), abs=1e-12)
+    with sbc_sql.anonymize(
+        str(adult_db), "adult", 10, qi=datasets.ADULT_QIS_8, keep="income", output="rec_n"
+    ):
+        pass
+    assert sbc_sql.evaluate(str(adult_db), "adult", "rec_n", queries=0).cm is None

@@ -724,11 +724,12 @@ def _target(layout: Layout, target: str | None, original: str) -> Column | None:
     )
 
 
-def _check_model(target: str | None, model: bool, classifier: str) -> None:
-    """--model's needs, before anything runs: a target, a known classifier, scikit-learn."""
+def _check_model(target: str | None, model: bool, classifier: str, recorded_allowed: bool = False) -> None:
+    """--model's needs, before anything runs: a target (``recorded_allowed``: not yet, the
+    release's provenance may name one), a known classifier, scikit-learn."""
     if not model:
         return
-    if target is None:
+    if target is None and not recorded_allowed:
         raise InputError("--model trains a classifier of a label: name the label with --target COLUMN")
     ml.check_classifier(classifier)
     ml.require()
@@ -791,8 +792,6 @@ def evaluation_sql(
     bounds table is data, registered from Arrow under the name the last statement uses;
     NCP comes from :func:`sbc_sql.stages.measure.ncp_sql`; with ``model``, the two pulls of
     :mod:`sbc_sql.quality.model` come last)."""
-    if model and target is None:
-        _check_model(target, model, "gbt")
     with engines.reading(database_or_con) as engine:
         return _evaluation_sql(
             engine, original, release, sensitive=sensitive, weights=weights, target=target, model=model
@@ -810,6 +809,11 @@ def _evaluation_sql(
     model: bool = False,
 ) -> list[str]:
     _tables(engine, original, release)
+    if target is None:
+        recorded = (_recorded(engine, original, release).get("options") or {}).get("target")
+        target = recorded if isinstance(recorded, str) else None
+    if model and target is None:
+        _check_model(target, model, "gbt")
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
     label = _target(layout, target, original)
@@ -874,10 +878,11 @@ def evaluate(
     ``target`` (a column released verbatim) adds CM and class purity; ``model`` also trains
     a ``classifier`` (``gbt`` or ``logistic``; needs scikit-learn, ``sbc-sql[ml]``) on the
     original and on the release, split and seeded by ``seed``, and scores both on the
-    original's test rows.
+    original's test rows. Without ``target``, the target the run kept classes pure on
+    (``anonymize --target``, from its provenance) is evaluated, when there is one.
     """
     _check(k_r, n_r, queries, selectivities, k)
-    _check_model(target, model, classifier)
+    _check_model(target, model, classifier, recorded_allowed=True)
     with engines.reading(database_or_con, attach) as engine:
         original, release = _located(engine, original, release)
         return _evaluate(
@@ -921,6 +926,10 @@ def _evaluate(
     classifier: str = "gbt",
 ) -> Evaluation:
     _tables(engine, original, release)
+    if target is None:
+        recorded = (_recorded(engine, original, release).get("options") or {}).get("target")
+        target = recorded if isinstance(recorded, str) else None
+    _check_model(target, with_model, classifier)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
     label = _target(layout, target, original)
