@@ -126,6 +126,16 @@ class CliResult:
     stderr: str
 
 
+def adult_file(folder: Path, columns: Sequence[str] | None = None) -> Path:
+    """A DuckDB file in ``folder`` holding Adult's 30,162 clean rows as 'adult' (its
+    ``columns``, default every one)."""
+    datasets = load_example("benchmarks/datasets.py")
+    path = folder / "adult.duckdb"
+    with duckdb.connect(str(path)) as con:
+        assert datasets.load_adult(con, "adult", columns=None if columns is None else list(columns)) == 30162
+    return path
+
+
 def assert_one_error(res: CliResult, message: str) -> None:
     """The command failed with exactly one ``Error:`` line, and it says ``message``."""
     assert res.exit_code != 0

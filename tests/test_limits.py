@@ -12,7 +12,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import assert_one_error, load_example, run_cli
+from helpers import adult_file, assert_one_error, load_example, run_cli
 
 import sbc_sql
 from sbc_sql.cluster.limits import Limits
@@ -96,10 +96,7 @@ def test_other_algorithms_refuse_limits() -> None:
 
 @pytest.fixture(scope="module")
 def adult_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("adult") / "adult.duckdb"
-    with duckdb.connect(str(path)) as con:
-        assert datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8) == 30162
-    return path
+    return adult_file(tmp_path_factory.mktemp("adult"), datasets.ADULT_QIS_8)
 
 
 def tables(path: Path) -> set[str]:

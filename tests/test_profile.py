@@ -11,7 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 import sqlglot
-from helpers import load_example, to_postgres
+from helpers import adult_file, load_example, to_postgres
 
 import sbc_sql
 from sbc_sql.errors import InputError
@@ -46,10 +46,7 @@ def small_db(tmp_path: Path, make_table) -> Path:
 
 @pytest.fixture(scope="module")
 def adult_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("adult") / "adult.duckdb"
-    with duckdb.connect(str(path)) as con:
-        assert datasets.load_adult(con, "adult") == 30162
-    return path
+    return adult_file(tmp_path_factory.mktemp("adult"))
 
 
 def adult_roles() -> dict[str, list[str]]:

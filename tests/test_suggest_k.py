@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import load_example
+from helpers import adult_file, load_example
 
 import sbc_sql
 from sbc_sql.errors import InputError
@@ -21,10 +21,7 @@ datasets = load_example("benchmarks/datasets.py")
 
 @pytest.fixture(scope="module")
 def adult_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("adult") / "adult.duckdb"
-    with duckdb.connect(str(path)) as con:
-        assert datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8) == 30162
-    return path
+    return adult_file(tmp_path_factory.mktemp("adult"), datasets.ADULT_QIS_8)
 
 
 def adult_roles() -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from helpers import assert_one_error, load_example, run_cli
+from helpers import adult_file, assert_one_error, load_example, run_cli
 
 import sbc_sql
 from sbc_sql.cluster.model import QIData
@@ -95,10 +95,7 @@ def test_algorithms_that_do_not_read_a_target_refuse_it() -> None:
 
 @pytest.fixture(scope="module")
 def adult_db(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("adult") / "adult.duckdb"
-    with duckdb.connect(str(path)) as con:
-        assert datasets.load_adult(con, "adult", columns=[*datasets.ADULT_QIS_8, "income"]) == 30162
-    return path
+    return adult_file(tmp_path_factory.mktemp("adult"), [*datasets.ADULT_QIS_8, "income"])
 
 
 def release_cm(path: Path, release: str) -> float:
