@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from . import names as table_names
 from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
+from .cluster.limits import Limits
 from .engines.base import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
 
@@ -503,6 +504,10 @@ def make_plan(
     _check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = _weights(columns, options.weights)
     _check_limits(columns, options)
+    limits = Limits(options.max_width, options.max_values)
+    refused = chosen.refusal(limits=limits, target=options.target is not None)
+    if refused:
+        raise InputError(refused)
     if options.output and parse_name(options.output).qualified:
         raise InputError(
             f"--output '{options.output}' names a schema, which a comparison's releases cannot "
@@ -697,11 +702,6 @@ def _check_limits(columns: list[Column], options: Options) -> None:
                     f"{flag} names '{name}', a {qis[name].kind} quasi-identifier; {flag} limits "
                     f"{kind} QIs: use {other} {name}=... instead"
                 )
-    if options.algorithm != "sbca" and (options.max_width or options.max_values):
-        raise InputError(
-            f"--algorithm {options.algorithm} does not keep --max-width or --max-values; "
-            "use --algorithm sbca (the default), which does"
-        )
 
 
 def _weights(columns: list[Column], given: Mapping[str, float]) -> tuple[float, ...]:

@@ -589,15 +589,13 @@ def in_workers(engine: Engine, plan: planning.Plan) -> bool:
     )
 
 
-#: a timestamp QI is clustered in microseconds; its --max-width is given in days
-MICROS_PER_DAY = 86_400_000_000
-
-
 def cluster_limits(plan: planning.Plan) -> Limits:
     """The plan's per-column limits in the clustering's units (a timestamp's width, given in
     days, in microseconds; a date's stays in days, a number's in its own units)."""
     temporal = {c.name: c.temporal for c in plan.columns}
-    scale = {n: float(MICROS_PER_DAY) for n in plan.options.max_width if temporal.get(n) == "timestamp"}
+    scale = {
+        n: float(verify.MICROS_PER_DAY) for n in plan.options.max_width if temporal.get(n) == "timestamp"
+    }
     return Limits(
         {n: w * scale.get(n, 1.0) for n, w in plan.options.max_width.items()},
         dict(plan.options.max_values),

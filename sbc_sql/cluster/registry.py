@@ -139,6 +139,21 @@ class Clusterer:
     limits: bool = False
     target: bool = False
 
+    def refusal(self, *, limits: Limits, target: bool) -> str | None:
+        """Why it cannot run with these per-column limits or a target label (None: it can);
+        the plan asks before the run, the run again for callers of the registry."""
+        if target and not self.target:
+            return (
+                f"--algorithm {self.name} does not read --target; use one of "
+                f"{', '.join(c.name for c in CLUSTERERS if c.target)}"
+            )
+        if limits.active and not self.limits:
+            return (
+                f"--algorithm {self.name} does not keep per-column limits ({describe_limits(limits)}); "
+                f"use --algorithm {DEFAULT}, which does"
+            )
+        return None
+
     def accepts(self, rule: Rule) -> bool:
         """Whether it runs with the criteria of ``rule`` (none: on k alone)."""
         want = asked(rule)
@@ -156,17 +171,9 @@ class Clusterer:
         """Class id per row (-1 suppressed), every class of at least k rows (and keeping
         ``options.rule`` on the sensitive columns)."""
         options = options or ClusterOptions()
-        if data.target is not None and not self.target:
-            raise InputError(
-                f"--algorithm {self.name} does not read --target; use one of "
-                f"{', '.join(c.name for c in CLUSTERERS if c.target)}"
-            )
-        if options.limits.active and not self.limits:
-            raise InputError(
-                f"--algorithm {self.name} does not keep per-column limits "
-                f"({describe_limits(options.limits)}); "
-                f"use --algorithm {DEFAULT}, which does"
-            )
+        refused = self.refusal(limits=options.limits, target=data.target is not None)
+        if refused:
+            raise InputError(refused)
         rule = options.rule
         if not rule.active:
             run = self.runner(data, k, options, progress)
@@ -236,7 +243,7 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
             + ")"
         )
         break
-    need = math.ceil(count / n * 1000) / 1000
+    need = _share_needed(count, n)
     hint = f"give --max-suppression {need:g}"
     if rule.beta is not None:
         hint += f" or --beta-likeness {rule.beta * 2:g}"
@@ -271,13 +278,18 @@ def _check_limits_budget(run: ClusterRun, data: QIData, k: int, options: Cluster
     budget = int(options.max_suppression * n)
     if count <= budget:
         return
-    need = math.ceil(count / n * 1000) / 1000
+    need = _share_needed(count, n)
     raise InputError(
         f"{count:,} rows ({count / n:.2%}) fit no class of k={k} rows within "
         f"{describe_limits(options.limits)}, "
         f"above --max-suppression {options.max_suppression:g} ({budget:,} rows): give wider limits, "
         f"a smaller k or --max-suppression {need:g}"
     )
+
+
+def _share_needed(count: int, n: int) -> float:
+    """The --max-suppression that lets ``count`` of ``n`` rows go, rounded up to 0.001."""
+    return math.ceil(count / n * 1000) / 1000
 
 
 def _ordinal(n: int) -> str:
@@ -502,7 +514,7 @@ def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun
     small = int((reasons == REASON_CODES["bk_small"]).sum())
     budget = int(options.max_suppression * data.n_rows)
     if small > budget:
-        need = math.ceil(small / data.n_rows * 1000) / 1000
+        need = _share_needed(small, data.n_rows)
         raise InputError(
             f"{small:,} rows ({small / data.n_rows:.2%}) are in groups of alike background knowledge "
             f"of fewer than k rows, above --max-suppression {options.max_suppression:g} ({budget:,} rows): "

@@ -810,8 +810,7 @@ def _evaluation_sql(
 ) -> list[str]:
     _tables(engine, original, release)
     if target is None:
-        recorded = (_recorded(engine, original, release).get("options") or {}).get("target")
-        target = recorded if isinstance(recorded, str) else None
+        target = _recorded_target(_recorded(engine, original, release))
     if model and target is None:
         _check_model(target, model, "gbt")
     layout = _layout(engine, original, release, weights)
@@ -926,9 +925,9 @@ def _evaluate(
     classifier: str = "gbt",
 ) -> Evaluation:
     _tables(engine, original, release)
+    recorded = _recorded(engine, original, release)
     if target is None:
-        recorded = (_recorded(engine, original, release).get("options") or {}).get("target")
-        target = recorded if isinstance(recorded, str) else None
+        target = _recorded_target(recorded)
     _check_model(target, with_model, classifier)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
@@ -980,7 +979,6 @@ def _evaluate(
             labelled.update(_model_fields(utility))
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
-    recorded = _recorded(engine, original, release)
     suppressed_by = {str(w): int(c) for w, c in recorded.get("rows", {}).get("suppressed_by", {}).items()}
     forced: dict[str, int] = {}
     if sens is not None:
@@ -1028,6 +1026,12 @@ def _evaluate(
         forced_beta=beta_likeness if forced else None,
         **labelled,
     )
+
+
+def _recorded_target(recorded: Mapping[str, Any]) -> str | None:
+    """The target the run kept classes pure on (``anonymize --target``), None without one."""
+    target = (recorded.get("options") or {}).get("target")
+    return target if isinstance(target, str) else None
 
 
 def _recorded(engine: Engine, original: str, release: str) -> dict[str, Any]:
