@@ -34,7 +34,7 @@ MODES = ("auto", "exact", "blocks")
 CLASS_SIZE = "class_size"
 # working names of the release's SQL and of verification's (a tuple of a release or of its
 # source, the QI values it joins them on); a source column may not take them
-RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows", "sbc_tuple", "sbc_key", "sbc_key2")
+RESERVED = ("sbc_eq_class", "sbc_size", "sbc_rows", "sbc_tuple", "sbc_key", "sbc_key2", "sbc_count")
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,9 @@ class Options:
     # (--target), and what purity is worth against information loss (None: the default)
     target: str | None = None
     target_weight: float | None = None
+    # cluster the distinct QI tuples, each standing for its rows, where the algorithm and
+    # the engine can (False: every row, as pulled)
+    tuples: bool = True
 
 
 @dataclass(frozen=True)

@@ -143,9 +143,18 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
     #: the rows were pulled (None: a run that clusters in the engine's workers pulls nothing)
     pulled: bool = True
+    #: the engine's table of the distinct QI tuples when those were pulled instead of the
+    #: rows (``data`` then holds one row per tuple, and ``row_id`` the tuples' row ids)
+    tuples: str | None = None
 
     def stage(self, name: str, started: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+
+    def close(self) -> None:
+        """Drop the working table of distinct tuples, if one was made (idempotent)."""
+        if self.tuples is not None:
+            self.engine.discard(self.tuples)  # a dry run lists it
+        self.tuples = None
 
     def release_arrays(self) -> None:
         """Free the pulled arrays (at 10,000,000 rows over a gigabyte) before writing."""
@@ -213,6 +222,7 @@ def anonymize(
     max_values: Mapping[str, int] | str | Iterable[str] | None = None,
     target: str | None = None,
     target_weight: float | None = None,
+    tuples: bool = True,
     engine: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
@@ -264,6 +274,12 @@ def anonymize(
     NCP + ``target_weight`` x CM (the share of rows not of their class's majority label;
     default :data:`~sbc_sql.cluster.registry.DEFAULT_TARGET_WEIGHT`). Read by the default
     algorithm, kmember and mondrian.
+
+    ``tuples`` (default True): where the algorithm and the engine can (the default
+    algorithm on k alone, in DuckDB), the distinct QI tuples are clustered, each standing
+    for its rows (a GROUP BY in the engine; a tuple held by k rows or more is a class of its
+    own), and the rows take their tuple's class by a join in the engine; the work then
+    follows the distinct tuples rather than the rows. False clusters every row.
 
     ``engine='spark'`` runs the SQL in Apache Spark: ``database`` is then a SparkSession
     (None: a local one is built, and stopped when the result is closed) or a Spark DataFrame,
@@ -325,6 +341,7 @@ def anonymize(
         max_values=max_values,
         target=target,
         target_weight=target_weight,
+        tuples=tuples,
     )
     attachments = [planning.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
@@ -390,9 +407,12 @@ def anonymize(
             run.limit_memory(memory_limit)
         say = log or _warnings_only
         prepared = prepare(run, table, options, hierarchies=hierarchies, log=say)
-        clustering = cluster(prepared, progress=progress, log=say)
-        prepared.release_arrays()
-        return publish(prepared, clustering, out_file=out_file)
+        try:
+            clustering = cluster(prepared, progress=progress, log=say)
+            prepared.release_arrays()
+            return publish(prepared, clustering, out_file=out_file)
+        finally:
+            prepared.close()
     except BaseException:
         # a failed run keeps nothing open, and a database file it created (which would
         # hold nothing) goes
@@ -548,9 +568,61 @@ def prepare(
     return prepared
 
 
-def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> None:
+#: tuples are clustered while there are at most this share of the rows: above it, most
+#: tuples stand for one row, and pulling the rows costs less than the GROUP BY and the join
+TUPLE_SHARE = 0.8
+
+
+def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
+    """Whether this run may cluster the distinct QI tuples rather than the rows: asked
+    (``Options.tuples``), an algorithm that clusters tuples whole on k alone
+    (``Clusterer.tuples``; criteria, background knowledge, per-column limits and a target
+    count or place rows one by one), and an engine that labels rows by their tuple."""
+    options = plan.options
+    return (
+        options.tuples
+        and engine.capabilities.tuples
+        and registry.get(options.algorithm).tuples
+        and not options.criteria.asked
+        and not options.background.asked
+        and not (options.max_width or options.max_values)
+        and options.target is None
+    )
+
+
+def _repeats(prepared: Prepared) -> bool:
+    """Whether the table repeats its QI tuples enough for clustering tuples to pay (an
+    estimate of the distinct tuples at most :data:`TUPLE_SHARE` of the rows): read, so a
+    dry run decides as a real one does."""
+    (estimate,) = prepared.engine.fetch_one(pull.tuple_estimate_sql(prepared.plan))
+    return int(estimate or 0) <= TUPLE_SHARE * prepared.stats.n_rows
+
+
+def _pull_tuples(prepared: Prepared) -> None:
+    """Store the distinct QI tuples with their row counts in the engine and pull them."""
+    engine, plan = prepared.engine, prepared.plan
+    name = f"sbc_tuples_{secrets.token_hex(4)}"
+    engine.execute(pull.create_tuples_sql(plan, name))
+    prepared.tuples = name
+    if engine.dry:
+        engine.show(pull.pull_tuples_sql(plan, name, engine.row_id("s")))
+        return
+    prepared.data, prepared.row_id = pull.pull_tuples(engine, plan, prepared.stats, name)
+
+
+def _pull(
+    prepared: Prepared, sensitive: Sequence[planning.Column], run_plan: planning.Plan | None = None
+) -> None:
+    """Pull what ``run_plan`` (default: the prepared plan) clusters: the distinct tuples
+    where it may (:func:`by_tuples`), else the rows."""
     engine, plan, criteria = prepared.engine, prepared.plan, prepared.plan.options.criteria
     t = time.perf_counter()
+    prepared.close()
+    if by_tuples(engine, run_plan or plan) and _repeats(prepared):
+        _pull_tuples(prepared)
+        prepared.pulled = True
+        prepared.stage("pull", t)
+        return
     if engine.dry:
         engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
@@ -617,8 +689,9 @@ def cluster(
     options = plan.options
     if in_workers(prepared.engine, plan):
         return _cluster_in_workers(prepared, plan, log)
-    if not prepared.pulled:
-        _pull(prepared, plan.sensitive if options.criteria.asked or options.background.asked else ())
+    if not prepared.pulled or (prepared.tuples is not None and not by_tuples(prepared.engine, plan)):
+        # not pulled yet, or pulled as tuples for an algorithm that takes rows
+        _pull(prepared, plan.sensitive if options.criteria.asked or options.background.asked else (), plan)
     if prepared.data is None:
         raise RuntimeError("the prepared arrays were released; prepare the table again")
     if log is not None and registry.compiles_first(options.algorithm):
@@ -706,21 +779,25 @@ def publish(
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
                     engine.execute(tree)
-            engine.execute(write.create_classes_sql(plan, classes_tmp, labels_name, row_id))
+            tuples = (prepared.tuples, f"{labels_name}_tuples") if prepared.tuples is not None else None
+            if tuples is not None:
+                engine.execute(write.create_classes_sql(plan, classes_tmp, tuples[1], row_id, tuples[0]))
+            else:
+                engine.execute(write.create_classes_sql(plan, classes_tmp, labels_name, row_id))
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 
             t = time.perf_counter()
             if engine.dry:
                 for tree in verify.label_checks_sql(
-                    layout, source, labels_name, rows_tmp, classes_tmp, row_id, models
+                    layout, source, labels_name, rows_tmp, classes_tmp, row_id, models, tuples
                 ):
                     engine.show(tree)
                 if limits:
                     engine.show(verify.limits_sql(limits, classes_tmp))
             else:
                 verdict = verify.verify_with_labels(
-                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models, limits
+                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models, limits, tuples
                 )
                 if not verdict.ok:
                     raise VerificationError(
@@ -880,6 +957,10 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
         finally:
             prepared.engine.discard(run.table)
         return
+    if prepared.tuples is not None:
+        with _tuple_labels(prepared, clustering, name):
+            yield
+        return
     if run is None or row_id is None:
         yield
         return
@@ -904,6 +985,37 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
         stack.enter_context(prepared.engine.upload(name, arrays.table(columns)))
         prepared.stage("upload", t)
         yield
+
+
+@contextlib.contextmanager
+def _tuple_labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[None]:
+    """The row labels under ``name`` of a run that clustered tuples: the tuples' labels
+    uploaded, then joined to the rows on the tuple in the engine (a temporary table, dropped
+    after)."""
+    engine, run, plan = prepared.engine, clustering.run, clustering.plan
+    assert prepared.tuples is not None
+    uploaded = f"{name}_tuples"  # publish() reads the tuples' labels under this name too
+    made = engine.dry
+    t = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if run is not None and prepared.row_id is not None:
+            columns = {
+                "row_id": prepared.row_id.astype(np.int64, copy=False),
+                "eq_class": run.labels.astype(np.int64, copy=False),
+            }
+            stack.enter_context(engine.upload(uploaded, arrays.table(columns)))
+        try:
+            engine.execute(
+                pull.tuple_labels_sql(
+                    plan, name, prepared.tuples, uploaded, engine.row_id("s"), engine.row_id("t")
+                )
+            )
+            made = True
+            prepared.stage("upload", t)
+            yield
+        finally:
+            if made:
+                engine.discard(name)  # a dry run lists it
 
 
 def js_diameter_sql(labels: str) -> exp.Expression:

@@ -12,6 +12,7 @@ warehouse's copy of the table.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -77,8 +78,11 @@ def dialect(name: str) -> type[Dialect]:
 
 class KeyedDuckDB(DuckDBEngine):
     """The DuckDB engine with the source's rows named by a declared key column (when
-    ``row_key`` is set) instead of DuckDB's row position."""
+    ``row_key`` is set) instead of DuckDB's row position. Its runs label rows one by one:
+    the SQL printed for a warehouse joins the labels to the rows by their ids, not by their
+    tuples (a join on every QI with NULL equal to NULL is no hash join in every dialect)."""
 
+    capabilities = dataclasses.replace(DuckDBEngine.capabilities, tuples=False)
     row_key: str | None = None
 
     def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:

@@ -71,7 +71,7 @@ def table() -> duckdb.DuckDBPyConnection:
 def normalized(statements: list[str]) -> list[str]:
     """The statements with the run's random working names made equal, and its provenance
     (whose counts, measures and seconds a dry run does not have) shown as one word."""
-    names = [re.sub(r"(sbc_(labels|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
+    names = [re.sub(r"(sbc_(labels|tuples|tmp_\w+?)_)[0-9a-f]{8}", r"\1X", s) for s in statements]
     names = [
         re.sub(r" IS '\{\"schema\":\"sbc-sql/provenance\".*\}';$", " IS <provenance>;", s) for s in names
     ]
@@ -104,7 +104,7 @@ def test_the_sql_print_lists_what_a_real_run_executes(table, tmp_path) -> None:
         "COPY",
     ):
         assert part in text
-    assert len(real.statements) == 21
+    assert len(real.statements) == 22
     # the provenance on the release view and its two tables, before the export
     assert [s.split(" IS ")[0] for s in normalized(real.statements)[-4:-1]] == [
         'COMMENT ON VIEW "r"',
@@ -118,6 +118,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     evaluations (categorical and numeric sensitive column; a release that suppressed all)."""
     engine = engines.connect(con)
     sbc_sql.anonymize(engine, "t", 3, output="r", **ROLES)
+    # few distinct QI tuples: the tuples are clustered and the rows labelled by a join
+    few = {"qi": ["sex", "zip"], "sensitive": ["dis"], "drop": ["id", "age", "born", "seen", "pay"]}
+    sbc_sql.anonymize(engine, "t", 3, output="rt", **few)
     # criteria and a background-knowledge bound (one sensitive column)
     one = {**ROLES, "sensitive": ["dis"], "drop": ["id", "pay"]}
     sbc_sql.anonymize(engine, "t", 3, output="rb", bk_threshold=1.0, max_suppression=0.5, **one)

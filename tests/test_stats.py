@@ -265,6 +265,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "source": SOURCE,
             "row_id": row_id,
             "labels": LABELS,
+            "size": exp.Count(this=exp.Star()),
             "num": numeric,
             "cat": cats,
             "sets": [value_set(ref(c, "s"), len(cats)) for c in cats],

@@ -42,6 +42,10 @@ class QIData:
     # order, NULL a label of its own (last); the algorithms that read it keep classes pure
     # on it (ClusterOptions.target_weight); None when no target is given
     target: np.ndarray | None = None
+    # how many source rows each row stands for: a distinct QI tuple and its count (int64,
+    # at least 1), for the algorithms that cluster tuples whole (Clusterer.tuples); None
+    # when every row stands for itself
+    multiplicity: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         d = len(self.names)
@@ -67,10 +71,23 @@ class QIData:
             raise ValueError("QIData sensitive codes must have one entry per row")
         if self.target is not None and len(self.target) != n:
             raise ValueError("QIData target codes must have one entry per row")
+        if self.multiplicity is not None and len(self.multiplicity) != n:
+            raise ValueError("QIData multiplicities must have one entry per row")
 
     @property
     def n_rows(self) -> int:
         return len(self.columns[0]) if self.columns else 0
+
+    @property
+    def n_represented(self) -> int:
+        """The source rows these rows stand for (n_rows when each stands for itself)."""
+        return self.n_rows if self.multiplicity is None else int(self.multiplicity.sum())
+
+    def weights_of_rows(self) -> np.ndarray:
+        """How many source rows each row stands for, as int64 (ones without multiplicities)."""
+        if self.multiplicity is None:
+            return np.ones(self.n_rows, dtype=np.int64)
+        return np.asarray(self.multiplicity, dtype=np.int64)
 
     @property
     def n_qis(self) -> int:
@@ -103,6 +120,7 @@ class QIData:
             None if self.coarse_rank is None else self.coarse_rank[rows],
             None if self.sensitive is None else self.sensitive.take(rows),
             None if self.target is None else self.target[rows],
+            None if self.multiplicity is None else self.multiplicity[rows],
         )
 
     @property

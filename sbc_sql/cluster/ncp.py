@@ -57,19 +57,21 @@ def categorical_ncp(distinct: np.ndarray, card: int) -> np.ndarray:
 
 
 def ncp_per_qi(data: QIData, labels: np.ndarray) -> np.ndarray:
-    """Mean NCP per QI over all n rows; a suppressed row costs 1 on every QI."""
-    n = data.n_rows
+    """Mean NCP per QI over all n rows; a suppressed row costs 1 on every QI. A row standing
+    for several (``QIData.multiplicity``) counts as the rows it stands for."""
+    weight = data.weights_of_rows()
+    n = int(weight.sum())
     out = np.zeros(data.n_qis)
     if n == 0:
         return out
     kept = labels != SUPPRESSED
-    suppressed = n - int(kept.sum())
+    suppressed = n - int(weight[kept].sum())
     lab = labels[kept]
     if len(lab) == 0:
         return np.ones(data.n_qis)
     _, lab = np.unique(lab, return_inverse=True)
     n_classes = int(lab.max()) + 1
-    size = np.bincount(lab, minlength=n_classes).astype(np.float64)
+    size = np.bincount(lab, weights=weight[kept], minlength=n_classes).astype(np.float64)
     for q in range(data.n_qis):
         col = data.columns[q][kept]
         if data.numeric[q]:

@@ -29,6 +29,7 @@ from .background.options import BackgroundOptions, Knowledge
 from .blocks import (
     BLOCK_PASSES,
     BLOCK_POOL_ROWS,
+    TUPLE_BLOCK_PASSES,
     block_bounds,
     blocked,
     check_memory,
@@ -121,7 +122,9 @@ class Clusterer:
     ``requires``: the criteria it cannot run without, ``only``: the criteria it can keep
     (None: every one; names as :func:`asked` gives them); ``background``: it reads
     ``ClusterOptions.background``; ``limits``: it keeps ``ClusterOptions.limits``;
-    ``target``: it keeps classes pure on ``QIData.target`` (``ClusterOptions.target_weight``)."""
+    ``target``: it keeps classes pure on ``QIData.target`` (``ClusterOptions.target_weight``);
+    ``tuples``: on k alone it clusters distinct QI tuples whole, each standing for its rows
+    (``QIData.multiplicity``), so the run pulls tuples rather than rows."""
 
     name: str
     description: str
@@ -138,6 +141,7 @@ class Clusterer:
     background: bool = False
     limits: bool = False
     target: bool = False
+    tuples: bool = False
 
     def refusal(self, *, limits: Limits, target: bool) -> str | None:
         """Why it cannot run with these per-column limits or a target label (None: it can);
@@ -345,17 +349,19 @@ def block_algorithm(
     rule: Rule | None = None,
     limits: Limits | None = None,
     target_weight: float = 0.0,
+    tuples: bool = False,
 ) -> Callable[..., np.ndarray]:
     """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
     that many rows, chosen by the user) every row of a block is a candidate for each class;
     ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`); ``rule``: the
     criteria each block's classes keep, against the whole input's shares; ``limits``: the
-    per-column limits they keep."""
+    per-column limits they keep; ``tuples``: the rows are distinct tuples standing for their
+    rows (:data:`.blocks.TUPLE_BLOCK_PASSES`)."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(
         sbca_plus,
         leftover=leftover,
-        passes=BLOCK_PASSES,
+        passes=TUPLE_BLOCK_PASSES if tuples else BLOCK_PASSES,
         pool=-(-pool // k),
         stop=stop,
         rule=rule,
@@ -423,7 +429,16 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     labels = blocked(
         data,
         k,
-        block_algorithm(k, options.leftover, options.block_rows, stop, rule, limits, options.target_weight),
+        block_algorithm(
+            k,
+            options.leftover,
+            options.block_rows,
+            stop,
+            rule,
+            limits,
+            options.target_weight,
+            tuples=data.multiplicity is not None,
+        ),
         block_size=size,
         workers=options.workers,
         progress=progress,
@@ -644,6 +659,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         background=True,
         limits=True,
         target=True,
+        tuples=True,
     ),
     Clusterer("sbca-paper", "the paper's SBCA", _run_sbca_paper, modes=("exact", "blocks")),
     Clusterer(

@@ -29,11 +29,15 @@ class Contingency:
         self.pairs = list(itertools.pairwise(self.order))
         self.predecessor = {n: m for m, n in self.pairs}
         self.counts: dict[int, np.ndarray] = {}
+        # counts of the source rows: a row standing for m rows (QIData.multiplicity) counts m
+        weights = None if data.multiplicity is None else data.multiplicity.astype(np.float64)
         for q in self.order:
             if value_counts is not None and q in value_counts:
                 self.counts[q] = np.asarray(value_counts[q], dtype=np.int64).copy()
             else:
-                self.counts[q] = np.bincount(data.columns[q], minlength=self.card[q]).astype(np.int64)
+                self.counts[q] = np.bincount(data.columns[q], weights, minlength=self.card[q]).astype(
+                    np.int64
+                )
         self.pair: dict[tuple[int, int], np.ndarray] = {}
         for m, n in self.pairs:
             if pair_counts is not None and (m, n) in pair_counts:
@@ -41,17 +45,18 @@ class Contingency:
             else:
                 flat = data.columns[m].astype(np.int64) * self.card[n] + data.columns[n]
                 self.pair[(m, n)] = (
-                    np.bincount(flat, minlength=self.card[m] * self.card[n])
+                    np.bincount(flat, weights, minlength=self.card[m] * self.card[n])
                     .reshape(self.card[m], self.card[n])
                     .astype(np.int64)
                 )
 
     def remove(self, data: QIData, rows: np.ndarray) -> None:
         """Decrement the counts by the rows that just formed a class."""
+        taken = data.weights_of_rows()[rows]
         for q in self.order:
-            np.subtract.at(self.counts[q], data.columns[q][rows], 1)
+            np.subtract.at(self.counts[q], data.columns[q][rows], taken)
         for m, n in self.pairs:
-            np.subtract.at(self.pair[(m, n)], (data.columns[m][rows], data.columns[n][rows]), 1)
+            np.subtract.at(self.pair[(m, n)], (data.columns[m][rows], data.columns[n][rows]), taken)
 
     def distance_table(self, q: int, seed_codes: dict[int, int], k: int) -> np.ndarray:
         """Distance from the seed's value of categorical QI q to every value of q."""

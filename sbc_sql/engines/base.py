@@ -65,6 +65,9 @@ class Capabilities:
     #: clusters the default's blocks in workers of its own (:meth:`Engine.cluster_blocks`):
     #: the rows are not pulled into this process
     cluster_blocks: bool = False
+    #: joins rows to their distinct QI tuple on every QI with NULL equal to NULL as a hash
+    #: join, so a run may cluster tuples and label the rows in the engine (stages.pull)
+    tuples: bool = False
 
 
 @dataclass(frozen=True)
@@ -341,7 +344,7 @@ class Engine(ABC):
 
     def discard(self, name: str) -> None:
         """Drop a working table the run made (the class labels)."""
-        self.execute(exp.Drop(this=exp.Table(this=ident(name)), kind="TABLE", exists=True))
+        self.execute(exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True))
 
     # ---- shared, in terms of the above ----
 

@@ -104,7 +104,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = SbcDuckDB
-    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=True)
+    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=True, tuples=True)
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()

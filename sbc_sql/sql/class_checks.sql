@@ -8,8 +8,11 @@
 -- lists unnested into (class, value) pairs: at 10,000,000 rows half the time of testing
 -- list_contains on every row (6 s against 11 s for five QIs).
 -- A valid release has classes = distinct_classes and every other count 0.
--- Slots: __classes (class table), __rows (row table), __source (table), __row_id (the
--- engine's row id of the source aliased s), __labels (row_id, eq_class), __inside (one
+-- A run that clustered distinct QI tuples checks its tuples against the classes (each
+-- source row holds its tuple's values: the row labels are a join on the tuple, and
+-- label_coverage checks that each row has one), so the values are read once per tuple.
+-- Slots: __classes (class table), __rows (row table), __source (table: the source, or its
+-- distinct tuples), __row_id (its row id, aliased s), __labels (row_id, eq_class), __inside (one
 -- expression over s and g: numeric values inside), __cat (list of categorical QIs).
 -- Parameters: none.
 WITH sizes AS MATERIALIZED (

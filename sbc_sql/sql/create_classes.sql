@@ -5,8 +5,12 @@
 -- Keeping each class's ranges and value sets once, rather than on each of its rows, is what
 -- makes the release cheap to write (1,000,000 rows: 1.3 s against 3.3 s for every row
 -- carrying its lists); the release view joins them back.
--- Slots: __classes (new table), __source (table), __row_id (the engine's row id of the
--- source aliased s), __labels (row_id, eq_class), __num and
+-- A run that clustered distinct QI tuples builds it from the tuples and their labels (a
+-- GROUP BY over the tuples, not the rows: each tuple's values are its rows' values), its
+-- size the sum of the tuples' row counts.
+-- Slots: __classes (new table), __source (table: the source, or its distinct tuples),
+-- __row_id (its row id, aliased s), __labels (row_id, eq_class), __size (the aggregate of a
+-- class's rows: COUNT(*) over rows, the sum of the row counts over tuples), __num and
 -- __cat (lists of QIs), __sets (list of aggregates over s: each categorical QI's value set
 -- in __cat's order, the project's node, so that an engine can choose its form: DuckDB's
 -- DISTINCT aggregates cost a pass and a join per QI, see sql/dialects), __projection (list
@@ -16,7 +20,7 @@ CREATE TABLE __classes AS
 WITH g AS (
   SELECT
     l.eq_class AS sbc_eq_class,
-    COUNT(*) AS sbc_size,
+    __size AS sbc_size,
     MIN(s.__num) AS __num_min,
     MAX(s.__num) AS __num_max,
     BOOL_OR(s.__num IS NULL) AS __num_has_null,

@@ -1,5 +1,9 @@
 """Pull stage: stream the QIs from the database as Arrow batches into columnar arrays.
 
+Rows, or, for an algorithm that clusters tuples whole, the distinct QI tuples with their row
+counts (a GROUP BY in the engine: :func:`create_tuples_sql`, :func:`pull_tuples`), whose
+classes reach the rows by a join on the tuple (:func:`tuple_labels_sql`).
+
 Numerics arrive as DOUBLE (NULL -> NaN); categoricals are turned into integer codes by
 Arrow's vectorized lookup against the domains from the statistics stage. When privacy
 criteria are asked, the sensitive columns come in the same stream and become value codes
@@ -35,6 +39,48 @@ def pull_sql(plan: Plan, row_id: exp.Expression, sensitive: Sequence[Column] = (
         for c in (*plan.qis, *sensitive)
     ]
     return render("pull_rows", source=plan.source.name, row_id=row_id, qi=exprs)
+
+
+def create_tuples_sql(plan: Plan, tuples: str) -> exp.Expression:
+    return render("create_tuples", tuples=tuples, source=plan.source.name, qi=[c.name for c in plan.qis])
+
+
+def tuple_estimate_sql(plan: Plan) -> exp.Expression:
+    row = exp.Tuple(expressions=[ref(c.name, "s") for c in plan.qis])
+    return render("tuple_estimate", source=plan.source.name, row=row)
+
+
+def pull_tuples_sql(plan: Plan, tuples: str, row_id: exp.Expression) -> exp.Expression:
+    exprs = [
+        as_number(ref(c.name, "s"), c) if c.kind == "numeric" else as_category(ref(c.name, "s"), c)
+        for c in plan.qis
+    ]
+    return render(
+        "pull_tuples", tuples=tuples, row_id=row_id, qi=exprs, order=[ref(c.name, "s") for c in plan.qis]
+    )
+
+
+def tuple_labels_sql(
+    plan: Plan,
+    labels: str,
+    tuples: str,
+    tuple_labels: str,
+    row_id: exp.Expression,
+    tuple_id: exp.Expression,
+) -> exp.Expression:
+    """The row labels (row_id, eq_class) of a run that clustered tuples: each source row
+    (aliased s) takes its tuple's class, joined on every QI with NULL equal to NULL."""
+    on = exp.and_(*(exp.NullSafeEQ(this=ref(c.name, "s"), expression=ref(c.name, "t")) for c in plan.qis))
+    return render(
+        "tuple_labels",
+        labels=labels,
+        source=plan.source.name,
+        row_id=row_id,
+        tuples=tuples,
+        tuple_id=tuple_id,
+        tuple_labels=tuple_labels,
+        on=on,
+    )
 
 
 @dataclass(frozen=True)
@@ -133,6 +179,40 @@ def pull(
         j = extra.index(target)
         data = dataclasses.replace(data, target=_sensitive([target], [raw[j]]).codes[0])
     return data, row_id
+
+
+def pull_tuples(
+    engine: Engine, plan: Plan, stats: Stats, tuples: str, progress: Callable[[int, int], None] | None = None
+) -> tuple[QIData, np.ndarray]:
+    """The distinct QI tuples of ``tuples`` (create_tuples) as a QIData whose rows stand
+    for their row counts (``QIData.multiplicity``), positioned in the QIs' order, and each
+    tuple's row id in that table."""
+    decoder = Decoder.of(plan, stats)
+    qis = plan.qis
+    ids: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    parts: list[list[np.ndarray]] = [[] for _ in qis]
+    done = 0
+    for batch in engine.stream(pull_tuples_sql(plan, tuples, engine.row_id("s")), BATCH_ROWS):
+        ids.append(to_numpy(batch.column(0), np.int64))
+        counts.append(to_numpy(batch.column(1 + len(qis)), np.int64))
+        for i in range(len(qis)):
+            parts[i].append(decoder.column(batch, i))
+        done += int(counts[-1].sum())
+        if progress is not None:
+            progress(done, stats.n_rows)
+    if done != stats.n_rows:
+        raise RuntimeError("the source table changed while it was being read")
+
+    def joined(chunks: list[np.ndarray], dtype: type) -> np.ndarray:
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
+
+    columns = tuple(
+        joined(parts[i], np.float64 if c.kind == "numeric" else np.int32) for i, c in enumerate(qis)
+    )
+    tuple_id = joined(ids, np.int64)
+    data = decoder.data(columns, np.arange(len(tuple_id), dtype=np.int64))
+    return dataclasses.replace(data, multiplicity=joined(counts, np.int64)), tuple_id
 
 
 def _sensitive(columns: Sequence[Column], raw: list[list[pa.Array]]) -> Sensitive:

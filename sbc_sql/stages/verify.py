@@ -257,11 +257,16 @@ def label_checks_sql(
     classes: str,
     row_id: exp.Expression,
     models: Models,
+    tuples: tuple[str, str] | None = None,
 ) -> list[exp.Expression]:
     """The queries :func:`verify_with_labels` runs, in its order (a dry run shows them): each
-    privacy model's violation check over the row table, then the row-exact checks."""
+    privacy model's violation check over the row table, then the row-exact checks. With
+    ``tuples`` (the distinct tuples' table and the tuples' labels, of a run that clustered
+    tuples) the values are checked once per tuple against the classes; the rows' labels, and
+    the rows released, row by row."""
+    checked, checked_labels = tuples or (source, labels)
     return [m.violations_sql(rows, source) for m in models] + [
-        class_checks_sql(layout, source, labels, rows, classes, row_id),
+        class_checks_sql(layout, checked, checked_labels, rows, classes, row_id),
         label_coverage_sql(source, labels, row_id),
         rows_missing_sql(layout, source, labels, rows, row_id),
     ]
@@ -277,17 +282,18 @@ def verify_with_labels(
     k: int,
     models: Models | None = None,
     limits: Sequence[Limit] = (),
+    tuples: tuple[str, str] | None = None,
 ) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
     class table (the release view joins them: it shows each row its class's one tuple).
     The privacy models (k-anonymity unless named) are checked over the row table, the
-    per-column ``limits`` over the class table."""
+    per-column ``limits`` over the class table. ``tuples``: see :func:`label_checks_sql`."""
     models = models or default_models(k)
     problems = check_all(engine, models, rows, source)
     limit_problems, limit_facts = limits_problems(engine, limits, classes)
     problems += limit_problems
     *_, checks, coverage, missing_rows = label_checks_sql(
-        layout, source, labels, rows, classes, engine.row_id("s"), models
+        layout, source, labels, rows, classes, engine.row_id("s"), models, tuples
     )
     n_classes, distinct, smallest, released, unmatched, *outside = engine.fetch_one(checks)
     facts = {

@@ -38,13 +38,26 @@ def release_projection(columns: Sequence[Column]) -> list[exp.Expression]:
     ]
 
 
-def create_classes_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression) -> exp.Expression:
+#: the column of the distinct tuples' table (stages.pull) that counts each tuple's rows
+TUPLE_COUNT = "sbc_count"
+
+
+def create_classes_sql(
+    plan: Plan, table: str, labels: str, row_id: exp.Expression, tuples: str | None = None
+) -> exp.Expression:
+    """The class table from the source's rows and their labels, or, with ``tuples``, from
+    the distinct tuples' table and the tuples' labels (``labels`` and ``row_id`` then
+    those of the tuples): a class's size is then the sum of its tuples' row counts."""
+    size: exp.Expression = exp.Count(this=exp.Star())
+    if tuples is not None:
+        size = exp.cast(exp.Sum(this=ref(TUPLE_COUNT, "s")), exp.DataType.Type.BIGINT)
     return render(
         "create_classes",
         classes=table,
-        source=plan.source.name,
+        source=tuples or plan.source.name,
         row_id=row_id,
         labels=labels,
+        size=size,
         num=[c.name for c in plan.numeric_qis],
         cat=[c.name for c in plan.categorical_qis],
         sets=[value_set(ref(c.name, "s"), len(plan.categorical_qis)) for c in plan.categorical_qis],

@@ -140,6 +140,12 @@ def sbca_plus(
     ``target_weight`` W (with ``data.target``, ``growth`` only): classes minimize their
     information loss plus W x sum_q w_q for each row outside their majority label, i.e.
     total NCP + W x CM (see the module docstring).
+
+    Rows that stand for several source rows (``data.multiplicity``: distinct QI tuples and
+    their counts; ``growth`` only) are clustered whole: a row standing for k or more is a
+    class of its own at no loss (the first class ids, in row order), and the others grow
+    into classes until their multiplicities add up to k; a class's loss is the rows it
+    stands for times its NCP, in the growth, the leftovers and the refinement alike.
     """
     if k < 1:
         raise ValueError(f"k={k} must be at least 1")
@@ -165,13 +171,21 @@ def sbca_plus(
         limits = None
     if limits is not None and not growth:
         raise ValueError("per-column limits are kept only with growth")
+    if data.multiplicity is not None and not growth:
+        raise ValueError("rows standing for several rows are clustered only with growth")
     n = data.n_rows
     labels = np.full(n, SUPPRESSED, dtype=np.int64)
     if n == 0:
         return labels
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
-    counts = contingency if contingency is not None else Contingency(data)
     rows = coarse_order(data) if order == "coarse" else data.sort_order()
+    wt = np.ascontiguousarray(data.weights_of_rows()[rows])
+    # rows standing for k rows or more: classes of their own, before the greedy pass
+    whole = wt >= k if data.multiplicity is not None else np.zeros(n, dtype=np.bool_)
+    if contingency is not None:
+        counts = contingency
+    else:
+        counts = Contingency(data.take(np.sort(rows[~whole])) if whole.any() else data)
     arr: dict[str, Any] = dict(_kernel_arrays(data, counts, rows, limits))
     arr.update(_target_arrays(data, rows, target_weight if growth else 0.0))
     crit = _criteria_arrays(data, rule, rows)
@@ -180,7 +194,11 @@ def sbca_plus(
 
     # the greedy pass, in slices of rows so that progress can be reported
     lab = np.full(n, _UNPLACED, dtype=np.int64)
-    state = np.array([n, n, 0, 0], dtype=np.int64)
+    n_whole = int(whole.sum())
+    lab[whole] = np.arange(n_whole, dtype=np.int64)
+    alive = ~whole
+    first = int(np.argmax(alive)) if n_whole < n else 0
+    state = np.array([n, n - n_whole, n_whole, first, int(wt[alive].sum())], dtype=np.int64)
     pool_rows = max(int(pool) * k, POOL_MIN, k)
     values = {
         **arr,
@@ -188,7 +206,7 @@ def sbca_plus(
         "sc": arr["sc"].copy(),
         "cat": arr["cat"].copy(),
         "rid": np.arange(n, dtype=np.int64),
-        "alive": np.ones(n, dtype=np.bool_),
+        "alive": alive,
         "dist": np.zeros(n, dtype=np.float64),
         "state": state,
         "labels": lab,
@@ -199,9 +217,10 @@ def sbca_plus(
         "wide": max(int(wide) * k, pool_rows) if growth else 0,
         "budget": max(n // 32, k) if progress is not None else n,
         "stop": stop,
+        "wt": wt,
         **crit,
     }
-    while state[1] >= k and not stop[0]:
+    while state[4] >= k and not stop[0]:
         kern.greedy_pass(values)
         if progress is not None:
             progress(n - int(state[1]), n)
@@ -233,6 +252,7 @@ def sbca_plus(
                 "max_passes": n_passes,
                 "stats": stats,
                 "stop": stop,
+                "wt": wt,
                 **crit,
             }
         )

@@ -87,6 +87,7 @@ KERNELS = {
             ("tgt", "i4[::1]"),
             ("n_lab", "i8"),
             ("tw", "f8"),
+            ("wt", "i8[::1]"),
         ),
         # the narrowest codes the caller's cardinalities allow (see algorithm._kernel_arrays)
         ("u1", "u2", "i4"),
@@ -124,6 +125,7 @@ KERNELS = {
             ("tgt", "i4[::1]"),
             ("n_lab", "i8"),
             ("tw", "f8"),
+            ("wt", "i8[::1]"),
         ),
         ("i4",),
     ),

@@ -92,14 +92,16 @@ def greedy_pass(
     tgt,
     n_lab,
     tw,
+    wt,
 ):
     """Form classes of k rows while at least k rows remain (until ``budget`` rows are done,
     or ``stop[0]`` is set: the run was interrupted and its labels will not be used).
 
     ``raw``/``sc``/``cat``/``rid``/``alive``/``dist`` hold the rows not yet clustered, in
     row order (compacted now and then, in place); ``state`` = [rows held, rows alive, next
-    class id, seed position]. ``labels`` is indexed by ``rid``. ``cnt``/``pair`` are the contingency
-    counts of the remaining rows (decremented in place, as :func:`sbc_sql.cluster.sbca_paper.sbca` does).
+    class id, seed position, rows the alive rows stand for]. ``labels`` is indexed by
+    ``rid``. ``cnt``/``pair`` are the contingency counts of the remaining rows (decremented
+    in place, as :func:`sbc_sql.cluster.sbca_paper.sbca` does).
 
     ``growth`` False: the seed and its k - 1 SBC-nearest rows (ties by sort position), the
     paper's step. True: the class grows one row at a time, adding the row that raises its
@@ -129,12 +131,19 @@ def greedy_pass(
     Target labels (``growth`` only): ``tgt[r]`` the label of row id r (0 .. ``n_lab`` - 1;
     empty: no target), ``tw`` what one row outside its class's majority label costs (see
     :func:`.grow._grow`); a class grows preferring rows of its majority label.
+
+    Multiplicities (``growth`` only): ``wt[r]`` is how many rows row id r stands for (a
+    distinct QI tuple and its count; all 1 when every row stands for itself). A class is
+    complete once its rows' multiplicities add up to k, and the pass runs while the rows
+    alive stand for k rows or more (``state[4]``); the contingency counts are counts of the
+    rows stood for. The privacy criteria count rows as they are (all 1).
     Returns the number of rows taken by this call.
     """
     dn = raw.shape[0]
     dc = cat.shape[0]
     n_cur = state[0]
     n_alive = state[1]
+    w_alive = state[4]
     cls = state[2]
     seed = state[3]
     cbase = np.zeros(dc + 1, dtype=np.int64)
@@ -212,7 +221,7 @@ def greedy_pass(
     inset = np.zeros(cbase[dc], dtype=np.bool_)
     mslot = np.empty((cap, dc), dtype=np.int64)
     done = 0
-    while n_alive >= k and done < budget and not stop[0]:
+    while w_alive >= k and done < budget and not stop[0]:
         for q in range(dc):
             seed_codes[q] = cat[q, seed]
         sbc_tables(
@@ -272,18 +281,19 @@ def greedy_pass(
                 tw,
                 lcnt,
                 wl,
+                wt,
             )
-        size = k
+        size = got
         placed = True
-        if got < k:
+        if got < 0:
             # the seed alone leaves the pass; the rows its class held stay for other seeds
             size = 1
             placed = False
         elif act:
-            for t in range(k):
+            for t in range(size):
                 alive[members[t]] = False
             size = repair(
-                members, k, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt,
+                members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt,
                 raw, span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, rlo, rhi, rnn, dist,
                 wlim, vlim,
             )  # fmt: skip
@@ -291,16 +301,19 @@ def greedy_pass(
                 size = -size
                 placed = False
         # the class: label it, take it out of the contingency counts
+        taken = 0
         for t in range(size):
             i = members[t]
             alive[i] = False
+            w = wt[rid[i]]
+            taken += w
             if placed:
                 labels[rid[i]] = cls
             for q in range(dc):
-                cnt[cnt_off[q] + cat[q, i]] -= 1
+                cnt[cnt_off[q] + cat[q, i]] -= w
                 mq = pred[q]
                 if mq >= 0:
-                    pair[pair_off[q] + cat[mq, i] * card[q] + cat[q, i]] -= 1
+                    pair[pair_off[q] + cat[mq, i] * card[q] + cat[q, i]] -= w
         if seed_rule == 2:
             # the class's ranges (scaled) and values, for the next seed
             for j in range(sc.shape[0]):
@@ -323,6 +336,7 @@ def greedy_pass(
             cls += 1
         done += size
         n_alive -= size
+        w_alive -= taken
         # drop the dead rows once they are an eighth of those held
         if (n_cur - n_alive) * 8 > n_cur:
             w = 0
@@ -365,5 +379,6 @@ def greedy_pass(
     state[0] = n_cur
     state[1] = n_alive
     state[2] = cls
+    state[4] = w_alive
     state[3] = seed
     return done

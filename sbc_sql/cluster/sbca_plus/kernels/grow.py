@@ -178,9 +178,12 @@ def _grow(
     tw,
     lcnt,
     wl,
+    wt,
 ):
     """Grow the seed's class to k rows from the wide set (see greedy_pass); returns the
-    rows it holds: k, or fewer when no row of the wide set fits the per-column limits.
+    rows (members) it holds once their multiplicities ``wt`` (by row id; all 1 when every
+    row stands for itself) add up to k, or minus the rows it holds when no row of the wide
+    set fits the per-column limits before that.
 
     The row added is the one of least increase of the class's information loss. As
     ``(size + 1) * S(G + r) - size * S(G) = S(G) + (size + 1) * (S(G + r) - S(G))``, that is
@@ -247,6 +250,12 @@ def _grow(
         _fill_table(tabm, g, dlt)
     members[0] = seed
     size = 1
+    weight = wt[rs]
+    if weight >= k:
+        # a row standing for k rows or more is a class of its own
+        _clear(members, 1, rid, rowslot, ccount, tgt, lcnt, has_t)
+        return 1
+    held = 1
     wview = wcode[:nw]
     np_ = _select(wtie, wtie, wset, nw, m, ok, cand, tpos)
     _gather_pool(cand, np_, wr, px)
@@ -315,15 +324,17 @@ def _grow(
         if best < 0:
             # no row of the wide set fits the limits: the class cannot be completed
             _clear(members, size, rid, rowslot, ccount, tgt, lcnt, has_t)
-            return size
+            return -size
         ok[best] = False
         members[step] = wset[best]
+        held = step + 1
+        weight += wt[rid[wset[best]]]
         if has_t:
             lb = wl[best]
             lcnt[lb] += 1
             if lcnt[lb] > lmax:
                 lmax = lcnt[lb]
-        if step == k - 1:
+        if weight >= k:
             break
         for j in range(dn):
             x = wr[best, j]
@@ -352,5 +363,5 @@ def _grow(
                 if col[u] == p:
                     cm[u] &= keep
         size += 1
-    _clear(members, k, rid, rowslot, ccount, tgt, lcnt, has_t)
-    return k
+    _clear(members, held, rid, rowslot, ccount, tgt, lcnt, has_t)
+    return held

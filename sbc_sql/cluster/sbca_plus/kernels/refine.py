@@ -281,9 +281,13 @@ def _place_increase(
     vmax,
     wlim,
     vlim,
+    wsz,
+    w_r,
 ):
     """How much class c's information loss grows when row r joins it (QIs in column order);
-    INF when r would break a per-column limit there."""
+    INF when r would break a per-column limit there. ``size[c]`` counts the class's rows
+    (its NCP's shape: all NULL, mixed), ``wsz[c]`` the rows they stand for and ``w_r`` those
+    r stands for (the loss's multiplier)."""
     dc = cat.shape[0]
     for j in range(raw.shape[0]):
         if not within_width(lo[c, j], hi[c, j], raw[j, r], wlim[j]):
@@ -297,8 +301,8 @@ def _place_increase(
                 continue
             o = num_ncp(lo[c, u], hi[c, u], nn[c, u], size[c], span[u])
             m = num_ncp_with(lo[c, u], hi[c, u], nn[c, u], size[c] + 1, span[u], raw[u, r])
-            old += wn[u] * o * size[c]
-            new += wn[u] * m * (size[c] + 1)
+            old += wn[u] * o * wsz[c]
+            new += wn[u] * m * (wsz[c] + w_r)
         else:
             if not cat_act[u]:
                 continue
@@ -310,8 +314,8 @@ def _place_increase(
                 if dq > vlim[u]:
                     return INF
             m = cat_ncp(dq, card[u])
-            old += wc[u] * o * size[c]
-            new += wc[u] * m * (size[c] + 1)
+            old += wc[u] * o * wsz[c]
+            new += wc[u] * m * (wsz[c] + w_r)
     return new - old
 
 
@@ -346,6 +350,7 @@ def finish(
     tgt,
     n_lab,
     tw,
+    wt,
 ):
     """Place the rows labelled -2 (the fewer than k left by the greedy pass) by least NCP
     increase, then, when ``max_passes`` > 0, refine: move one row to another class or swap
@@ -372,6 +377,11 @@ def finish(
     0: a class's cost is its information loss plus ``tw`` for each row outside its majority
     label, in placement, moves and swaps alike (a row outside its class's majority label may
     start a swap even when its class is no cheaper without it).
+
+    Multiplicities: ``wt[i]`` is how many rows row i stands for (all 1 when every row stands
+    for itself). A class costs the rows it stands for times S, every class keeps standing
+    for k rows or more through moves and swaps, and rows move whole. The privacy criteria
+    and the target count rows as they are (all 1).
     """
     act = active(crit_i)
     scnt = np.zeros(sp.shape[0], dtype=np.int64)
@@ -389,6 +399,7 @@ def finish(
         if card[q] > vmax:
             vmax = card[q]
     size = np.zeros(n_cls, dtype=np.int64)
+    wsz = np.zeros(n_cls, dtype=np.int64)  # the rows each class stands for
     head = np.full(n_cls, -1, dtype=np.int64)
     nxt = np.full(n, -1, dtype=np.int64)
     prv = np.full(n, -1, dtype=np.int64)
@@ -413,6 +424,7 @@ def finish(
         c = lab[i]
         if c >= 0:
             lab[i] = -1
+            wsz[c] += wt[i]
             _add_row(
                 c,
                 i,
@@ -463,7 +475,7 @@ def finish(
                     continue
                 inc = _place_increase(
                     c, r, size, lo, hi, nn, dist_, hk, hv, shift, raw, span, wn, num_act, cat, card, wc,
-                    cat_act, qkind, qidx, vmax, wlim, vlim,
+                    cat_act, qkind, qidx, vmax, wlim, vlim, wsz, wt[r],
                 )  # fmt: skip
                 if has_t and inc < INF:
                     inc += tw * _impurity_change(lc, lm, c, -1, tgt[r])
@@ -484,6 +496,7 @@ def finish(
             if best_c < 0:
                 lab[r] = -1
                 continue
+            wsz[best_c] += wt[r]
             _add_row(
                 best_c,
                 r,
@@ -532,7 +545,9 @@ def finish(
             if A < 0:
                 continue
             sa = size[A]
-            cost_a = sa * S[A]
+            wa = wsz[A]
+            w_r = wt[r]
+            cost_a = wa * S[A]
             # class A without r
             for j in range(dn):
                 x = raw[j, r]
@@ -561,9 +576,10 @@ def finish(
                 s_a_minus += wc[q] * cat_ncp(dq, card[q])
             # A swap gains at most what its two rows save by leaving their classes, so only
             # rows whose class is cheaper without them start one (the partner's turn covers
-            # the other case); a row of a class of exactly k cannot move.
+            # the other case); a row whose class would stand for fewer than k rows without
+            # it cannot move.
             swaps_ok = s_a_minus < S[A] or (has_t and lc[A, tgt[r]] < lm[A])
-            if not swaps_ok and sa <= k:
+            if not swaps_ok and wa - w_r < k:
                 continue
             a_ok = -1  # whether A keeps the criteria without r: not yet known
             best_gain = eps
@@ -575,9 +591,10 @@ def finish(
                 if B < 0 or B == A:
                     continue
                 sb = size[B]
-                cost_b = sb * S[B]
+                wb = wsz[B]
+                cost_b = wb * S[B]
                 # move r into B
-                if sa > k and seen[B] != r:
+                if wa - w_r >= k and seen[B] != r:
                     seen[B] = r
                     fits = True
                     for j in range(dn):
@@ -600,7 +617,7 @@ def finish(
                             if dq > vlim[q]:
                                 fits = False
                         s_new += wc[q] * cat_ncp(dq, card[q])
-                    gain = cost_a + cost_b - (sa - 1) * s_a_minus - (sb + 1) * s_new
+                    gain = cost_a + cost_b - (wa - w_r) * s_a_minus - (wb + w_r) * s_new
                     if has_t:
                         lr = tgt[r]
                         gain -= tw * (
@@ -625,7 +642,10 @@ def finish(
                         best_b = B
                 if not swaps_ok:
                     continue
-                # swap r and s
+                # swap r and s (each class keeping k rows or more)
+                w_s = wt[s]
+                if wa - w_r + w_s < k or wb - w_s + w_r < k:
+                    continue
                 s_a2 = 0.0
                 s_b2 = 0.0
                 fits = True
@@ -674,7 +694,7 @@ def finish(
                         fits = False
                     s_a2 += wc[q] * cat_ncp(da, card[q])
                     s_b2 += wc[q] * cat_ncp(db, card[q])
-                gain = cost_a + cost_b - sa * s_a2 - sb * s_b2
+                gain = cost_a + cost_b - (wa - w_r + w_s) * s_a2 - (wb - w_s + w_r) * s_b2
                 if has_t and tgt[r] != tgt[s]:
                     gain -= tw * (
                         _impurity_change(lc, lm, A, tgt[r], tgt[s])
@@ -701,6 +721,11 @@ def finish(
                 continue
             improved += 1
             B = best_b
+            wsz[A] -= w_r
+            wsz[B] += w_r
+            if best_kind == 2:
+                wsz[A] += wt[best_s]
+                wsz[B] -= wt[best_s]
             _remove_row(
                 A,
                 r,
