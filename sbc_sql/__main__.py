@@ -6,6 +6,9 @@ rolled back and removed; a second signal while that clean-up runs is ignored, so
 finishes. The handlers are installed before the app is imported (about a second of
 imports; the package's __init__ loads nothing), so Ctrl-C at start-up is that one line too.
 The library installs no handler: only this entry point does.
+
+``sbc-sql --version`` alone is answered here, before typer loads (it is what scripts ask
+most, to check what is installed); with anything else beside it the app answers it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,14 @@ from types import FrameType
 
 #: what an interrupted command says (cli.py says the same)
 INTERRUPTED = "Interrupted; nothing was written."
+
+
+def version_line() -> str:
+    """What --version prints (cli.py prints the same)."""
+    from . import __version__
+
+    return f"sbc-sql {__version__}"
+
 
 _stopping = False
 
@@ -29,6 +40,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        sys.stdout.write(version_line() + "\n")
+        return
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
     try:

@@ -11,6 +11,11 @@ interrupted. Under ``--json`` each of those ends is also a JSON document on stdo
 
 Every command is an :class:`SbcCommand`: it takes ``--config FILE.toml``, whose values
 become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file.
+
+The options are declared from :mod:`sbc_sql.choices`, which imports nothing; a command
+imports what it runs (DuckDB, Arrow, numpy, sqlglot, the kernels) in its body, inside
+:func:`reported`, so ``--help`` and ``--version`` load none of it and Ctrl-C while a command
+loads is one line like any other.
 """
 
 from __future__ import annotations
@@ -18,34 +23,25 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import json
 import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 import typer
 import typer.core
 import typer.main
 
-from . import __version__, api, config, documents
-from . import plan as planning
-from .__main__ import INTERRUPTED
-from .cluster import registry
-from .engines import ENGINES
+from . import choices, config, documents
+from .__main__ import INTERRUPTED, version_line
 from .errors import EngineError, ResourceError, SbcError, VerificationError
-from .hierarchies import parse_hierarchy_options
-from .plan import LEFTOVER_MODES, MODES, parse_weights
-from .privacy.criteria import Criteria
-from .privacy.l_diversity import VARIANTS
-from .quality import report, suggest
-from .quality.evaluate import evaluate, evaluation_sql
-from .quality.model import CLASSIFIERS
-from .quality.profile import profile
-from .quality.profile import text as profile_text
-from .session import Result, anonymize
-from .warehouse import DIALECTS
+
+if TYPE_CHECKING:
+    from .quality.suggest import Step
+    from .session import Result
 
 #: the run's switches that are not a command's options: --debug (the app's callback), the
 #: command running and whether it answers in JSON (set as its options are read)
@@ -85,8 +81,10 @@ def _load_config(ctx: typer.Context, value: str | None) -> None:
         _settings["json"] = True
 
 
+@functools.cache
 def _config_option() -> Any:
-    """The --config option every command takes, made by typer as any other option."""
+    """The --config option every command takes, made by typer as any other option, once:
+    the commands share it (a click option keeps no state of its own between runs)."""
     holder = typer.Typer()
 
     @holder.command()
@@ -172,7 +170,7 @@ app = SbcTyper(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"sbc-sql {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -335,9 +333,10 @@ class ProgressBar:
         sys.stderr.flush()
 
 
-Leftover = enum.Enum("Leftover", {m: m for m in LEFTOVER_MODES}, type=str)  # type: ignore[misc]
-Mode = enum.Enum("Mode", {m: m for m in MODES}, type=str)  # type: ignore[misc]
-Algorithm = enum.Enum("Algorithm", {n: n for n in registry.names()}, type=str)  # type: ignore[misc]
+Leftover = enum.Enum("Leftover", {m: m for m in choices.LEFTOVER_MODES}, type=str)  # type: ignore[misc]
+Mode = enum.Enum("Mode", {m: m for m in choices.MODES}, type=str)  # type: ignore[misc]
+Algorithm = enum.Enum("Algorithm", {n: n for n in choices.ALGORITHMS}, type=str)  # type: ignore[misc]
+AlgorithmOption = Annotated[Algorithm, typer.Option(help=choices.algorithms_help())]
 
 
 class _Roles(TypedDict):
@@ -375,7 +374,7 @@ DropOption = Annotated[
 KeepOption = Annotated[
     list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
 ]
-LModel = enum.Enum("LModel", {m: m for m in VARIANTS}, type=str)  # type: ignore[misc]
+LModel = enum.Enum("LModel", {m: m for m in choices.L_VARIANTS}, type=str)  # type: ignore[misc]
 #: the reading commands' --attach
 ReadAttachOption = Annotated[
     list[str] | None,
@@ -455,7 +454,7 @@ MaxValuesOption = Annotated[
         "nationality=3. Rows that fit no class are suppressed (within --max-suppression).",
     ),
 ]
-EngineName = enum.Enum("EngineName", {n: n for n in ENGINES}, type=str)  # type: ignore[misc]
+EngineName = enum.Enum("EngineName", {n: n for n in choices.ENGINES}, type=str)  # type: ignore[misc]
 EngineOption = Annotated[
     EngineName,
     typer.Option(
@@ -564,7 +563,7 @@ def anonymize_cmd(
             "quadratic in the block size. E.g. --block-rows 4096."
         ),
     ] = None,
-    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     paper: Annotated[
         bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
     ] = False,
@@ -670,6 +669,10 @@ def anonymize_cmd(
     With Apache Spark: sbc-sql anonymize --engine spark -t data/visits.parquet -o out/visits_k10 -k 10
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported():  # what the run needs loads here: Ctrl-C meanwhile is one line too
+        from .cluster import registry
+        from .hierarchies import parse_hierarchy_options
+        from .session import anonymize
     algorithm_name, mode_name = algorithm.value, mode.value
     if hierarchy and not registry.get(algorithm_name).hierarchies:
         raise typer.BadParameter(
@@ -685,7 +688,7 @@ def anonymize_cmd(
     def trace(statement: str) -> None:
         typer.echo(statement, err=True)
 
-    if paper and algorithm_name not in (registry.DEFAULT, "sbca-paper"):
+    if paper and algorithm_name not in (choices.DEFAULT_ALGORITHM, "sbca-paper"):
         raise typer.BadParameter(
             f"--paper runs sbca-paper; it cannot be combined with --algorithm {algorithm_name}",
             param_hint="--paper",
@@ -852,7 +855,9 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     db = "".join(f" --{flag} {_shown(value)}" for flag, value in (where or {}).items())
     exported = []
     if result.exported is not None:
-        fmt = planning.export_format(result.exported)
+        from .plan import export_format
+
+        fmt = export_format(result.exported)
         exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
     schema = result.engine.working()[1]
     # a release of another schema is named with it, as it is queried (a path as it is)
@@ -907,6 +912,8 @@ def measure_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from . import api
+
         m = api.measure(database, original, release, attach=attach or ())
     if as_json:
         typer.echo(documents.dumps(measure_dict(m)))
@@ -972,6 +979,9 @@ def verify_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from . import api
+        from .privacy.criteria import Criteria
+
         verdict = api.verify(
             database,
             original,
@@ -1003,7 +1013,7 @@ def verify_cmd(
 
 
 #: evaluate --classifier's choices (sbc_sql.quality.model)
-ClassifierName = enum.Enum("ClassifierName", {n: n for n in CLASSIFIERS}, type=str)  # type: ignore[misc]
+ClassifierName = enum.Enum("ClassifierName", {n: n for n in choices.CLASSIFIERS}, type=str)  # type: ignore[misc]
 
 
 @app.command("evaluate")
@@ -1076,6 +1086,10 @@ def evaluate_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from .plan import parse_weights
+        from .quality import report
+        from .quality.evaluate import evaluate, evaluation_sql
+
         w = parse_weights(weights) if weights else None
         if sql:
             statements = evaluation_sql(
@@ -1143,6 +1157,9 @@ def profile_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf, needs_db=False) as database:
+        from .quality.profile import profile
+        from .quality.profile import text as profile_text
+
         result = profile(
             database,
             table,
@@ -1186,9 +1203,9 @@ def report_cmd(
 
     Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html
     """
-    from .quality import html_report
-
     with reported():
+        from .quality import html_report
+
         if db is None:
             raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
         found = html_report.report(
@@ -1248,10 +1265,12 @@ def compare_cmd(
 
     Example: sbc-sql compare --db clinic.duckdb --table patients --k 2,5,10 --plot ncp.png
     """
-    from . import compare as cmp
-
     kept = "Interrupted; the releases finished before it are kept, the one under way was rolled back."
     with reported(kept if keep_releases else INTERRUPTED):
+        from . import compare as cmp
+        from .hierarchies import parse_hierarchy_options
+        from .privacy.criteria import Criteria
+
         ks = cmp.parse_ks(k)
         # the outputs are checked before any work, so that none is lost for the want of one
         cmp.check_outputs(csv_path, plot)
@@ -1278,9 +1297,9 @@ def compare_cmd(
         typer.echo(documents.dumps(documents.document("compare", {"table": table, "rows": found})))
 
 
-Domain = enum.Enum("Domain", {n: n for n in suggest.DOMAIN}, type=str)  # type: ignore[misc]
-Purpose = enum.Enum("Purpose", {n: n for n in suggest.PURPOSE}, type=str)  # type: ignore[misc]
-Criticality = enum.Enum("Criticality", {n: n for n in suggest.CRITICALITY}, type=str)  # type: ignore[misc]
+Domain = enum.Enum("Domain", {n: n for n in choices.DOMAIN}, type=str)  # type: ignore[misc]
+Purpose = enum.Enum("Purpose", {n: n for n in choices.PURPOSE}, type=str)  # type: ignore[misc]
+Criticality = enum.Enum("Criticality", {n: n for n in choices.CRITICALITY}, type=str)  # type: ignore[misc]
 
 
 @app.command("suggest-k")
@@ -1315,7 +1334,7 @@ def suggest_k_cmd(
         str | None,
         typer.Option("--output", "-o", help="With --apply: the release's name (default <table>_k<k>)."),
     ] = None,
-    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     max_suppression: Annotated[
         float, typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them.")
     ] = 0.01,
@@ -1343,7 +1362,7 @@ def suggest_k_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
 
-    def step(s: suggest.Step) -> None:
+    def step(s: Step) -> None:
         if not quiet:
             typer.echo(
                 f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s"
@@ -1353,6 +1372,8 @@ def suggest_k_cmd(
             )
 
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from .quality import suggest
+
         found = suggest.suggest_k(
             database,
             table,
@@ -1403,7 +1424,6 @@ WarehouseK = Annotated[int, typer.Option("--k", "-k", help="Minimum class size, 
 WarehouseDb = Annotated[
     str | None, typer.Option(help="DuckDB database file, read only, e.g. --db clinic.duckdb.")
 ]
-WarehouseAlgorithm = Annotated[Algorithm, typer.Option(help=registry.choices_help())]
 WarehouseMode = Annotated[Mode, typer.Option(help="auto, exact (one block) or blocks.")]
 WarehouseLeftover = Annotated[
     Leftover,
@@ -1416,11 +1436,13 @@ WarehouseSuppression = Annotated[
     float,
     typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them."),
 ]
-Dialect = enum.Enum("Dialect", {n: n for n in DIALECTS}, type=str)  # type: ignore[misc]
+Dialect = enum.Enum("Dialect", {n: n for n in choices.DIALECTS}, type=str)  # type: ignore[misc]
 
 
 def _warehouse_options(**given: Any) -> dict[str, Any]:
     """The run options of the warehouse commands, as :func:`sbc_sql.session.make_options` takes them."""
+    from .privacy.criteria import Criteria
+
     criteria = Criteria(
         given.pop("l_diversity"),
         given.pop("l_model").value,
@@ -1460,7 +1482,7 @@ def sql_cmd(
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Release name (default <table>_k<k>).")
     ] = None,
-    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
     leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
     weights: WarehouseWeights = None,
@@ -1476,13 +1498,14 @@ def sql_cmd(
 
     Example: sbc-sql sql --dialect snowflake --db clinic.duckdb -t patients -k 5 --row-id id
     """
-    from . import warehouse
 
     def warn(line: str) -> None:  # stdout holds the SQL alone
         if line.startswith("warning: "):
             typer.echo(line, err=True)
 
     with reported():
+        from . import warehouse
+
         text = warehouse.print_sql(
             db,
             table,
@@ -1524,7 +1547,7 @@ def cluster_cmd(
     drop: DropOption = None,
     keep: KeepOption = None,
     row_id: RowIdOption = None,
-    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
     leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
     weights: WarehouseWeights = None,
@@ -1543,13 +1566,14 @@ def cluster_cmd(
 
     Example: sbc-sql cluster --db clinic.duckdb -t patients -k 5 --row-id id --out ids.parquet
     """
-    from . import warehouse
 
     def log(line: str) -> None:
         if not quiet or line.startswith("warning: "):
             typer.echo(line, err=True)
 
     with reported(), ProgressBar("clustering", enabled=False if quiet else None) as bar:
+        from . import warehouse
+
         rows, suppressed = warehouse.cluster_ids(
             db,
             table,
@@ -1611,9 +1635,9 @@ def install_sql_cmd(
     Example: sbc-sql install-sql --db postgresql://postgres@localhost/clinic, then in SQL:
     SELECT sbc.anonymize(source => 'public.patients', k => 5, output => 'patients_k5');
     """
-    from . import install_sql
-
     with reported():
+        from . import install_sql
+
         if uninstall:
             dropped = install_sql.uninstall(db)
             typer.echo("dropped " + ", ".join(dropped) if dropped else "nothing to uninstall: no schema sbc")

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import choices
 from .base import Capabilities, ColumnInfo, Engine, TableInfo
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
 
 
 #: the engines a caller names (PostgreSQL is named by its URL)
-ENGINES = ("duckdb", "spark")
+ENGINES = choices.ENGINES
 
 
 def connect(
