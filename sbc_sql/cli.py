@@ -842,7 +842,7 @@ def _criteria_lines(result: Result) -> list[str]:
 
 def _shown(database: str) -> str:
     """A database as messages name it: a URL without its password."""
-    from .engines.postgres import looks_like_url, shown_url
+    from .engines.urls import looks_like_url, shown_url
 
     return shown_url(database) if looks_like_url(database) else database
 

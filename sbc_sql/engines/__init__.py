@@ -50,9 +50,11 @@ def connect(
         from .spark import SparkEngine
 
         return SparkEngine.connect(database)
-    from .postgres import PostgresEngine, looks_like_url
+    from .urls import looks_like_url
 
     if looks_like_url(database):
+        from .postgres import PostgresEngine
+
         return PostgresEngine.connect(str(database))
     from .duckdb import DuckDBEngine
 
