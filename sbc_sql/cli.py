@@ -25,9 +25,11 @@ import dataclasses
 import enum
 import functools
 import json
+import re
 import sys
 import time
 import traceback
+import typing
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
@@ -108,13 +110,100 @@ def _config_option() -> Any:
     return typer.main.get_command(holder).params[0]
 
 
+#: a whole number or a decimal as written on a command line (no sign +, exponent or "_")
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{1,17})?")
+#: what _Coercion.quick cannot answer: typer's own coercion does
+_TYPERS = object()
+
+
+class _Coercion:
+    """typer's coercion of one option's value, answered without typer where it is plain.
+
+    typer (0.2x on) turns every value through a pydantic adapter; building the first one
+    loads pydantic and costs about 80 ms of every run (two of the app's own options, the
+    completion ones, are coerced even when not given). A value it would give back as it is
+    (None, a default or a --config value already of the option's type, a str for a str
+    option, an enum's own value) or as a plain ``int()``/``float()`` of a decimal is
+    answered here; anything else (a bad value among them, so every error a user reads) goes
+    to typer's own coercion, built on first need. tests/test_startup.py holds the two equal.
+    """
+
+    def __init__(self, param: Any) -> None:
+        self.param = param
+        self.typers: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        quick = self.quick(value, ctx)
+        if quick is not _TYPERS:
+            return quick
+        if self.typers is None:
+            from typer._coercion import build_runtime_param
+
+            self.typers = build_runtime_param(param.type_descriptor)
+        return self.typers.coerce(value, param=param, ctx=ctx)
+
+    def quick(self, value: Any, ctx: Any) -> Any:
+        param = self.param
+        descriptor = param.type_descriptor
+        multiple = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multiple else None
+        info = descriptor.parameter_info
+        if info.parser is not None or descriptor.is_ranged or descriptor.is_path or descriptor.is_file:
+            return _TYPERS
+        kind = descriptor.annotation
+        if multiple:
+            if typing.get_origin(kind) is not list or not isinstance(value, (list, tuple)):
+                return _TYPERS
+            (kind,) = typing.get_args(kind)
+            items = [self.one(kind, item, info, ctx) for item in value]
+            return _TYPERS if any(item is _TYPERS for item in items) else items
+        return self.one(kind, value, info, ctx)
+
+    @staticmethod
+    def one(kind: Any, value: Any, info: Any, ctx: Any) -> Any:
+        if kind in (str, int, float) and type(value) is kind:
+            return value
+        if kind in (int, float) and isinstance(value, str) and _DECIMAL.fullmatch(value):
+            return kind(value) if kind is float or "." not in value else _TYPERS
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            if isinstance(value, kind):
+                return value
+            plain = info.case_sensitive and getattr(ctx, "token_normalize_func", None) is None
+            if plain and isinstance(value, str):
+                return next((m for m in kind if m.value == value), _TYPERS)
+        return _TYPERS
+
+
+def _coerce_plainly(params: Any) -> None:
+    """Give each of typer's options a :class:`_Coercion` (a typer without runtime coercion,
+    before 0.2x, keeps its own: its options have none to replace)."""
+    for param in params:
+        if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
+            param._runtime_param = _Coercion(param)
+
+
+class SbcGroup(typer.core.TyperGroup):
+    """The app: its own options (--version, --debug, --help and typer's completion ones)
+    coerced by :class:`_Coercion`."""
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        _coerce_plainly(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+
 class SbcCommand(typer.core.TyperCommand):
-    """Every command: --config added to its options, and under --json an error that stops it
-    before its body runs (a usage or config error) printed as a JSON document too."""
+    """Every command: --config added to its options, its options coerced by
+    :class:`_Coercion`, and under --json an error that stops it before its body runs (a
+    usage or config error) printed as a JSON document too."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params.append(_config_option())
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        _coerce_plainly(self.get_params(ctx))
+        return super().parse_args(ctx, args)
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
         _settings.update(command=self.name, json="--json" in args)
@@ -157,6 +246,7 @@ class SbcTyper(typer.Typer):
 
 
 app = SbcTyper(
+    cls=SbcGroup,
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

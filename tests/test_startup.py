@@ -8,6 +8,7 @@ sbc_sql.choices, held here equal to the modules that implement them.
 
 from __future__ import annotations
 
+import enum
 import subprocess
 import sys
 from pathlib import Path
@@ -20,18 +21,24 @@ from sbc_sql import choices
 from sbc_sql.cluster import leftover, registry
 from sbc_sql.cluster.sbca_plus import compiled
 
-#: what neither --help nor --version needs
-DATA_STACK = ("pyarrow", "duckdb", "numpy", "sqlglot", "numba", "llvmlite", "pandas", "scipy")
-#: what no anonymize run on DuckDB needs (rich and pydantic: typer's, for its own output)
-NEVER_IN_A_RUN = (
+#: what neither --help nor --version needs (rich and pydantic: typer's, for its own
+#: formatting and coercion, which the command line does without)
+DATA_STACK = (
+    "pyarrow",
+    "duckdb",
+    "numpy",
+    "sqlglot",
+    "numba",
+    "llvmlite",
     "pandas",
-    "rich",
-    "sklearn",
-    "jsonschema",
     "scipy",
-    "matplotlib",
-    "pyspark",
-    "adbc_driver_manager",
+    "rich",
+    "pydantic",
+)
+#: what no anonymize run on DuckDB needs
+NEVER_IN_A_RUN = (
+    *("pandas", "rich", "pydantic", "sklearn", "jsonschema", "scipy", "matplotlib"),
+    *("pyspark", "adbc_driver_manager", "adbc_driver_postgresql"),
 )
 
 
@@ -102,6 +109,49 @@ def test_an_anonymize_run_loads_only_what_it_runs(tmp_path):
     assert not names & set(NEVER_IN_A_RUN), sorted(names & set(NEVER_IN_A_RUN))
     if compiled.engine() == "ahead-of-time":  # the kernels compiled at install need no numba
         assert "numba" not in names and "llvmlite" not in names
+
+
+def test_the_plain_coercion_is_typers():
+    """Where the command line coerces an option's value without typer (cli._Coercion), typer
+    would give the same value, of the same type; a value typer refuses is left to typer."""
+    coercion = pytest.importorskip("typer._coercion")
+    import typer.main
+
+    from sbc_sql import cli
+
+    group = typer.main.get_command(cli.app)
+    plain = [None, "", "0", "7", "-3", "010", "0.05", "-2.5", "2.", ".5", "1e3", " 5", "abc", "1_000"]
+    typed = [5, 0.5, 2.0, True, 10**20]
+    answered = 0
+    for command in [group, *group.commands.values()]:  # type: ignore[attr-defined]
+        ctx = typer.Context(command)
+        for param in command.get_params(ctx):
+            descriptor = getattr(param, "type_descriptor", None)
+            if descriptor is None:
+                continue
+            kind = descriptor.annotation
+            members = list(kind) if isinstance(kind, type) and issubclass(kind, enum.Enum) else []
+            values = [
+                *plain,
+                *typed,
+                *members,
+                *(m.value for m in members),
+                *(m.value.upper() for m in members),
+            ]
+            if param.multiple:
+                values = [None, *((v,) for v in values if v is not None), ("1", "2.5"), ("a", 3)]
+            typers = coercion.build_runtime_param(descriptor)
+            for value in values:
+                quick = cli._Coercion(param).quick(value, ctx)
+                if quick is cli._TYPERS:
+                    continue
+                answered += 1
+                expected = typers.coerce(value, param=param, ctx=ctx)  # never raises where quick answered
+                assert quick == expected, (command.name, param.name, value)
+                assert type(quick) is type(expected), (command.name, param.name, value)
+                if isinstance(quick, list):
+                    assert [type(v) for v in quick] == [type(v) for v in expected]
+    assert answered > 500
 
 
 def test_the_algorithm_choices_are_the_registrys():
