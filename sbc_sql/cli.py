@@ -18,8 +18,10 @@ imports what it runs (DuckDB, Arrow, numpy, sqlglot, the kernels) in its body, i
 loads is one line like any other.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads every command's annotations at
+# each start, and postponed ones are strings it would compile and evaluate anew (several
+# hundred, about 35 ms of every command and of --help); these are evaluated once, at import.
+# The few names not defined yet where they are used are quoted.
 import contextlib
 import dataclasses
 import enum
@@ -394,7 +396,7 @@ class ProgressBar:
         self.last = 0.0
         self.open_line = False
 
-    def __enter__(self) -> ProgressBar:
+    def __enter__(self) -> "ProgressBar":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -855,7 +857,7 @@ def anonymize_cmd(
                 typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=as_json)
 
 
-def summary_dict(result: Result) -> dict[str, object]:
+def summary_dict(result: "Result") -> dict[str, object]:
     """The run's summary, ``anonymize --json``'s document (and what sbc.anonymize returns)."""
     m = result.measures
     assert m is not None
@@ -875,7 +877,7 @@ def summary_dict(result: Result) -> dict[str, object]:
     )
 
 
-def _limits_dict(result: Result) -> dict[str, object]:
+def _limits_dict(result: "Result") -> dict[str, object]:
     """The per-column limits the release was verified to keep (none: no key)."""
     o = result.plan.options
     if not (o.max_width or o.max_values):
@@ -883,7 +885,7 @@ def _limits_dict(result: Result) -> dict[str, object]:
     return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
 
 
-def _criteria_dict(result: Result) -> dict[str, object]:
+def _criteria_dict(result: "Result") -> dict[str, object]:
     c = result.criteria
     assert c is not None
     asked = {
@@ -900,7 +902,7 @@ def _criteria_dict(result: Result) -> dict[str, object]:
     }
 
 
-def _criteria_lines(result: Result) -> list[str]:
+def _criteria_lines(result: "Result") -> list[str]:
     """The criteria held and what the release achieves, worst over the sensitive columns."""
     a = result.achieved
     lines = []
@@ -937,7 +939,7 @@ def _shown(database: str) -> str:
     return shown_url(database) if looks_like_url(database) else database
 
 
-def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
+def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
@@ -1452,7 +1454,7 @@ def suggest_k_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
 
-    def step(s: Step) -> None:
+    def step(s: "Step") -> None:
         if not quiet:
             typer.echo(
                 f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s"
