@@ -39,7 +39,7 @@ import typer
 import typer.core
 import typer.main
 
-from . import choices, config, documents
+from . import choices, documents
 from .__main__ import INTERRUPTED, version_line
 from .errors import EngineError, ResourceError, SbcError, VerificationError
 
@@ -72,6 +72,8 @@ def _load_config(ctx: typer.Context, value: str | None) -> None:
     the command's defaults (click's default_map), so a flag given wins over the file."""
     if value is None:
         return
+    from . import config  # TOML and the checks of its keys, loaded only for a --config
+
     group = ctx.parent.command if ctx.parent is not None else None
     commands = getattr(group, "commands", None) or {ctx.command.name: ctx.command}
     known = {name: config.settings(command.params) for name, command in commands.items()}
