@@ -139,7 +139,7 @@ def test_the_plain_coercion_is_typers():
                 *(m.value.upper() for m in members),
             ]
             if param.multiple:
-                values = [None, *((v,) for v in values if v is not None), ("1", "2.5"), ("a", 3)]
+                values = [None, (), *((v,) for v in values if v is not None), ("1", "2.5"), ("a", 3)]
             typers = coercion.build_runtime_param(descriptor)
             for value in values:
                 quick = cli._Coercion(param).quick(value, ctx)
