@@ -128,29 +128,12 @@ def adult(k: int = 10) -> tuple[dict[str, object], str]:
     out = measured("Adult (in Python)", 30162, k, r, floor)
     out["runs_seconds"] = [run["seconds"] for run in runs]
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "adult.duckdb"
-        with duckdb.connect(str(path)) as fcon:
-            datasets.load_adult(fcon, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
-        cmd = [
-            sys.executable,
-            "-m",
-            "sbc_sql",
-            "anonymize",
-            "--db",
-            str(path),
-            "--table",
-            "adult",
-            "--k",
-            str(k),
-            "--sensitive",
-            "income",
-            "--replace",
-        ]
+        cmd = adult_command(adult_file(Path(tmp) / "adult.duckdb"), k)
         # the same sbc_sql as this process imported, run from outside the checkout
         env = dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
-        times = _process_times(cmd, env, tmp)
+        times = process_times(cmd, env, tmp)
         # the baseline: the same processes on numba's JIT (its import and cache loading)
-        jit = _process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
+        jit = process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
     note = (
         f"Adult in Python: median of {ADULT_RUNS} runs, {runs[0]['seconds']:.2f}-"
         f"{runs[-1]['seconds']:.2f} s.\n"
@@ -166,10 +149,25 @@ def adult(k: int = 10) -> tuple[dict[str, object], str]:
     return out, note
 
 
-def _process_times(cmd: list[str], env: dict[str, str], cwd: str) -> list[float]:
-    """Seconds of ADULT_RUNS runs of ``cmd``, sorted."""
+def adult_file(path: Path) -> Path:
+    """A DuckDB file at ``path`` holding Adult's clean rows as the table adult: its 8 QIs
+    and income."""
+    with duckdb.connect(str(path)) as con:
+        datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
+    return path
+
+
+def adult_command(path: Path, k: int) -> list[str]:
+    """The whole ``sbc-sql anonymize`` process on the Adult file at ``path`` (income
+    sensitive, the release replaced from run to run)."""
+    db = ["--db", str(path), "--table", "adult", "--k", str(k)]
+    return [sys.executable, "-m", "sbc_sql", "anonymize", *db, "--sensitive", "income", "--replace"]
+
+
+def process_times(cmd: list[str], env: dict[str, str], cwd: str, runs: int = ADULT_RUNS) -> list[float]:
+    """Seconds of ``runs`` runs of ``cmd`` (each a whole process), sorted."""
     times = []
-    for _ in range(ADULT_RUNS):
+    for _ in range(runs):
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
         times.append(time.perf_counter() - t)

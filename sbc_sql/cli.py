@@ -11,41 +11,41 @@ interrupted. Under ``--json`` each of those ends is also a JSON document on stdo
 
 Every command is an :class:`SbcCommand`: it takes ``--config FILE.toml``, whose values
 become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file.
+
+The options are declared from :mod:`sbc_sql.choices`, which imports nothing; a command
+imports what it runs (DuckDB, Arrow, numpy, sqlglot, the kernels) in its body, inside
+:func:`reported`, so ``--help`` and ``--version`` load none of it and Ctrl-C while a command
+loads is one line like any other.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads every command's annotations at
+# each start, and postponed ones are strings it would compile and evaluate anew (several
+# hundred, about 35 ms of every command and of --help); these are evaluated once, at import.
+# The few names not defined yet where they are used are quoted.
 import contextlib
 import dataclasses
 import enum
+import functools
 import json
+import re
 import sys
 import time
 import traceback
+import typing
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 import typer
 import typer.core
 import typer.main
 
-from . import __version__, api, config, documents
-from . import plan as planning
-from .__main__ import INTERRUPTED
-from .cluster import registry
-from .engines import ENGINES
+from . import choices, documents
+from .__main__ import INTERRUPTED, version_line
 from .errors import EngineError, ResourceError, SbcError, VerificationError
-from .hierarchies import parse_hierarchy_options
-from .plan import LEFTOVER_MODES, MODES, parse_weights
-from .privacy.criteria import Criteria
-from .privacy.l_diversity import VARIANTS
-from .quality import report, suggest
-from .quality.evaluate import evaluate, evaluation_sql
-from .quality.model import CLASSIFIERS
-from .quality.profile import profile
-from .quality.profile import text as profile_text
-from .session import Result, anonymize
-from .warehouse import DIALECTS
+
+if TYPE_CHECKING:
+    from .quality.suggest import Step
+    from .session import Result
 
 #: the run's switches that are not a command's options: --debug (the app's callback), the
 #: command running and whether it answers in JSON (set as its options are read)
@@ -72,6 +72,8 @@ def _load_config(ctx: typer.Context, value: str | None) -> None:
     the command's defaults (click's default_map), so a flag given wins over the file."""
     if value is None:
         return
+    from . import config  # TOML and the checks of its keys, loaded only for a --config
+
     group = ctx.parent.command if ctx.parent is not None else None
     commands = getattr(group, "commands", None) or {ctx.command.name: ctx.command}
     known = {name: config.settings(command.params) for name, command in commands.items()}
@@ -85,8 +87,10 @@ def _load_config(ctx: typer.Context, value: str | None) -> None:
         _settings["json"] = True
 
 
+@functools.cache
 def _config_option() -> Any:
-    """The --config option every command takes, made by typer as any other option."""
+    """The --config option every command takes, made by typer as any other option, once:
+    the commands share it (a click option keeps no state of its own between runs)."""
     holder = typer.Typer()
 
     @holder.command()
@@ -110,13 +114,100 @@ def _config_option() -> Any:
     return typer.main.get_command(holder).params[0]
 
 
+#: a whole number or a decimal as written on a command line (no sign +, exponent or "_")
+_DECIMAL = re.compile(r"-?(0|[1-9][0-9]{0,17})(\.[0-9]{1,17})?")
+#: what _Coercion.quick cannot answer: typer's own coercion does
+_TYPERS = object()
+
+
+class _Coercion:
+    """typer's coercion of one option's value, answered without typer where it is plain.
+
+    typer (0.2x on) turns every value through a pydantic adapter; building the first one
+    loads pydantic and costs about 80 ms of every run (two of the app's own options, the
+    completion ones, are coerced even when not given). A value it would give back as it is
+    (None, a default or a --config value already of the option's type, a str for a str
+    option, an enum's own value) or as a plain ``int()``/``float()`` of a decimal is
+    answered here; anything else (a bad value among them, so every error a user reads) goes
+    to typer's own coercion, built on first need. tests/test_startup.py holds the two equal.
+    """
+
+    def __init__(self, param: Any) -> None:
+        self.param = param
+        self.typers: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        quick = self.quick(value, ctx)
+        if quick is not _TYPERS:
+            return quick
+        if self.typers is None:
+            from typer._coercion import build_runtime_param
+
+            self.typers = build_runtime_param(param.type_descriptor)
+        return self.typers.coerce(value, param=param, ctx=ctx)
+
+    def quick(self, value: Any, ctx: Any) -> Any:
+        param = self.param
+        descriptor = param.type_descriptor
+        multiple = param.multiple or param.nargs == -1
+        if value is None:
+            return () if multiple else None
+        info = descriptor.parameter_info
+        if info.parser is not None or descriptor.is_ranged or descriptor.is_path or descriptor.is_file:
+            return _TYPERS
+        kind = descriptor.annotation
+        if multiple:
+            if typing.get_origin(kind) is not list or not isinstance(value, (list, tuple)):
+                return _TYPERS
+            (kind,) = typing.get_args(kind)
+            items = [self.one(kind, item, info, ctx) for item in value]
+            return _TYPERS if any(item is _TYPERS for item in items) else items
+        return self.one(kind, value, info, ctx)
+
+    @staticmethod
+    def one(kind: Any, value: Any, info: Any, ctx: Any) -> Any:
+        if kind in (str, int, float) and type(value) is kind:
+            return value
+        if kind in (int, float) and isinstance(value, str) and _DECIMAL.fullmatch(value):
+            return kind(value) if kind is float or "." not in value else _TYPERS
+        if isinstance(kind, type) and issubclass(kind, enum.Enum):
+            if isinstance(value, kind):
+                return value
+            plain = info.case_sensitive and getattr(ctx, "token_normalize_func", None) is None
+            if plain and isinstance(value, str):
+                return next((m for m in kind if m.value == value), _TYPERS)
+        return _TYPERS
+
+
+def _coerce_plainly(params: Any) -> None:
+    """Give each of typer's options a :class:`_Coercion` (a typer without runtime coercion,
+    before 0.2x, keeps its own: its options have none to replace)."""
+    for param in params:
+        if getattr(param, "_runtime_param", False) is None and hasattr(param, "type_descriptor"):
+            param._runtime_param = _Coercion(param)
+
+
+class SbcGroup(typer.core.TyperGroup):
+    """The app: its own options (--version, --debug, --help and typer's completion ones)
+    coerced by :class:`_Coercion`."""
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        _coerce_plainly(self.get_params(ctx))
+        return super().parse_args(ctx, args)
+
+
 class SbcCommand(typer.core.TyperCommand):
-    """Every command: --config added to its options, and under --json an error that stops it
-    before its body runs (a usage or config error) printed as a JSON document too."""
+    """Every command: --config added to its options, its options coerced by
+    :class:`_Coercion`, and under --json an error that stops it before its body runs (a
+    usage or config error) printed as a JSON document too."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.params.append(_config_option())
+
+    def parse_args(self, ctx: Any, args: Any) -> Any:
+        _coerce_plainly(self.get_params(ctx))
+        return super().parse_args(ctx, args)
 
     def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
         _settings.update(command=self.name, json="--json" in args)
@@ -159,6 +250,7 @@ class SbcTyper(typer.Typer):
 
 
 app = SbcTyper(
+    cls=SbcGroup,
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -172,7 +264,7 @@ app = SbcTyper(
 
 def _print_version(value: bool) -> None:
     if value:
-        typer.echo(f"sbc-sql {__version__}")
+        typer.echo(version_line())
         raise typer.Exit()
 
 
@@ -306,7 +398,7 @@ class ProgressBar:
         self.last = 0.0
         self.open_line = False
 
-    def __enter__(self) -> ProgressBar:
+    def __enter__(self) -> "ProgressBar":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -335,9 +427,10 @@ class ProgressBar:
         sys.stderr.flush()
 
 
-Leftover = enum.Enum("Leftover", {m: m for m in LEFTOVER_MODES}, type=str)  # type: ignore[misc]
-Mode = enum.Enum("Mode", {m: m for m in MODES}, type=str)  # type: ignore[misc]
-Algorithm = enum.Enum("Algorithm", {n: n for n in registry.names()}, type=str)  # type: ignore[misc]
+Leftover = enum.Enum("Leftover", {m: m for m in choices.LEFTOVER_MODES}, type=str)  # type: ignore[misc]
+Mode = enum.Enum("Mode", {m: m for m in choices.MODES}, type=str)  # type: ignore[misc]
+Algorithm = enum.Enum("Algorithm", {n: n for n in choices.ALGORITHMS}, type=str)  # type: ignore[misc]
+AlgorithmOption = Annotated[Algorithm, typer.Option(help=choices.algorithms_help())]
 
 
 class _Roles(TypedDict):
@@ -375,7 +468,7 @@ DropOption = Annotated[
 KeepOption = Annotated[
     list[str] | None, _names("--keep", None, "Insensitive columns, released as they are", "visit_id")
 ]
-LModel = enum.Enum("LModel", {m: m for m in VARIANTS}, type=str)  # type: ignore[misc]
+LModel = enum.Enum("LModel", {m: m for m in choices.L_VARIANTS}, type=str)  # type: ignore[misc]
 #: the reading commands' --attach
 ReadAttachOption = Annotated[
     list[str] | None,
@@ -455,7 +548,7 @@ MaxValuesOption = Annotated[
         "nationality=3. Rows that fit no class are suppressed (within --max-suppression).",
     ),
 ]
-EngineName = enum.Enum("EngineName", {n: n for n in ENGINES}, type=str)  # type: ignore[misc]
+EngineName = enum.Enum("EngineName", {n: n for n in choices.ENGINES}, type=str)  # type: ignore[misc]
 EngineOption = Annotated[
     EngineName,
     typer.Option(
@@ -564,7 +657,7 @@ def anonymize_cmd(
             "quadratic in the block size. E.g. --block-rows 4096."
         ),
     ] = None,
-    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     paper: Annotated[
         bool, typer.Option("--paper", help="The paper's SBCA exactly (same as --algorithm sbca-paper).")
     ] = False,
@@ -670,6 +763,10 @@ def anonymize_cmd(
     With Apache Spark: sbc-sql anonymize --engine spark -t data/visits.parquet -o out/visits_k10 -k 10
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
+    with reported():  # what the run needs loads here: Ctrl-C meanwhile is one line too
+        from .cluster import registry
+        from .hierarchies import parse_hierarchy_options
+        from .session import anonymize
     algorithm_name, mode_name = algorithm.value, mode.value
     if hierarchy and not registry.get(algorithm_name).hierarchies:
         raise typer.BadParameter(
@@ -685,7 +782,7 @@ def anonymize_cmd(
     def trace(statement: str) -> None:
         typer.echo(statement, err=True)
 
-    if paper and algorithm_name not in (registry.DEFAULT, "sbca-paper"):
+    if paper and algorithm_name not in (choices.DEFAULT_ALGORITHM, "sbca-paper"):
         raise typer.BadParameter(
             f"--paper runs sbca-paper; it cannot be combined with --algorithm {algorithm_name}",
             param_hint="--paper",
@@ -762,7 +859,7 @@ def anonymize_cmd(
                 typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=as_json)
 
 
-def summary_dict(result: Result) -> dict[str, object]:
+def summary_dict(result: "Result") -> dict[str, object]:
     """The run's summary, ``anonymize --json``'s document (and what sbc.anonymize returns)."""
     m = result.measures
     assert m is not None
@@ -782,7 +879,7 @@ def summary_dict(result: Result) -> dict[str, object]:
     )
 
 
-def _limits_dict(result: Result) -> dict[str, object]:
+def _limits_dict(result: "Result") -> dict[str, object]:
     """The per-column limits the release was verified to keep (none: no key)."""
     o = result.plan.options
     if not (o.max_width or o.max_values):
@@ -790,7 +887,7 @@ def _limits_dict(result: Result) -> dict[str, object]:
     return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
 
 
-def _criteria_dict(result: Result) -> dict[str, object]:
+def _criteria_dict(result: "Result") -> dict[str, object]:
     c = result.criteria
     assert c is not None
     asked = {
@@ -807,7 +904,7 @@ def _criteria_dict(result: Result) -> dict[str, object]:
     }
 
 
-def _criteria_lines(result: Result) -> list[str]:
+def _criteria_lines(result: "Result") -> list[str]:
     """The criteria held and what the release achieves, worst over the sensitive columns."""
     a = result.achieved
     lines = []
@@ -839,12 +936,12 @@ def _criteria_lines(result: Result) -> list[str]:
 
 def _shown(database: str) -> str:
     """A database as messages name it: a URL without its password."""
-    from .engines.postgres import looks_like_url, shown_url
+    from .engines.urls import looks_like_url, shown_url
 
     return shown_url(database) if looks_like_url(database) else database
 
 
-def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
+def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
@@ -852,7 +949,9 @@ def summary_text(result: Result, where: Mapping[str, str] | None = None) -> str:
     db = "".join(f" --{flag} {_shown(value)}" for flag, value in (where or {}).items())
     exported = []
     if result.exported is not None:
-        fmt = planning.export_format(result.exported)
+        from .plan import export_format
+
+        fmt = export_format(result.exported)
         exported.append(f"exported {m.released:,} rows to {result.exported} ({fmt})")
     schema = result.engine.working()[1]
     # a release of another schema is named with it, as it is queried (a path as it is)
@@ -907,6 +1006,8 @@ def measure_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from . import api
+
         m = api.measure(database, original, release, attach=attach or ())
     if as_json:
         typer.echo(documents.dumps(measure_dict(m)))
@@ -972,6 +1073,9 @@ def verify_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from . import api
+        from .privacy.criteria import Criteria
+
         verdict = api.verify(
             database,
             original,
@@ -1003,7 +1107,7 @@ def verify_cmd(
 
 
 #: evaluate --classifier's choices (sbc_sql.quality.model)
-ClassifierName = enum.Enum("ClassifierName", {n: n for n in CLASSIFIERS}, type=str)  # type: ignore[misc]
+ClassifierName = enum.Enum("ClassifierName", {n: n for n in choices.CLASSIFIERS}, type=str)  # type: ignore[misc]
 
 
 @app.command("evaluate")
@@ -1076,6 +1180,10 @@ def evaluate_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from .plan import parse_weights
+        from .quality import report
+        from .quality.evaluate import evaluate, evaluation_sql
+
         w = parse_weights(weights) if weights else None
         if sql:
             statements = evaluation_sql(
@@ -1143,6 +1251,9 @@ def profile_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported(), _database(engine, db, spark_master, conf, needs_db=False) as database:
+        from .quality.profile import profile
+        from .quality.profile import text as profile_text
+
         result = profile(
             database,
             table,
@@ -1186,9 +1297,9 @@ def report_cmd(
 
     Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html
     """
-    from .quality import html_report
-
     with reported():
+        from .quality import html_report
+
         if db is None:
             raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
         found = html_report.report(
@@ -1248,10 +1359,12 @@ def compare_cmd(
 
     Example: sbc-sql compare --db clinic.duckdb --table patients --k 2,5,10 --plot ncp.png
     """
-    from . import compare as cmp
-
     kept = "Interrupted; the releases finished before it are kept, the one under way was rolled back."
     with reported(kept if keep_releases else INTERRUPTED):
+        from . import compare as cmp
+        from .hierarchies import parse_hierarchy_options
+        from .privacy.criteria import Criteria
+
         ks = cmp.parse_ks(k)
         # the outputs are checked before any work, so that none is lost for the want of one
         cmp.check_outputs(csv_path, plot)
@@ -1278,9 +1391,9 @@ def compare_cmd(
         typer.echo(documents.dumps(documents.document("compare", {"table": table, "rows": found})))
 
 
-Domain = enum.Enum("Domain", {n: n for n in suggest.DOMAIN}, type=str)  # type: ignore[misc]
-Purpose = enum.Enum("Purpose", {n: n for n in suggest.PURPOSE}, type=str)  # type: ignore[misc]
-Criticality = enum.Enum("Criticality", {n: n for n in suggest.CRITICALITY}, type=str)  # type: ignore[misc]
+Domain = enum.Enum("Domain", {n: n for n in choices.DOMAIN}, type=str)  # type: ignore[misc]
+Purpose = enum.Enum("Purpose", {n: n for n in choices.PURPOSE}, type=str)  # type: ignore[misc]
+Criticality = enum.Enum("Criticality", {n: n for n in choices.CRITICALITY}, type=str)  # type: ignore[misc]
 
 
 @app.command("suggest-k")
@@ -1315,7 +1428,7 @@ def suggest_k_cmd(
         str | None,
         typer.Option("--output", "-o", help="With --apply: the release's name (default <table>_k<k>)."),
     ] = None,
-    algorithm: Annotated[Algorithm, typer.Option(help=registry.choices_help())] = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     max_suppression: Annotated[
         float, typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them.")
     ] = 0.01,
@@ -1343,7 +1456,7 @@ def suggest_k_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
 
-    def step(s: suggest.Step) -> None:
+    def step(s: "Step") -> None:
         if not quiet:
             typer.echo(
                 f"k={s.k}: NCP {s.ncp:.4f} ({'under' if s.under else 'over'}), {s.seconds:.2f} s"
@@ -1353,6 +1466,8 @@ def suggest_k_cmd(
             )
 
     with reported(), _database(engine, db, spark_master, conf) as database:
+        from .quality import suggest
+
         found = suggest.suggest_k(
             database,
             table,
@@ -1403,7 +1518,6 @@ WarehouseK = Annotated[int, typer.Option("--k", "-k", help="Minimum class size, 
 WarehouseDb = Annotated[
     str | None, typer.Option(help="DuckDB database file, read only, e.g. --db clinic.duckdb.")
 ]
-WarehouseAlgorithm = Annotated[Algorithm, typer.Option(help=registry.choices_help())]
 WarehouseMode = Annotated[Mode, typer.Option(help="auto, exact (one block) or blocks.")]
 WarehouseLeftover = Annotated[
     Leftover,
@@ -1416,11 +1530,13 @@ WarehouseSuppression = Annotated[
     float,
     typer.Option(help="Share of rows that may be suppressed where the criteria cannot place them."),
 ]
-Dialect = enum.Enum("Dialect", {n: n for n in DIALECTS}, type=str)  # type: ignore[misc]
+Dialect = enum.Enum("Dialect", {n: n for n in choices.DIALECTS}, type=str)  # type: ignore[misc]
 
 
 def _warehouse_options(**given: Any) -> dict[str, Any]:
     """The run options of the warehouse commands, as :func:`sbc_sql.session.make_options` takes them."""
+    from .privacy.criteria import Criteria
+
     criteria = Criteria(
         given.pop("l_diversity"),
         given.pop("l_model").value,
@@ -1460,7 +1576,7 @@ def sql_cmd(
     output: Annotated[
         str | None, typer.Option("--output", "-o", help="Release name (default <table>_k<k>).")
     ] = None,
-    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
     leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
     weights: WarehouseWeights = None,
@@ -1476,13 +1592,14 @@ def sql_cmd(
 
     Example: sbc-sql sql --dialect snowflake --db clinic.duckdb -t patients -k 5 --row-id id
     """
-    from . import warehouse
 
     def warn(line: str) -> None:  # stdout holds the SQL alone
         if line.startswith("warning: "):
             typer.echo(line, err=True)
 
     with reported():
+        from . import warehouse
+
         text = warehouse.print_sql(
             db,
             table,
@@ -1524,7 +1641,7 @@ def cluster_cmd(
     drop: DropOption = None,
     keep: KeepOption = None,
     row_id: RowIdOption = None,
-    algorithm: WarehouseAlgorithm = Algorithm[registry.DEFAULT],
+    algorithm: AlgorithmOption = Algorithm[choices.DEFAULT_ALGORITHM],
     mode: WarehouseMode = Mode.auto,  # type: ignore[attr-defined]
     leftover: WarehouseLeftover = Leftover.nearest,  # type: ignore[attr-defined]
     weights: WarehouseWeights = None,
@@ -1543,13 +1660,14 @@ def cluster_cmd(
 
     Example: sbc-sql cluster --db clinic.duckdb -t patients -k 5 --row-id id --out ids.parquet
     """
-    from . import warehouse
 
     def log(line: str) -> None:
         if not quiet or line.startswith("warning: "):
             typer.echo(line, err=True)
 
     with reported(), ProgressBar("clustering", enabled=False if quiet else None) as bar:
+        from . import warehouse
+
         rows, suppressed = warehouse.cluster_ids(
             db,
             table,
@@ -1611,9 +1729,9 @@ def install_sql_cmd(
     Example: sbc-sql install-sql --db postgresql://postgres@localhost/clinic, then in SQL:
     SELECT sbc.anonymize(source => 'public.patients', k => 5, output => 'patients_k5');
     """
-    from . import install_sql
-
     with reported():
+        from . import install_sql
+
         if uninstall:
             dropped = install_sql.uninstall(db)
             typer.echo("dropped " + ", ".join(dropped) if dropped else "nothing to uninstall: no schema sbc")

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
-from .cluster.baselines.fulldomain import Hierarchy, hierarchy_from_csv
 from .cluster.model import QIData
 from .errors import InputError
 from .stages.stats import Stats
 
-HierarchySpec = str | Path | Hierarchy
+if TYPE_CHECKING:
+    from .cluster.baselines.fulldomain import Hierarchy
+
+#: a hierarchy as a caller gives it, a CSV file or one built; written as a string so that a
+#: run without hierarchies (every run but datafly's and incognito's) never loads their module
+HierarchySpec: TypeAlias = "str | Path | Hierarchy"
 
 
 def parse_hierarchy_options(values: list[str] | None) -> dict[str, str]:
@@ -33,6 +38,10 @@ def parse_hierarchy_options(values: list[str] | None) -> dict[str, str]:
 
 def resolve(data: QIData, stats: Stats, specs: Mapping[str, HierarchySpec] | None) -> dict[str, Hierarchy]:
     """Hierarchy objects by QI name, reading the files given."""
+    if not specs:
+        return {}
+    from .cluster.baselines.fulldomain import Hierarchy, hierarchy_from_csv
+
     out: dict[str, Hierarchy] = {}
     for name, spec in (specs or {}).items():
         if name not in data.names:

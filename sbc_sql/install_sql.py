@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .engines.postgres import PostgresEngine, looks_like_url, shown_url
+from .engines.postgres import PostgresEngine
+from .engines.urls import looks_like_url, shown_url
 from .errors import EngineError, InputError
 from .sql.templates import ident
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import choices
 from . import names as table_names
 from .cluster import registry
 from .cluster.leftover import LEFTOVER_MODES
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 ROLES = ("qi", "sensitive", "identifier", "insensitive")
 FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop", "insensitive": "--keep"}
 COMMENT_PREFIX = "sbc:"
-MODES = ("auto", "exact", "blocks")
+MODES = choices.MODES
 # the class table's size column (beside eq_class and the QIs' release columns)
 CLASS_SIZE = "class_size"
 # working names of the release's SQL and of verification's (a tuple of a release or of its

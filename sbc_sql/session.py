@@ -357,7 +357,7 @@ def anonymize(
             f"on your own connection run SET memory_limit = '{memory_limit}' first"
         )
     from .engines.duckdb import looks_like_file
-    from .engines.postgres import looks_like_url
+    from .engines.urls import looks_like_url
 
     # a database file named (a URL names a server's database, no file)
     given = [Path(database)] if isinstance(database, (str, Path)) and not looks_like_url(database) else []

@@ -27,7 +27,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel
 
-from . import __version__
+from . import __version__, choices
 from . import plan as planning
 from . import session as runs
 from .engines.base import CsvOptions, TableInfo
@@ -38,7 +38,7 @@ from .sql.templates import col
 from .stages import measure
 
 #: the warehouses ``sbc-sql sql`` prints for
-DIALECTS = ("postgres", "snowflake", "bigquery", "trino", "spark")
+DIALECTS = choices.DIALECTS
 #: the column the printed SQL joins on when no key column is declared
 POSITION_COLUMN = "sbc_row_id"
 #: the default name of the class-id table in the warehouse

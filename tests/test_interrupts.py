@@ -211,7 +211,7 @@ def handles_sigterm(pid: int) -> bool:
 def test_ctrl_c_at_start_up(tmp_path):
     db = make_people(tmp_path / "p.duckdb", 100)
     proc = sbc_sql("anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis")
-    while not handles_sigterm(proc.pid):  # then the app is being imported (about a second)
+    while not handles_sigterm(proc.pid):  # then the app, or what the command runs, is loading
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.001)
     _, err = stopped(proc, signal.SIGINT)

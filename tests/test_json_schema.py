@@ -158,7 +158,7 @@ def test_an_interruption_and_a_fault_under_json_are_documents(
     def stop(*args, **kwargs):
         raise raised
 
-    monkeypatch.setattr("sbc_sql.cli.profile", stop)
+    monkeypatch.setattr("sbc_sql.quality.profile.profile", stop)
     res = run_cli(["profile", "--db", clinic, "-t", "patients", "--json"])
     assert res.exit_code == code
     doc = check("profile", res.stdout)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import choices
 from .model import SUPPRESSED, QIData
 from .ncp import categorical_ncp, class_bounds, numeric_join
 
-LEFTOVER_MODES = ("nearest", "last", "suppress")
+LEFTOVER_MODES = choices.LEFTOVER_MODES
 
 
 def place_leftovers(data: QIData, labels: np.ndarray, rows: np.ndarray, mode: str, last_class: int) -> None:

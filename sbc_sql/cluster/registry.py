@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import choices
 from ..errors import InputError
 from .background.options import BackgroundOptions, Knowledge
 from .blocks import (
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 
 #: the algorithm a run uses unless told otherwise
-DEFAULT = "sbca"
+DEFAULT = choices.DEFAULT_ALGORITHM
 #: --target-weight when not given: total NCP + W x CM is minimized (see ClusterOptions)
 DEFAULT_TARGET_WEIGHT = 0.03
 
@@ -709,10 +710,9 @@ def get(name: str) -> Clusterer:
 
 
 def choices_help() -> str:
-    """The ``--algorithm`` help: every name, the default with its description."""
-    others = [n for n in names() if n != DEFAULT]
-    listed = ", ".join(others[:-1]) + f" or {others[-1]}" if len(others) > 1 else "".join(others)
-    return f"{DEFAULT} (default: {REGISTRY[DEFAULT].description}), {listed}."
+    """The ``--algorithm`` help: every name, the default with its description (read by the
+    command line from :mod:`sbc_sql.choices`, whose table equals this one's)."""
+    return choices.algorithms_help()
 
 
 def run_clustering(

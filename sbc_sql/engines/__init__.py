@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import choices
 from .base import Capabilities, ColumnInfo, Engine, TableInfo
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
 
 
 #: the engines a caller names (PostgreSQL is named by its URL)
-ENGINES = ("duckdb", "spark")
+ENGINES = choices.ENGINES
 
 
 def connect(
@@ -49,9 +50,11 @@ def connect(
         from .spark import SparkEngine
 
         return SparkEngine.connect(database)
-    from .postgres import PostgresEngine, looks_like_url
+    from .urls import looks_like_url
 
     if looks_like_url(database):
+        from .postgres import PostgresEngine
+
         return PostgresEngine.connect(str(database))
     from .duckdb import DuckDBEngine
 

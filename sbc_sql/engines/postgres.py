@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import re
 import typing
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,8 +35,8 @@ from ..sql.templates import ident
 from . import files
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
 from .duckdb import looks_like_file
+from .urls import shown_url
 
-URL_SCHEMES = ("postgresql://", "postgres://")
 #: the temporary table a view or an input file is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
 #: how else to load a file this engine cannot read
@@ -144,21 +143,6 @@ def display_type(pg_type: str) -> str:
     dims = pg_type.count("[]")
     base = re.sub(r"\([^)]*\)", "", pg_type.replace("[]", "")).strip()
     return _DISPLAY.get(base, base.upper()) + "[]" * dims
-
-
-def looks_like_url(database: object) -> bool:
-    return isinstance(database, str) and database.startswith(URL_SCHEMES)
-
-
-def shown_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}{host}{port}"))
 
 
 def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:

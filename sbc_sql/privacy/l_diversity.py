@@ -13,11 +13,12 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from .. import choices
 from ..plan import Column
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param
 
-VARIANTS = ("distinct", "entropy")
+VARIANTS = choices.L_VARIANTS
 
 # entropy l-diversity compares a sum of logarithms with ln l: a class of exactly l equally
 # frequent values has entropy ln l up to rounding, and must pass

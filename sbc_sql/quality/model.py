@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from .. import choices
 from ..engines.base import Engine
 from ..errors import InputError
 from ..plan import Column
@@ -51,7 +52,7 @@ from ..sql.nodes import alias, as_number, ref
 from ..sql.templates import render
 from ..stages.measure import Layout
 
-CLASSIFIERS = ("gbt", "logistic")
+CLASSIFIERS = choices.CLASSIFIERS
 #: the share of the input's rows held out for testing
 TEST_SHARE = 0.3
 INSTALL_HINT = "pip install 'sbc-sql[ml]'"

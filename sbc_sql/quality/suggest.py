@@ -53,16 +53,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .. import engines
+from .. import choices, engines
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
 from ..privacy.criteria import Criteria
 from ..session import Clustering, _warnings_only, cluster, make_options, prepare, publish
 
 #: the scores of each input, 25 (low) to 100 (very high)
-DOMAIN = {"medical": 75, "financial": 100, "sports": 25, "public": 25, "military": 75, "sales": 50}
-PURPOSE = {"review": 25, "statistics": 50, "complex-statistics": 75, "data-mining": 100}
-CRITICALITY = {"low": 25, "middle": 50, "high": 75, "very-high": 100}
+DOMAIN, PURPOSE, CRITICALITY = choices.DOMAIN, choices.PURPOSE, choices.CRITICALITY
 #: the weights of domain, purpose and criticality in the score
 WEIGHTS = {"domain": 0.2, "purpose": 0.5, "criticality": 0.3}
 #: score / SCALE is the largest total NCP allowed

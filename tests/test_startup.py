@@ -1,0 +1,180 @@
+"""Start-up: the command line answers --help and --version without loading DuckDB, Arrow,
+numpy, sqlglot or the kernels, and a run loads only what it runs.
+
+Each check runs a fresh interpreter under ``-X importtime``, whose report on stderr names
+every module the process imported; the option declarations' names come from
+sbc_sql.choices, held here equal to the modules that implement them.
+"""
+
+from __future__ import annotations
+
+import enum
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import checkout_env, load_example
+
+import sbc_sql
+from sbc_sql import choices
+from sbc_sql.cluster import leftover, registry
+from sbc_sql.cluster.sbca_plus import compiled
+
+#: what neither --help nor --version needs (rich and pydantic: typer's, for its own
+#: formatting and coercion, which the command line does without)
+DATA_STACK = (
+    "pyarrow",
+    "duckdb",
+    "numpy",
+    "sqlglot",
+    "numba",
+    "llvmlite",
+    "pandas",
+    "scipy",
+    "rich",
+    "pydantic",
+)
+#: what no anonymize run on DuckDB needs
+NEVER_IN_A_RUN = (
+    *("pandas", "rich", "pydantic", "sklearn", "jsonschema", "scipy", "matplotlib"),
+    *("pyspark", "adbc_driver_manager", "adbc_driver_postgresql"),
+)
+
+
+def imported(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``python -X importtime -m sbc_sql ARGS`` and the top-level packages it imported."""
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "sbc_sql", *args],
+        cwd=cwd,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    names = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in res.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return res, names
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--version"], f"sbc-sql {sbc_sql.__version__}\n"),
+        (["--help"], "k-anonymize DuckDB tables with Similarity-Based Clustering"),
+        (["-h"], "Exit codes: 0 success"),
+        (["anonymize", "--help"], "Write a verified k-anonymous release of TABLE"),
+        (["verify", "--help"], "--l-model"),
+        (["suggest-k", "--help"], "--criticality"),
+    ],
+)
+def test_help_and_version_load_none_of_the_data_stack(args, says):
+    res, names = imported(args)
+    assert res.returncode == 0, res.stderr
+    if args == ["--version"]:
+        assert res.stdout == says
+    else:  # the help, its lines joined
+        assert says in " ".join(res.stdout.split())
+    assert "sbc_sql" in names
+    assert not names & set(DATA_STACK), sorted(names & set(DATA_STACK))
+
+
+def test_importing_the_command_line_loads_none_of_it():
+    probe = (
+        "import sys, sbc_sql.cli\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {DATA_STACK!r}))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+
+
+def test_an_anonymize_run_loads_only_what_it_runs(tmp_path):
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    res, names = imported(["anonymize", "--db", db, "-t", "patients", "-k", "5", "-q"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "verified 5-anonymous" in res.stdout
+    assert not names & set(NEVER_IN_A_RUN), sorted(names & set(NEVER_IN_A_RUN))
+    if compiled.engine() == "ahead-of-time":  # the kernels compiled at install need no numba
+        assert "numba" not in names and "llvmlite" not in names
+
+
+def test_the_plain_coercion_is_typers():
+    """Where the command line coerces an option's value without typer (cli._Coercion), typer
+    would give the same value, of the same type; a value typer refuses is left to typer."""
+    coercion = pytest.importorskip("typer._coercion")
+    import typer.main
+
+    from sbc_sql import cli
+
+    group = typer.main.get_command(cli.app)
+    plain = [None, "", "0", "7", "-3", "010", "0.05", "-2.5", "2.", ".5", "1e3", " 5", "abc", "1_000"]
+    typed = [5, 0.5, 2.0, True, 10**20]
+    answered = 0
+    for command in [group, *group.commands.values()]:  # type: ignore[attr-defined]
+        ctx = typer.Context(command)
+        for param in command.get_params(ctx):
+            descriptor = getattr(param, "type_descriptor", None)
+            if descriptor is None:
+                continue
+            kind = descriptor.annotation
+            members = list(kind) if isinstance(kind, type) and issubclass(kind, enum.Enum) else []
+            values = [
+                *plain,
+                *typed,
+                *members,
+                *(m.value for m in members),
+                *(m.value.upper() for m in members),
+            ]
+            if param.multiple:
+                values = [None, (), *((v,) for v in values if v is not None), ("1", "2.5"), ("a", 3)]
+            typers = coercion.build_runtime_param(descriptor)
+            for value in values:
+                quick = cli._Coercion(param).quick(value, ctx)
+                if quick is cli._TYPERS:
+                    continue
+                answered += 1
+                expected = typers.coerce(value, param=param, ctx=ctx)  # never raises where quick answered
+                assert quick == expected, (command.name, param.name, value)
+                assert type(quick) is type(expected), (command.name, param.name, value)
+                if isinstance(quick, list):
+                    assert [type(v) for v in quick] == [type(v) for v in expected]
+    assert answered > 500
+
+
+def test_the_algorithm_choices_are_the_registrys():
+    assert {c.name: c.description for c in registry.CLUSTERERS} == choices.ALGORITHMS
+    assert list(choices.ALGORITHMS) == list(registry.names())
+    assert registry.DEFAULT == choices.DEFAULT_ALGORITHM == registry.names()[0]
+    assert registry.choices_help().startswith(f"sbca (default: {registry.get('sbca').description}), ")
+
+
+def test_every_other_choice_is_its_homes():
+    """The modules that implement a choice read its names from sbc_sql.choices: one list."""
+    from sbc_sql import engines, plan, warehouse
+    from sbc_sql.privacy import l_diversity
+    from sbc_sql.quality import model, suggest
+
+    assert engines.ENGINES is choices.ENGINES
+    assert plan.MODES is choices.MODES
+    assert leftover.LEFTOVER_MODES is choices.LEFTOVER_MODES
+    assert l_diversity.VARIANTS is choices.L_VARIANTS
+    assert warehouse.DIALECTS is choices.DIALECTS
+    assert model.CLASSIFIERS is choices.CLASSIFIERS
+    assert (suggest.DOMAIN, suggest.PURPOSE, suggest.CRITICALITY) == (
+        choices.DOMAIN,
+        choices.PURPOSE,
+        choices.CRITICALITY,
+    )
