@@ -1,16 +1,31 @@
-"""Scale benchmark: end-to-end anonymize on synthetic populations and on Adult.
+"""Scale benchmark: whole `sbc-sql anonymize` processes on Adult, replicated Adult and
+synthetic populations, each figure beside its target.
 
-For each input it prints, in one run: per-stage seconds, peak memory, total NCP, and the
-ratio of the end-to-end time to a plain DuckDB ``GROUP BY`` over all QIs of the same table
-(the floor set by the database itself). Results go to benchmarks/results/scale.md and
-scale.json (scale_utility.md and .json with --utility), from which report.py renders README's
-tables. A run of some sizes only (--rows, --no-adult) replaces those inputs in scale.json and
-keeps the others.
+For each input one run records: rows, distinct QI tuples, seconds per stage (the release's
+timings), the whole process's seconds (the median of several processes where one takes
+under 10 s), its peak RSS, total NCP, and the run's time over a plain DuckDB ``GROUP BY`` of
+all QIs of the same table timed in the same run (the floor set by the database itself).
+Every process must exit 0 with a verified release. A whole process is what a user waits
+for, and its own peak memory is read from the kernel when it ends (``wait4``), so each input
+is measured alone. The inputs:
 
-    python benchmarks/bench_scale.py                    # Adult + 1M + 10M
-    python benchmarks/bench_scale.py --rows 1000000     # synthetic sizes only
-    python benchmarks/bench_scale.py --utility          # blocks vs exact NCP at 30k / 200k
-    SBC_BENCH_MEMORY=20GB python benchmarks/bench_scale.py   # another DuckDB memory cap
+- ``adult``: UCI Adult, 30,162 rows x 8 QIs, in Python (after a warm-up) and as processes;
+- ``adult33``: Adult replicated 33 times with ages shifted: many rows per distinct tuple;
+- ``adult1m_growing``, ``adult3m_growing``: noised replicas of Adult whose distinct tuples
+  keep growing with the rows (the 1M table is a prefix of the 3M one);
+- ``synthetic1m``, ``synthetic10m``: the synthetic population, almost every row distinct;
+- ``ncp``: total NCP on Adult at k = 2..100, beside the figures of results/utility.json.
+
+Figures go to results/scale.json and scale.md, from which report.py renders the tables of
+benchmarks/README.md. A run of some inputs (``--only``) replaces those in scale.json and
+keeps the others. ``--before`` also records the run as results/scale_before.json, the
+figures later runs are shown against.
+
+    python benchmarks/bench_scale.py                        # every input (about 6 minutes)
+    python benchmarks/bench_scale.py --only adult,adult33   # a quick check
+    python benchmarks/bench_scale.py --before               # every input, kept as the baseline
+    python benchmarks/bench_scale.py --utility              # blocks vs exact NCP at 30k / 200k
+    SBC_BENCH_MEMORY=20GB python benchmarks/bench_scale.py  # another DuckDB memory cap
 """
 
 from __future__ import annotations
@@ -18,11 +33,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -33,31 +48,275 @@ sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import datasets
 import record
+import report
 
 import sbc_sql
 from sbc_sql.cluster.sbca_plus import compiled
 
 RESULTS = Path(__file__).resolve().parent / "results"
-# DuckDB's memory cap for the synthetic runs (as `--memory-limit` does): its joins and sorts
-# spill to disk beyond it, which keeps the 10M-row run under 4 GB of peak RSS
+# DuckDB's memory cap for the generated tables (as `--memory-limit` does): its joins and
+# sorts spill to disk beyond it, which keeps the 10M-row run within 3 GB of peak RSS
 MEMORY_LIMIT = os.environ.get("SBC_BENCH_MEMORY", "3GB")
-#: runs timed on Adult, in Python and as whole processes (the median is reported)
-ADULT_RUNS = 5
+#: processes (and in-Python runs on Adult) timed per input; the median is reported
+RUNS = 5
+#: an input whose first process takes longer is timed once: its spread is small beside it
+REPEAT_UNDER_SECONDS = 10.0
+#: GROUP BY queries timed per input, the median taken
+FLOOR_RUNS = 3
+#: the k of the NCP curve on Adult, those of results/utility.json
+NCP_KS = (2, 5, 10, 25, 50, 100)
+ADULT_ROWS = 30162
+SYNTH_DROP = [datasets.SYNTH_IDENTIFIER]
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
 
 
 def group_by_floor(con: duckdb.DuckDBPyConnection, table: str, qis: list[str]) -> float:
+    """The median seconds of FLOOR_RUNS ``GROUP BY`` queries over all QIs."""
     cols = ", ".join(f'"{q}"' for q in qis)
+    times = []
+    for _ in range(FLOOR_RUNS):
+        t = time.perf_counter()
+        con.execute(f'SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM "{table}" GROUP BY {cols})')
+        con.fetchall()
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
+def shape(con: duckdb.DuckDBPyConnection, table: str, qis: list[str]) -> tuple[int, int]:
+    """Rows and distinct QI tuples of ``table``."""
+    cols = ", ".join(f'"{q}"' for q in qis)
+    rows = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+    distinct = con.execute(f'SELECT count(*) FROM (SELECT DISTINCT {cols} FROM "{table}")').fetchone()[0]
+    return rows, distinct
+
+
+def environment() -> dict[str, object]:
+    env = record.environment()
+    return {"date": env["date"], "load_average": env["load_average"]}
+
+
+def anonymize_in_python(con, table: str, qis: list[str], sensitive: str, k: int) -> dict[str, object]:
+    """One verified release made in this process, timed around the call."""
     t = time.perf_counter()
-    con.execute(f'SELECT COUNT(*) FROM (SELECT {cols}, COUNT(*) FROM "{table}" GROUP BY {cols})').fetchall()
-    return time.perf_counter() - t
+    result = sbc_sql.anonymize(
+        con, table, k, qi=qis, sensitive=[sensitive], output=f"{table}_k{k}", replace=True
+    )
+    seconds = time.perf_counter() - t
+    assert result.verdict is not None and result.verdict.ok and result.measures is not None
+    return {
+        "seconds": seconds,
+        "ncp": result.measures.total_ncp,
+        "mode": result.mode,
+        "stages": dict(result.timings),
+    }
+
+
+def cli(db: Path, table: str, k: int, qis: list[str], sensitive: str, drop: list[str], memory: str | None):
+    """The `sbc-sql anonymize --json` command a user would type for this table."""
+    cmd = [sys.executable, "-m", "sbc_sql", "anonymize", "--db", str(db), "--table", table]
+    cmd += ["--k", str(k), "--qi", ",".join(qis), "--sensitive", sensitive, "--replace", "--json"]
+    if drop:
+        cmd += ["--drop", ",".join(drop)]
+    if memory:
+        cmd += ["--memory-limit", memory]
+    return cmd
+
+
+def process(cmd: list[str], env: dict[str, str], cwd: str) -> dict[str, object]:
+    """One whole process: its seconds, its own peak RSS (from wait4) and its JSON summary,
+    which must say the release was verified."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - t
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if child.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited {child.returncode}: {err.read().decode()[-2000:]}")
+        summary = json.loads(out.read())
+    assert summary["ok"] is True, summary
+    return {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024.0, "summary": summary}
+
+
+def processes(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> list[dict[str, object]]:
+    """``runs`` processes of ``cmd`` (one when the first takes REPEAT_UNDER_SECONDS or more)."""
+    done = [process(cmd, env, cwd)]
+    if done[0]["seconds"] < REPEAT_UNDER_SECONDS:
+        done += [process(cmd, env, cwd) for _ in range(runs - 1)]
+    return done
+
+
+def child_env() -> dict[str, str]:
+    """The same sbc_sql as this process imported, for processes run outside the checkout."""
+    return dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
+
+
+def figures(
+    name: str,
+    label: str,
+    rows: int,
+    distinct: int,
+    k: int,
+    floor: float,
+    runs: list[dict[str, object]],
+) -> dict[str, object]:
+    """An input's figures as scale.json holds them: those of its median process."""
+    mid = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+    summary = mid["summary"]
+    stages = dict(summary["seconds"])
+    return {
+        "input": name,
+        "label": label,
+        "rows": rows,
+        "distinct": distinct,
+        "k": k,
+        "mode": summary["mode"],
+        "process_seconds": sorted(r["seconds"] for r in runs),
+        "seconds": sum(stages.values()),
+        "stages": stages,
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "ncp": summary["total_ncp"],
+        "classes": summary["classes"],
+        "verified": True,
+        "group_by_seconds": floor,
+        **environment(),
+    }
+
+
+def generated(
+    name: str,
+    label: str,
+    build: Callable[[duckdb.DuckDBPyConnection, str], object],
+    qis: list[str],
+    sensitive: str,
+    drop: list[str],
+    k: int,
+    runs: int,
+) -> dict[str, object]:
+    """An input built into a database file (untimed), then anonymized by whole processes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / f"{name}.duckdb"
+        t = time.perf_counter()
+        with duckdb.connect(str(db)) as con:
+            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+            build(con, name)
+            made = time.perf_counter() - t
+            rows, distinct = shape(con, name, qis)
+            floor = group_by_floor(con, name, qis)
+        print(f"{name}: {rows:,} rows, {distinct:,} distinct QI tuples (made in {made:.1f} s)", flush=True)
+        cmd = cli(db, name, k, qis, sensitive, drop, MEMORY_LIMIT)
+        done = processes(cmd, child_env(), tmp, runs)
+    return figures(name, label, rows, distinct, k, floor, done)
+
+
+def adult_file(path: Path) -> Path:
+    """A DuckDB file at ``path`` holding Adult's clean rows as the table adult: its 8 QIs
+    and income."""
+    with duckdb.connect(str(path)) as con:
+        datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
+    return path
+
+
+def adult_command(path: Path, k: int) -> list[str]:
+    """The whole ``sbc-sql anonymize --json`` process on the Adult file at ``path``."""
+    return cli(path, "adult", k, datasets.ADULT_QIS_8, "income", [], None)
+
+
+def process_times(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> list[float]:
+    """Seconds of ``runs`` whole processes of ``cmd``, each verified, sorted."""
+    return sorted(float(process(cmd, env, cwd)["seconds"]) for _ in range(runs))  # type: ignore[arg-type]
+
+
+def adult(k: int, runs: int) -> dict[str, object]:
+    """Adult in Python (after a warm-up that loads the kernels) and as whole processes, with
+    the kernels compiled at install and on numba's JIT."""
+    qis = datasets.ADULT_QIS_8
+    con = duckdb.connect()
+    datasets.load_adult(con, "adult", columns=qis + ["income"])
+    anonymize_in_python(con, "adult", qis, "income", k)
+    inside = sorted(
+        (anonymize_in_python(con, "adult", qis, "income", k) for _ in range(runs)), key=lambda r: r["seconds"]
+    )
+    mid = inside[len(inside) // 2]
+    rows, distinct = shape(con, "adult", qis)
+    floor = group_by_floor(con, "adult", qis)
+    con.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = adult_command(adult_file(Path(tmp) / "adult.duckdb"), k)
+        done = [process(cmd, child_env(), tmp) for _ in range(runs)]
+        # the same processes on numba's JIT (its import and cache loading)
+        jit = [process(cmd, dict(child_env(), SBC_SQL_KERNELS="jit"), tmp) for _ in range(runs)]
+    out = figures("adult", "Adult", rows, distinct, k, floor, done)
+    # in Python the figures are those of the median call in this process
+    out.update(
+        seconds=mid["seconds"],
+        stages=mid["stages"],
+        python_seconds=[r["seconds"] for r in inside],
+        process_kernels=compiled.engine(),
+        process_jit_seconds=sorted(r["seconds"] for r in jit),
+    )
+    assert out["ncp"] == mid["ncp"], (out["ncp"], mid["ncp"])
+    return out
+
+
+def ncp_curve() -> dict[str, object]:
+    """Total NCP of verified releases of Adult at each k of NCP_KS, made in this process."""
+    qis = datasets.ADULT_QIS_8
+    con = duckdb.connect()
+    datasets.load_adult(con, "adult", columns=qis + ["income"])
+    ncp = {str(k): anonymize_in_python(con, "adult", qis, "income", k)["ncp"] for k in NCP_KS}
+    return {"input": "ncp", "label": "Adult, NCP against k", "ncp_by_k": ncp, **environment()}
+
+
+def adult33(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    datasets.make_adult_replicas(con, table)
+
+
+def growing(rows: int) -> Callable[[duckdb.DuckDBPyConnection, str], None]:
+    def build(con: duckdb.DuckDBPyConnection, table: str) -> None:
+        datasets.make_adult_growing(con, table, rows)
+
+    return build
+
+
+def synthetic(rows: int) -> Callable[[duckdb.DuckDBPyConnection, str], None]:
+    def build(con: duckdb.DuckDBPyConnection, table: str) -> None:
+        datasets.make_synthetic(con, table, rows)
+
+    return build
+
+
+def inputs(k: int, runs: int) -> dict[str, Callable[[], dict[str, object]]]:
+    """Every input by the name ``--only`` takes, in the order of a full run."""
+    adult_qis, synth_qis = datasets.ADULT_QIS_8, datasets.SYNTH_QIS
+    sens = datasets.SYNTH_SENSITIVE
+    return {
+        "adult": lambda: adult(k, runs),
+        "adult33": lambda: generated("adult33", "Adult x 33", adult33, adult_qis, "income", [], k, runs),
+        "adult1m_growing": lambda: generated(
+            "adult1m_growing", "Adult growing, 1M", growing(1_000_000), adult_qis, "income", [], k, runs
+        ),
+        "adult3m_growing": lambda: generated(
+            "adult3m_growing", "Adult growing, 3M", growing(3_000_000), adult_qis, "income", [], k, runs
+        ),
+        "synthetic1m": lambda: generated(
+            "synthetic1m", "synthetic, 1M", synthetic(1_000_000), synth_qis, sens, SYNTH_DROP, k, runs
+        ),
+        "synthetic10m": lambda: generated(
+            "synthetic10m", "synthetic, 10M", synthetic(10_000_000), synth_qis, sens, SYNTH_DROP, k, runs
+        ),
+        "ncp": ncp_curve,
+    }
 
 
 def anonymize_once(
-    con, table: str, qis: list[str], sensitive: str, k: int, drop: list[str], mode: str = "auto"
+    con, table: str, qis: list[str], sensitive: str, k: int, drop: list[str], mode: str
 ) -> dict[str, object]:
     t = time.perf_counter()
     result = sbc_sql.anonymize(
@@ -73,122 +332,7 @@ def anonymize_once(
     )
     seconds = time.perf_counter() - t
     assert result.verdict is not None and result.verdict.ok and result.measures is not None
-    return {
-        "seconds": seconds,
-        "ncp": result.measures.total_ncp,
-        "mode": result.mode,
-        "stages": dict(result.timings),
-        "classes": result.measures.classes,
-    }
-
-
-def measured(label: str, rows: int, k: int, r: dict[str, object], floor: float) -> dict[str, object]:
-    """One input's figures as scale.json holds them."""
-    return {
-        "input": label,
-        "rows": rows,
-        "k": k,
-        "mode": r["mode"],
-        "seconds": r["seconds"],
-        "peak_rss_mb": peak_rss_mb(),
-        "ncp": r["ncp"],
-        "group_by_seconds": floor,
-        "stages": r["stages"],
-        "date": record.environment()["date"],
-        "load_average": record.environment()["load_average"],
-    }
-
-
-def line(m: dict[str, object]) -> str:
-    """One row of the scale table (report.py renders README's from the same figures)."""
-    stages = ", ".join(f"{s} {v:.2f}" for s, v in m["stages"].items())  # type: ignore[attr-defined]
-    return (
-        f"| {m['input']} | {m['rows']:,} | {m['k']} | {m['mode']} | {m['seconds']:.2f} | "
-        f"{m['peak_rss_mb']:.0f} | {100 * m['ncp']:.2f} % | {m['seconds'] / m['group_by_seconds']:.0f}x "
-        f"({m['group_by_seconds']:.3f} s) | {stages} |"
-    )
-
-
-HEADER = (
-    "| input | rows | k | mode | seconds | peak RSS MB | total NCP | vs GROUP BY | stages (s) |\n"
-    "|---|---|---|---|---|---|---|---|---|"
-)
-
-
-def adult(k: int = 10) -> tuple[dict[str, object], str]:
-    con = duckdb.connect()
-    datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
-    anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, [])  # compile/cache warm-up
-    runs = sorted(
-        (anonymize_once(con, "adult", datasets.ADULT_QIS_8, "income", k, []) for _ in range(ADULT_RUNS)),
-        key=lambda r: r["seconds"],
-    )
-    r = runs[len(runs) // 2]
-    floor = group_by_floor(con, "adult", datasets.ADULT_QIS_8)
-    out = measured("Adult (in Python)", 30162, k, r, floor)
-    out["runs_seconds"] = [run["seconds"] for run in runs]
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = adult_command(adult_file(Path(tmp) / "adult.duckdb"), k)
-        # the same sbc_sql as this process imported, run from outside the checkout
-        env = dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
-        times = process_times(cmd, env, tmp)
-        # the baseline: the same processes on numba's JIT (its import and cache loading)
-        jit = process_times(cmd, dict(env, SBC_SQL_KERNELS="jit"), tmp)
-    note = (
-        f"Adult in Python: median of {ADULT_RUNS} runs, {runs[0]['seconds']:.2f}-"
-        f"{runs[-1]['seconds']:.2f} s.\n"
-        f"Whole `sbc-sql anonymize` process on Adult, k = {k}: {times[len(times) // 2]:.2f} s "
-        f"(median of {ADULT_RUNS}; {times[0]:.2f}-{times[-1]:.2f} s). Kernels: "
-        f"{compiled.engine()}; with numba's JIT instead (SBC_SQL_KERNELS=jit) "
-        f"{jit[len(jit) // 2]:.2f} s ({jit[0]:.2f}-{jit[-1]:.2f} s)."
-    )
-    out["process_seconds"] = times
-    out["process_kernels"] = compiled.engine()
-    out["process_jit_seconds"] = jit
-    print(line(out) + "\n" + note, flush=True)
-    return out, note
-
-
-def adult_file(path: Path) -> Path:
-    """A DuckDB file at ``path`` holding Adult's clean rows as the table adult: its 8 QIs
-    and income."""
-    with duckdb.connect(str(path)) as con:
-        datasets.load_adult(con, "adult", columns=datasets.ADULT_QIS_8 + ["income"])
-    return path
-
-
-def adult_command(path: Path, k: int) -> list[str]:
-    """The whole ``sbc-sql anonymize`` process on the Adult file at ``path`` (income
-    sensitive, the release replaced from run to run)."""
-    db = ["--db", str(path), "--table", "adult", "--k", str(k)]
-    return [sys.executable, "-m", "sbc_sql", "anonymize", *db, "--sensitive", "income", "--replace"]
-
-
-def process_times(cmd: list[str], env: dict[str, str], cwd: str, runs: int = ADULT_RUNS) -> list[float]:
-    """Seconds of ``runs`` runs of ``cmd`` (each a whole process), sorted."""
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=cwd)
-        times.append(time.perf_counter() - t)
-    return sorted(times)
-
-
-def synthetic(rows: int, k: int = 10, workers: int | None = None) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as tmp:
-        con = duckdb.connect(str(Path(tmp) / "synth.duckdb"))
-        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-        t = time.perf_counter()
-        datasets.make_synthetic(con, "people", rows)
-        made = time.perf_counter() - t
-        floor = group_by_floor(con, "people", datasets.SYNTH_QIS)
-        r = anonymize_once(
-            con, "people", datasets.SYNTH_QIS, datasets.SYNTH_SENSITIVE, k, [datasets.SYNTH_IDENTIFIER]
-        )
-        con.close()
-    out = measured("synthetic", rows, k, r, floor)
-    print(f"(table made in {made:.1f} s)", file=sys.stderr, flush=True)
-    return out
+    return {"seconds": seconds, "ncp": result.measures.total_ncp}
 
 
 def utility() -> tuple[str, list[dict[str, object]]]:
@@ -234,63 +378,53 @@ def utility() -> tuple[str, list[dict[str, object]]]:
     return "\n".join(lines), figures
 
 
-def merged(inputs: list[dict[str, object]]) -> list[dict[str, object]]:
+def merged(runs: list[dict[str, object]], order: list[str]) -> list[dict[str, object]]:
     """This run's inputs, and those of the previous scale.json that this run did not measure
-    (keyed by input and rows), in the order Adult first, then by rows."""
+    (by input name), in the order of a full run."""
     try:
         previous = record.read("scale")["runs"]
     except FileNotFoundError:
         previous = []
-    done = {(m["input"], m["rows"]) for m in inputs}
-    runs = [m for m in previous if (m["input"], m["rows"]) not in done] + inputs
-    return sorted(runs, key=lambda m: (m["input"] != "Adult (in Python)", m["rows"]))
+    done = {m["input"] for m in runs}
+    kept = [m for m in previous if m.get("input") in order and m["input"] not in done]
+    return sorted(kept + runs, key=lambda m: order.index(m["input"]))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default="1000000,10000000", help="comma-separated synthetic sizes")
+    parser.add_argument("--only", default="", help="comma-separated inputs (default: all): adult,adult33")
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--no-adult", action="store_true")
-    parser.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--runs", type=int, default=RUNS, help="processes timed per input under 10 s")
+    parser.add_argument(
+        "--before", action="store_true", help="also record the figures as scale_before.json (the baseline)"
+    )
     parser.add_argument(
         "--utility", action="store_true", help="only compare block mode's NCP with exact SBCA's"
     )
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)
     if args.utility:
-        text, figures = utility()
+        text, rows = utility()
         (RESULTS / "scale_utility.md").write_text(text + "\n")
-        record.write("scale_utility", {"runs": figures})
+        record.write("scale_utility", {"runs": rows})
         print(text)
         return 0
-    if args.one:
-        print("ROW " + json.dumps(synthetic(args.one, args.k)), flush=True)
-        return 0
-    parts = [HEADER]
-    notes = []
-    inputs = []
-    if not args.no_adult:
-        print(HEADER, flush=True)
-        row, note = adult(args.k)
-        inputs.append(row)
-        parts.append(line(row))
-        notes.append(note)
-    for n in (int(x) for x in args.rows.split(",") if x):
-        # each size in a process of its own, so its peak memory is its own
-        done = subprocess.run(
-            [sys.executable, __file__, "--one", str(n), "--k", str(args.k)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        (row,) = [json.loads(out[4:]) for out in done.stdout.splitlines() if out.startswith("ROW ")]
-        inputs.append(row)
-        parts.append(line(row))
-        print(parts[-1], flush=True)
-    notes.append(f"Synthetic runs cap DuckDB at memory_limit = {MEMORY_LIMIT} (`--memory-limit`).")
-    text = "\n".join(parts) + "\n\n" + "\n".join(notes) + "\n"
+    table = inputs(args.k, args.runs)
+    chosen = [x for x in args.only.split(",") if x] or list(table)
+    unknown = [x for x in chosen if x not in table]
+    if unknown:
+        parser.error(f"unknown inputs {unknown}; choose from {', '.join(table)}")
+    runs = []
+    for name in chosen:
+        runs.append(table[name]())
+        print(json.dumps({key: value for key, value in runs[-1].items() if key != "stages"}), flush=True)
+    fig = {"memory_limit": MEMORY_LIMIT, "runs": merged(runs, list(table))}
+    record.write("scale", fig)
+    if args.before:
+        record.write("scale_before", fig)
+        (RESULTS / "scale_before.md").write_text(report.scale_page(record.read("scale_before"), None))
+    text = report.scale_page(record.read("scale"), report.scale_before())
     (RESULTS / "scale.md").write_text(text)
-    record.write("scale", {"memory_limit": MEMORY_LIMIT, "runs": merged(inputs)})
     print(text)
     return 0
 

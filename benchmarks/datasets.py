@@ -247,6 +247,96 @@ def load_adult(
     return con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
 
 
+#: how the replicated Adult tables vary a replica: age moves within ADULT_AGE_RANGE
+ADULT_AGE_RANGE = (17, 90)
+#: adult33's replicas: replica r shifts every age by (r mod 5) - 2
+ADULT_REPLICAS = 33
+#: the growing replicas: each age moves by a uniform integer in [-7, 7], and each categorical
+#: QI value is redrawn from Adult's marginal with this probability
+GROWING_AGE_NOISE = 7
+GROWING_REDRAW = 0.15
+
+
+def _adult_qi_table(con: duckdb.DuckDBPyConnection) -> str:
+    """A temporary table of Adult's 8 QIs and income with each row's file position."""
+    path = adult_path()
+    if not path.is_file():
+        raise FileNotFoundError(f"Adult data not found at {path}; set {ADULT_ENV} to its path")
+    columns = ADULT_QIS_8 + ["income"]
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE adult_source AS SELECT row_number() OVER () AS position, * "
+        f"FROM ({adult_select(path, columns)})"
+    )
+    return "adult_source"
+
+
+def make_adult_replicas(con: duckdb.DuckDBPyConnection, table: str, replicas: int = ADULT_REPLICAS) -> int:
+    """(Re)create `table` with Adult's 8 QIs and income, replicated `replicas` times (replica
+    by replica, each in file order); return the row count.
+
+    Replica r adds (r mod 5) - 2 to age, clamped to Adult's 17..90, so the table has many
+    rows per distinct QI tuple (59,456 tuples in 995,346 rows at 33 replicas): the shape of
+    a large extract of a population with few distinct profiles, where a run's time should
+    follow the distinct tuples more than the rows.
+    """
+    source = _adult_qi_table(con)
+    low, high = ADULT_AGE_RANGE
+    rest = ", ".join(ADULT_QIS_8[1:] + ["income"])
+    con.execute(
+        f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT "
+        f"least(greatest(age + (r % 5) - 2, {low}), {high})::INTEGER AS age, {rest} "
+        f"FROM {source} CROSS JOIN range({int(replicas)}) AS replica(r) ORDER BY r, position"
+    )
+    con.execute(f"DROP TABLE {source}")
+    return con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()[0]
+
+
+def make_adult_growing(con: duckdb.DuckDBPyConnection, table: str, rows: int, seed: int = 11) -> int:
+    """(Re)create `table` with `rows` rows of Adult's 8 QIs and income, replica after replica
+    (the last one cut), each replica noised by its own seeded generator; return the count.
+
+    Per replica every age moves by a uniform integer in [-7, 7] (clamped to 17..90) and each
+    categorical QI value is replaced, with probability 0.15, by a draw from Adult's marginal
+    of that QI. Unlike plain replicas the distinct tuples keep growing with the rows (about
+    430,000 at 3,000,000 rows), so a table of N rows is a prefix of any larger one: the
+    growth of a run's time from 1M to 3M rows is measured on the same population.
+    """
+    source = _adult_qi_table(con)
+    adult = con.sql(f"SELECT * EXCLUDE (position) FROM {source} ORDER BY position").to_arrow_table()
+    con.execute(f"DROP TABLE {source}")
+    n = adult.num_rows
+    categorical = ADULT_QIS_8[1:]
+    age = adult["age"].to_numpy()
+    codes, values, shares = {}, {}, {}
+    for name in categorical:
+        v, c, counts = np.unique(
+            np.asarray(adult[name].to_pylist(), dtype=object), return_inverse=True, return_counts=True
+        )
+        values[name], codes[name], shares[name] = [str(x) for x in v], c.astype(np.int32), counts / n
+    low, high = ADULT_AGE_RANGE
+    ages, drawn = [], {name: [] for name in categorical}
+    for r in range((rows + n - 1) // n):
+        take = min(n, rows - r * n)
+        rng = np.random.default_rng([seed, r])
+        noise = rng.integers(-GROWING_AGE_NOISE, GROWING_AGE_NOISE + 1, n)
+        ages.append(np.clip(age + noise, low, high).astype(np.int32)[:take])
+        for name in categorical:
+            redraw = rng.random(n) < GROWING_REDRAW
+            replacement = rng.choice(len(values[name]), size=n, p=shares[name]).astype(np.int32)
+            drawn[name].append(np.where(redraw, replacement, codes[name])[:take])
+    columns = {"age": pa.array(np.concatenate(ages))}
+    for name in categorical:
+        codes_all = pa.array(np.concatenate(drawn[name]))
+        columns[name] = pa.DictionaryArray.from_arrays(codes_all, pa.array(values[name])).cast(pa.string())
+    replicas = (rows + n - 1) // n
+    income = pa.concat_arrays([adult["income"].combine_chunks()] * replicas)[:rows]
+    columns["income"] = income
+    con.register("growing_rows", pa.table(columns))
+    con.execute(f"CREATE OR REPLACE TABLE {quote_ident(table)} AS SELECT * FROM growing_rows")
+    con.unregister("growing_rows")
+    return rows
+
+
 def splitmix64(x: np.ndarray) -> np.ndarray:
     """SplitMix64 output function: a strong 64-bit mix, so row i's draw needs no state."""
     with np.errstate(over="ignore"):

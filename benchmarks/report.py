@@ -14,6 +14,7 @@ equal what this renders.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -128,82 +129,200 @@ def _spread(values: Sequence[float]) -> str:
     )
 
 
-def scale() -> str:
-    """End-to-end runs on Adult and synthetic populations, with the process times on Adult."""
-    fig = record.read("scale")
+#: the scale targets: (label, input, what is measured, limit, unit); the measure names a key
+#: of an input's figures in scale.json, or one derived by ``_measure``
+SCALE_TARGETS = (
+    ("Adult, whole process", "adult", "process", 0.5, "s"),
+    ("Adult, in Python", "adult", "python", 0.15, "s"),
+    ("Adult x 33, whole process", "adult33", "process", 1.5, "s"),
+    ("Adult growing 3M, whole process", "adult3m_growing", "process", 8.0, "s"),
+    ("growth exponent 1M -> 3M (Adult growing, the run's seconds)", "adult3m_growing", "growth", 1.0, ""),
+    ("synthetic 1M, whole process", "synthetic1m", "process", 4.0, "s"),
+    ("synthetic 1M, the run over GROUP BY", "synthetic1m", "ratio", 30.0, "x"),
+    ("synthetic 10M, whole process", "synthetic10m", "process", 40.0, "s"),
+    ("synthetic 10M, peak RSS", "synthetic10m", "rss", 3.0, "GB"),
+    ("total NCP on Adult at k = 10", "adult", "ncp", 4.18, "%"),
+    ("total NCP on synthetic 1M at k = 10", "synthetic1m", "ncp", 2.48, "%"),
+)
+
+
+def _median(values: Sequence[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def _measure(by: dict[str, dict[str, Any]], name: str, what: str) -> float | None:
+    """One target's figure from an input's figures (None when the input was not run)."""
+    m = by.get(name)
+    if m is None:
+        return None
+    if what == "process":
+        return _median(m["process_seconds"])
+    if what == "python":
+        return _median(m["python_seconds"])
+    if what == "ratio":
+        return m["seconds"] / m["group_by_seconds"]
+    if what == "rss":
+        return m["peak_rss_mb"] / 1024
+    if what == "ncp":
+        return 100 * m["ncp"]
+    one = by.get("adult1m_growing")
+    if one is None:
+        return None
+    return math.log(m["seconds"] / one["seconds"]) / math.log(3)
+
+
+def _shown(value: float | None, unit: str) -> str:
+    if value is None:
+        return DASH
+    if unit == "x":
+        return f"{value:.1f}x"
+    return f"{value:.2f}" + (f" {unit}" if unit else "")
+
+
+def scale_targets(fig: dict[str, Any], before: dict[str, Any] | None) -> str:
+    """Each scale target with the figure measured, the baseline's, and the margin."""
+    by = {m["input"]: m for m in fig["runs"]}
+    was = {m["input"]: m for m in before["runs"]} if before else {}
+    rows = []
+    for label, name, what, limit, unit in SCALE_TARGETS:
+        value = _measure(by, name, what)
+        if value is None:
+            verdict = "not run"
+        elif value <= limit:
+            verdict = f"met, {_shown(limit - value, unit)} to spare"
+        else:
+            verdict = f"missed by {_shown(value - limit, unit)} ({100 * (value / limit - 1):+.0f} %)"
+        cells = [label, "<= " + _shown(limit, unit), _shown(value, unit)]
+        if before:
+            cells.append(_shown(_measure(was, name, what), unit))
+        rows.append([*cells, verdict])
+    head = ["target", "limit", "measured", *(["before"] if before else []), "result"]
+    return _table(head, rows)
+
+
+def scale_ncp(fig: dict[str, Any], before: dict[str, Any] | None) -> str:
+    """Total NCP on Adult against k: this run, the baseline and results/utility.json."""
+    by = {m["input"]: m for m in fig["runs"]}
+    curve = by.get("ncp")
+    if curve is None:
+        return ""
+    ks = list(curve["ncp_by_k"])
+    rows = [["this run", *(f"{100 * curve['ncp_by_k'][k]:.2f}" for k in ks)]]
+    was = {m["input"]: m for m in before["runs"]}.get("ncp") if before else None
+    if was is not None:
+        rows.append(["before (scale_before.json)", *(f"{100 * was['ncp_by_k'][k]:.2f}" for k in ks)])
+    utility = record.read("utility")
+    today = {str(k): v for k, v in zip(utility["adult"]["ks"], _row(utility["adult"], "sbca"), strict=True)}
+    rows.append(
+        [
+            f"results/utility.json ({utility['environment']['date']})",
+            *(DASH if today.get(k) is None else f"{today[k]:.2f}" for k in ks),
+        ]
+    )
+    return _table(["Adult, total NCP (%)", *(f"k={k}" for k in ks)], rows)
+
+
+def _row(section: dict[str, Any], key: str) -> list[float | None]:
+    return next(r["ncp"] for r in section["table"] if r["key"] == key)
+
+
+def scale_before() -> dict[str, Any] | None:
+    """The baseline's figures (results/scale_before.json), if recorded."""
+    try:
+        return record.read("scale_before")
+    except FileNotFoundError:
+        return None
+
+
+def scale_page(fig: dict[str, Any], before: dict[str, Any] | None) -> str:
+    """The scale figures: one row per input (with the baseline's seconds and NCP beside them
+    when ``before`` is given), the targets and the NCP curve on Adult."""
+    was = {m["input"]: m for m in before["runs"]} if before else {}
     rows = []
     for m in fig["runs"]:
-        stages = ", ".join(f"{s} {v:.2f}" for s, v in m["stages"].items())
-        rows.append(
-            [
-                m["input"],
-                f"{m['rows']:,}",
-                str(m["k"]),
-                m["mode"],
-                f"{m['seconds']:.2f}",
-                f"{m['peak_rss_mb']:.0f}",
-                f"{100 * m['ncp']:.2f} %",
-                f"{m['seconds'] / m['group_by_seconds']:.0f}x ({m['group_by_seconds']:.3f} s)",
-                stages,
-            ]
-        )
-    head = ["input", "rows", "k", "mode", "seconds", "peak RSS MB", "total NCP", "vs GROUP BY", "stages (s)"]
-    text = _table(head, rows)
-    notes = [f"Synthetic runs cap DuckDB at `--memory-limit {fig['memory_limit']}`."]
-    adult = [m for m in fig["runs"] if "process_seconds" in m]
-    if adult:
-        m = adult[0]
-        notes.append(f"Adult in Python: {_spread(m['runs_seconds'])}.")
-        notes.append(
-            f"The whole `sbc-sql anonymize` process on Adult (k = {m['k']}): "
-            f"{_spread(m['process_seconds'])} with the kernels compiled at install "
-            f"({m['process_kernels']}), against {_spread(m['process_jit_seconds'])} for the same "
-            "processes on numba's JIT (`SBC_SQL_KERNELS=jit`)."
-        )
-    by_rows = {m["rows"]: m for m in fig["runs"] if m["input"] == "synthetic"}
-    if 1_000_000 in by_rows and 10_000_000 in by_rows:
-        growth = by_rows[10_000_000]["seconds"] / by_rows[1_000_000]["seconds"]
-        notes.append(f"From 1M to 10M rows the time grows {growth:.1f}x.")
-    dates = sorted({m["date"] for m in fig["runs"]})
-    notes.append(f"Measured on {', '.join(dates)}.")
-    busy = [m for m in fig["runs"] if m.get("load_average", [0])[0] > fig["environment"]["cpus"]]
-    if busy:
-        loads = ", ".join(f"{m['load_average'][0]:.1f}" for m in busy)
-        notes.append(
-            f"The machine was shared: {len(busy)} of these runs ended with a load average above "
-            f"its {fig['environment']['cpus']} cores ({loads}), so their seconds are inflated."
-        )
-    return text + "\n\n" + " ".join(notes) + "\n\n" + targets(fig["runs"])
-
-
-def targets(runs: Sequence[dict[str, Any]]) -> str:
-    """The scale targets, each with the figure measured and whether it is met."""
-    by = {(m["input"], m["rows"]): m for m in runs}
-    adult = by.get(("Adult (in Python)", 30162))
-    one, ten = by.get(("synthetic", 1_000_000)), by.get(("synthetic", 10_000_000))
-    checks = []
+        if "rows" not in m:
+            continue
+        b = was.get(m["input"])
+        process = _median(m["process_seconds"])
+        cells = [
+            m["label"],
+            f"{m['rows']:,}",
+            f"{m['distinct']:,}",
+            str(m["k"]),
+            f"{process:.2f}",
+            *([DASH if b is None else f"{_median(b['process_seconds']):.2f}"] if before else []),
+            f"{m['seconds']:.2f}",
+            f"{m['seconds'] / m['group_by_seconds']:.0f}x ({m['group_by_seconds']:.3f} s)",
+            f"{m['peak_rss_mb']:.0f}",
+            f"{100 * m['ncp']:.2f} %",
+            *([DASH if b is None else f"{100 * b['ncp']:.2f} %"] if before else []),
+            f"{m['load_average'][0]:.1f}",
+            ", ".join(f"{s} {v:.2f}" for s, v in m["stages"].items()),
+        ]
+        rows.append(cells)
+    head = [
+        "input",
+        "rows",
+        "distinct QI tuples",
+        "k",
+        "whole process s",
+        *(["before"] if before else []),
+        "run s",
+        "run vs GROUP BY",
+        "peak RSS MB",
+        "total NCP",
+        *(["before"] if before else []),
+        "load",
+        "stages (s)",
+    ]
+    notes = [
+        "Whole process: `sbc-sql anonymize --json` from start to exit, the median of "
+        f"{_runs(fig)} processes (one where a process takes 10 s or more), its peak RSS the "
+        "largest of them; every release verified. Run s: the sum of the release's stage "
+        "timings (Adult: `sbc_sql.anonymize` in Python, the median of as many calls after a "
+        "warm-up); GROUP BY: a DuckDB `GROUP BY` of all QIs of the same table in the same run.",
+        f"Generated tables cap DuckDB at `--memory-limit {fig['memory_limit']}`.",
+    ]
+    by = {m["input"]: m for m in fig["runs"]}
+    adult = by.get("adult")
     if adult is not None:
-        median = sorted(adult["runs_seconds"])[len(adult["runs_seconds"]) // 2]
-        checks.append(("Adult in 0.3 s inside Python", median, 0.3, f"{median:.2f} s"))
-        process = sorted(adult["process_seconds"])[len(adult["process_seconds"]) // 2]
-        checks.append(("1 s as a process", process, 1.0, f"{process:.2f} s"))
-    if one is not None:
-        checks.append(("1M in 10 s", one["seconds"], 10.0, f"{one['seconds']:.2f} s"))
-    if ten is not None:
-        checks.append(("10M in 100 s", ten["seconds"], 100.0, f"{ten['seconds']:.2f} s"))
-        rss = ten["peak_rss_mb"] / 1024
-        checks.append(("peak RSS under 4 GB at 10M", rss, 4.0, f"{rss:.1f} GB"))
+        notes.append(
+            f"Adult as a process with numba's JIT instead of the kernels compiled at install "
+            f"(`SBC_SQL_KERNELS=jit`): {_spread(adult['process_jit_seconds'])}; with them "
+            f"({adult['process_kernels']}): {_spread(adult['process_seconds'])}."
+        )
+    growth = _measure(by, "adult3m_growing", "growth")
+    if growth is not None:
+        notes.append(f"From 1M to 3M rows of Adult growing the run's seconds grow as rows^{growth:.2f}.")
+    one, ten = by.get("synthetic1m"), by.get("synthetic10m")
     if one is not None and ten is not None:
         growth = ten["seconds"] / one["seconds"]
-        checks.append(("growth from 1M to 10M under 12x", growth, 12.0, f"{growth:.1f}x"))
-    met = [f"{label} ({shown})" for label, value, limit, shown in checks if value <= limit]
-    missed = [f"{label} ({shown})" for label, value, limit, shown in checks if value > limit]
-    lines = []
-    if met:
-        lines.append("Targets met: " + ", ".join(met) + ".")
-    if missed:
-        lines.append("Targets missed: " + ", ".join(missed) + ".")
-    return " ".join(lines)
+        notes.append(f"From 1M to 10M synthetic rows the run's seconds grow {growth:.1f}x.")
+    dates = sorted({m["date"] for m in fig["runs"]})
+    notes.append(
+        f"Measured on {', '.join(dates)} on {fig['environment']['cpus']} cores shared with other "
+        "jobs; load: the 1-minute load average when the input was done (above the core count, "
+        "its seconds are inflated)."
+    )
+    parts = [_table(head, rows), " ".join(notes), scale_targets(fig, before)]
+    if before is not None:
+        parts.append(
+            f"Before: `benchmarks/results/scale_before.json` ({before['environment']['date']}), "
+            "recorded by `python benchmarks/bench_scale.py --before`."
+        )
+    ncp = scale_ncp(fig, before)
+    if ncp:
+        parts.append(ncp)
+    return "\n\n".join(parts) + "\n"
+
+
+def _runs(fig: dict[str, Any]) -> int:
+    return max((len(m["process_seconds"]) for m in fig["runs"] if "process_seconds" in m), default=0)
+
+
+def scale() -> str:
+    """The scale figures with the baseline's beside them (bench_scale.py)."""
+    return scale_page(record.read("scale"), scale_before()).strip()
 
 
 def scale_utility() -> str:
