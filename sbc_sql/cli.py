@@ -732,6 +732,14 @@ def anonymize_cmd(
             "class's majority label) is worth (default 0.03). E.g. --target-weight 0.1."
         ),
     ] = None,
+    rows: Annotated[
+        bool,
+        typer.Option(
+            "--rows",
+            help="Cluster every row, not the distinct QI tuples each standing for its rows (the "
+            "default's way on k alone in DuckDB, when the table repeats its tuples).",
+        ),
+    ] = False,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
@@ -835,6 +843,7 @@ def anonymize_cmd(
             max_values=max_values,
             target=target,
             target_weight=target_weight,
+            tuples=not rows,
             log=log,
             progress=bar,
             trace=trace if verbose else None,
@@ -870,6 +879,7 @@ def summary_dict(result: "Result") -> dict[str, object]:
             "view": result.view,
             "k": result.plan.k,
             "mode": result.mode,
+            "tuples": result.tuples,
             **m.as_dict(),
             **({"criteria": _criteria_dict(result)} if result.criteria else {}),
             **_limits_dict(result),

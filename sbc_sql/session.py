@@ -82,6 +82,8 @@ class Result:
     achieved: dict[str, float] = field(default_factory=dict)
     #: suppressed rows per reason (rare_value, unplaced, ...), when the algorithm gave reasons
     suppressed_by: dict[str, int] = field(default_factory=dict)
+    #: the distinct QI tuples clustered, each standing for its rows (None: every row was)
+    tuples: int | None = None
 
     @property
     def statements(self) -> list[str]:
@@ -146,6 +148,8 @@ class Prepared:
     #: the engine's table of the distinct QI tuples when those were pulled instead of the
     #: rows (``data`` then holds one row per tuple, and ``row_id`` the tuples' row ids)
     tuples: str | None = None
+    #: how many distinct tuples were pulled (with ``tuples``)
+    n_tuples: int | None = None
 
     def stage(self, name: str, started: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
@@ -608,6 +612,7 @@ def _pull_tuples(prepared: Prepared) -> None:
         engine.show(pull.pull_tuples_sql(plan, name, engine.row_id("s")))
         return
     prepared.data, prepared.row_id = pull.pull_tuples(engine, plan, prepared.stats, name)
+    prepared.n_tuples = len(prepared.row_id)
 
 
 def _pull(
@@ -718,6 +723,11 @@ def cluster(
     prepared.stage("cluster", t)
     if log is not None:
         log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
+        if prepared.tuples is not None and prepared.n_tuples is not None:
+            log(
+                f"clustered {prepared.n_tuples:,} distinct QI tuples standing for "
+                f"{prepared.stats.n_rows:,} rows (--rows clusters every row)"
+            )
         for column, _, forced in run.rare:
             log(
                 f"a value of '{column}' forces classes of at least {forced:,} rows under "
@@ -872,6 +882,7 @@ def publish(
         criteria=criteria if criteria.asked else None,
         achieved=achieved,
         suppressed_by=_suppressed_by(clustering.run),
+        tuples=prepared.n_tuples if prepared.tuples is not None else None,
     )
 
 

@@ -211,3 +211,21 @@ def test_adult_loses_no_more_by_tuples(tmp_path, k: int) -> None:
             assert result.verdict is not None and result.verdict.ok and result.measures is not None
             ncp[tuples] = result.measures.total_ncp
     assert ncp[True] <= ncp[False]
+
+
+def test_the_command_line_says_how_many_tuples_and_rows_turns_it_off(tmp_path, cli) -> None:
+    import json
+
+    db = tmp_path / "d.duckdb"
+    with duckdb.connect(str(db)) as con:
+        make_table(con, "t", pd.DataFrame({"age": [30, 31, 32, 33] * 50, "sex": ["F", "M"] * 100}))
+    base = ["anonymize", "--db", str(db), "--table", "t", "--k", "5", "--qi", "age,sex", "--json"]
+    by_tuples = cli([*base, "--output", "a"])
+    assert by_tuples.exit_code == 0, by_tuples.stderr
+    doc = json.loads(by_tuples.stdout)
+    assert doc["ok"] and doc["tuples"] == 4 and doc["rows"] == 200 and doc["smallest_class"] >= 5
+    by_rows = cli([*base, "--output", "b", "--rows"])
+    assert by_rows.exit_code == 0, by_rows.stderr
+    assert json.loads(by_rows.stdout)["tuples"] is None
+    told = cli([*base[:-1], "--output", "c"])
+    assert "clustered 4 distinct QI tuples standing for 200 rows" in told.stderr
