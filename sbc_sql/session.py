@@ -150,6 +150,9 @@ class Prepared:
     tuples: str | None = None
     #: how many distinct tuples were pulled (with ``tuples``)
     n_tuples: int | None = None
+    #: whether the table's distinct tuples were estimated (a run that may cluster tuples
+    #: asks once whether they pay)
+    estimated: bool = False
 
     def stage(self, name: str, started: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
@@ -157,7 +160,7 @@ class Prepared:
     def close(self) -> None:
         """Drop the working table of distinct tuples, if one was made (idempotent)."""
         if self.tuples is not None:
-            self.engine.discard(self.tuples)  # a dry run lists it
+            self.engine.scratch(drop_table(self.tuples))
         self.tuples = None
 
     def release_arrays(self) -> None:
@@ -542,10 +545,36 @@ def prepare(
     t = time.perf_counter()
     (n_rows,) = engine.fetch_one(stats.row_count_sql(plan))
     planning.check_rows(plan, int(n_rows))
-    st = stats.collect_stats(engine, plan, int(n_rows))
+    timings["stats"] = time.perf_counter() - t
+    # the distinct tuples first when they will be clustered: the QIs' statistics read them
+    t = time.perf_counter()
+    tuples = _store_tuples(engine, plan, int(n_rows))
+    if by_tuples(engine, plan):
+        timings["tuples"] = time.perf_counter() - t
+    t = time.perf_counter()
+    try:
+        return _prepared(engine, plan, int(n_rows), tuples, hierarchies, timings, t, say)
+    except BaseException:
+        if tuples is not None:
+            engine.scratch(drop_table(tuples))
+        raise
+
+
+def _prepared(
+    engine: Engine,
+    plan: planning.Plan,
+    n_rows: int,
+    tuples: str | None,
+    hierarchies: Mapping[str, HierarchySpec] | None,
+    timings: dict[str, float],
+    t: float,
+    say: Log,
+) -> Prepared:
+    """prepare() once the rows are counted (and the distinct tuples stored, ``tuples``)."""
+    st = stats.collect_stats(engine, plan, n_rows, tuples)
     planning.check_identifiers(plan, st.n_rows, st.distinct, say)
     _check_finite(plan, st)
-    timings["stats"] = time.perf_counter() - t
+    timings["stats"] += time.perf_counter() - t
     for c in plan.columns:
         how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
         say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
@@ -563,7 +592,9 @@ def prepare(
         distinct, nulls = stats.distinct_and_nulls(engine, plan.source.name, sensitive)
         check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
 
-    prepared = Prepared(engine, plan, st, None, None, hierarchies, timings)
+    prepared = Prepared(
+        engine, plan, st, None, None, hierarchies, timings, tuples=tuples, estimated=by_tuples(engine, plan)
+    )
     if in_workers(engine, plan):
         # the engine's workers read the rows where they are (see cluster())
         prepared.pulled = False
@@ -594,20 +625,30 @@ def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
     )
 
 
-def _repeats(prepared: Prepared) -> bool:
-    """Whether the table repeats its QI tuples enough for clustering tuples to pay (an
-    estimate of the distinct tuples at most :data:`TUPLE_SHARE` of the rows): read, so a
-    dry run decides as a real one does."""
-    (estimate,) = prepared.engine.fetch_one(pull.tuple_estimate_sql(prepared.plan))
-    return int(estimate or 0) <= TUPLE_SHARE * prepared.stats.n_rows
+def _store_tuples(engine: Engine, plan: planning.Plan, n_rows: int) -> str | None:
+    """The name of a new temporary table of the source's distinct QI tuples and their row
+    counts, when this run may cluster tuples (:func:`by_tuples`) and the table repeats its
+    tuples enough for that to pay: an estimate of the distinct tuples (read, so a dry run
+    decides as a real one does) at most :data:`TUPLE_SHARE` of the rows. None: rows."""
+    if not by_tuples(engine, plan):
+        return None
+    (estimate,) = engine.fetch_one(pull.tuple_estimate_sql(plan))
+    if int(estimate or 0) > TUPLE_SHARE * n_rows:
+        return None
+    name = f"sbc_tuples_{secrets.token_hex(4)}"
+    engine.scratch(pull.create_tuples_sql(plan, name))
+    return name
+
+
+def drop_table(name: str) -> exp.Expression:
+    """DROP TABLE IF EXISTS of a working table."""
+    return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
 
 
 def _pull_tuples(prepared: Prepared) -> None:
-    """Store the distinct QI tuples with their row counts in the engine and pull them."""
-    engine, plan = prepared.engine, prepared.plan
-    name = f"sbc_tuples_{secrets.token_hex(4)}"
-    engine.execute(pull.create_tuples_sql(plan, name))
-    prepared.tuples = name
+    """Pull the stored distinct QI tuples with their row counts."""
+    engine, plan, name = prepared.engine, prepared.plan, prepared.tuples
+    assert name is not None
     if engine.dry:
         engine.show(pull.pull_tuples_sql(plan, name, engine.row_id("s")))
         return
@@ -622,12 +663,16 @@ def _pull(
     where it may (:func:`by_tuples`), else the rows."""
     engine, plan, criteria = prepared.engine, prepared.plan, prepared.plan.options.criteria
     t = time.perf_counter()
+    if by_tuples(engine, run_plan or plan):
+        if prepared.tuples is None and not prepared.estimated:
+            prepared.tuples = _store_tuples(engine, run_plan or plan, prepared.stats.n_rows)
+            prepared.estimated = True
+        if prepared.tuples is not None:
+            _pull_tuples(prepared)
+            prepared.pulled = True
+            prepared.stage("pull", t)
+            return
     prepared.close()
-    if by_tuples(engine, run_plan or plan) and _repeats(prepared):
-        _pull_tuples(prepared)
-        prepared.pulled = True
-        prepared.stage("pull", t)
-        return
     if engine.dry:
         engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
@@ -722,12 +767,13 @@ def cluster(
     )
     prepared.stage("cluster", t)
     if log is not None:
-        log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
+        units = ""
         if prepared.tuples is not None and prepared.n_tuples is not None:
-            log(
-                f"clustered {prepared.n_tuples:,} distinct QI tuples standing for "
-                f"{prepared.stats.n_rows:,} rows (--rows clusters every row)"
+            units = (
+                f"; {prepared.n_tuples:,} distinct QI tuples standing for {prepared.stats.n_rows:,} "
+                "rows (--rows clusters every row)"
             )
+        log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail}){units}")
         for column, _, forced in run.rare:
             log(
                 f"a value of '{column}' forces classes of at least {forced:,} rows under "

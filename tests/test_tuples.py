@@ -228,4 +228,4 @@ def test_the_command_line_says_how_many_tuples_and_rows_turns_it_off(tmp_path, c
     assert by_rows.exit_code == 0, by_rows.stderr
     assert json.loads(by_rows.stdout)["tuples"] is None
     told = cli([*base[:-1], "--output", "c"])
-    assert "clustered 4 distinct QI tuples standing for 200 rows" in told.stderr
+    assert "; 4 distinct QI tuples standing for 200 rows" in told.stderr

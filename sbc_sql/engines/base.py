@@ -209,6 +209,14 @@ class Engine(ABC):
         if not self.dry:
             self._fetch(self.sql(statement), params)
 
+    def scratch(self, statement: Statement) -> None:
+        """Run a statement that makes or drops a temporary working table of the session,
+        in a dry run too: it writes nothing to the database, and the statements after it
+        read it (the distinct tuples that the statistics of a dry run read as a real run's
+        do)."""
+        self._record(statement)
+        self._fetch(self.sql(statement), None)
+
     def fetch_all(self, statement: Statement, params: Params = None) -> list[tuple[Any, ...]]:
         self._record(statement)
         return self._fetch(self.sql(statement), params)

@@ -1,7 +1,9 @@
 """Statistics stage: SQL aggregates pushed down to the database (the roles' and the distances' inputs).
 
 Row count, per-QI cardinality and range, and the contingency counts of consecutive
-categorical QIs in ascending cardinality, all from sql/ templates; one scan each.
+categorical QIs in ascending cardinality, all from sql/ templates; one scan each. A run that
+clusters distinct QI tuples reads the QIs' statistics from the tuples' table (the same
+figures: the tuples' row counts summed), a scan of the tuples rather than of the rows.
 """
 
 from __future__ import annotations
@@ -49,63 +51,76 @@ def row_count_sql(plan: Plan) -> exp.Expression:
     return render("row_count", source=plan.source.name)
 
 
-def distinct_counts_sql(source: str, columns: Sequence[Column]) -> exp.Expression:
+def distinct_counts_sql(source: str, columns: Sequence[Column], tuples: bool = False) -> exp.Expression:
+    """``tuples``: ``source`` is a table of distinct tuples (stages.pull.create_tuples_sql)."""
     return render(
-        "distinct_counts",
+        "tuple_distinct_counts" if tuples else "distinct_counts",
         source=source,
         col=[as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name) for c in columns],
     )
 
 
 def distinct_and_nulls(
-    engine: Engine, source: str, columns: Sequence[Column]
+    engine: Engine, source: str, columns: Sequence[Column], tuples: bool = False
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Per column of ``source``: its distinct non-NULL values, and its NULLs."""
-    row = engine.fetch_one(distinct_counts_sql(source, columns))
+    """Per column of ``source``: its distinct non-NULL values, and its NULLs (``tuples``:
+    ``source`` is a table of distinct tuples, whose row counts are summed)."""
+    if not columns:
+        return {}, {}
+    row = engine.fetch_one(distinct_counts_sql(source, columns, tuples))
     total, m = int(row[0]), len(columns)
     distinct = {c.name: int(row[1 + i]) for i, c in enumerate(columns)}
     nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(columns)}
     return distinct, nulls
 
 
-def numeric_ranges_sql(plan: Plan) -> exp.Expression:
+def numeric_ranges_sql(plan: Plan, tuples: str | None = None) -> exp.Expression:
     return render(
-        "numeric_ranges", source=plan.source.name, num=[as_number(ref(c.name), c) for c in plan.numeric_qis]
+        "tuple_numeric_ranges" if tuples else "numeric_ranges",
+        source=tuples or plan.source.name,
+        num=[as_number(ref(c.name), c) for c in plan.numeric_qis],
     )
 
 
-def categorical_counts_sql(plan: Plan, order: list[Column]) -> exp.Expression:
+def categorical_counts_sql(plan: Plan, order: list[Column], tuples: str | None = None) -> exp.Expression:
     pairs = list(itertools.pairwise(order))
     return render(
-        "categorical_counts",
-        source=plan.source.name,
+        "tuple_categorical_counts" if tuples else "categorical_counts",
+        source=tuples or plan.source.name,
         cat=[as_category(ref(c.name), c) for c in order],
         m=[as_category(ref(m.name), m) for m, _ in pairs],
         n=[as_category(ref(n.name), n) for _, n in pairs],
     )
 
 
-def collect_stats(engine: Engine, plan: Plan, n_rows: int) -> Stats:
-    """Every statistic the clustering and the metrics need."""
+def collect_stats(engine: Engine, plan: Plan, n_rows: int, tuples: str | None = None) -> Stats:
+    """Every statistic the clustering and the metrics need; with ``tuples`` (the source's
+    distinct QI tuples, stages.pull.create_tuples_sql), the QIs' from the tuples."""
     # the QIs, and every column that may look like a direct identifier: undeclared, or kept
     profiled = [
         c
         for c in plan.columns
         if c.role == "qi" or c.origin == "default" or (c.role == "insensitive" and c.kind is not None)
     ]
-    distinct, nulls = distinct_and_nulls(engine, plan.source.name, profiled)
+    if tuples is None:
+        distinct, nulls = distinct_and_nulls(engine, plan.source.name, profiled)
+    else:
+        distinct, nulls = distinct_and_nulls(engine, tuples, plan.qis, tuples=True)
+        more = distinct_and_nulls(engine, plan.source.name, [c for c in profiled if c.role != "qi"])
+        distinct.update(more[0])
+        nulls.update(more[1])
     lo: dict[str, float] = {}
     hi: dict[str, float] = {}
     unbounded: dict[str, int] = {}
     if plan.numeric_qis:
-        r = engine.fetch_one(numeric_ranges_sql(plan))
+        r = engine.fetch_one(numeric_ranges_sql(plan, tuples))
         k = len(plan.numeric_qis)
         for i, c in enumerate(plan.numeric_qis):
             lo[c.name] = float("nan") if r[i] is None else float(r[i])
             hi[c.name] = float("nan") if r[k + i] is None else float(r[k + i])
             unbounded[c.name] = int(r[2 * k + i]) - nulls[c.name]
     order = categorical_order(plan, distinct, nulls)
-    domains, value_counts, pair_counts = _categorical_counts(engine, plan, order, nulls)
+    domains, value_counts, pair_counts = _categorical_counts(engine, plan, order, nulls, tuples)
     return Stats(n_rows, distinct, nulls, lo, hi, domains, value_counts, pair_counts, unbounded)
 
 
@@ -117,14 +132,14 @@ def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int
 
 
 def _categorical_counts(
-    engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int]
+    engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int], tuples: str | None = None
 ) -> tuple[dict[str, pa.Array], dict[str, np.ndarray], dict[tuple[str, str], np.ndarray]]:
     domains: dict[str, pa.Array] = {}
     value_counts: dict[str, np.ndarray] = {}
     pair_counts: dict[tuple[str, str], np.ndarray] = {}
     if not order:
         return domains, value_counts, pair_counts
-    table = engine.fetch_arrow(categorical_counts_sql(plan, order))
+    table = engine.fetch_arrow(categorical_counts_sql(plan, order, tuples))
     c = len(order)
     flags = np.stack([to_numpy(table.column(i), np.int64) for i in range(c)])
     counts = to_numpy(table.column(2 * c), np.int64)
