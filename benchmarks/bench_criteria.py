@@ -95,7 +95,8 @@ def run(data: QIData, k: int, rule: Rule, mode: str = "auto") -> tuple[float, in
 def adult(mode: str) -> list[str]:
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=[*QIS, SENSITIVE])
-    options = make_options(5, qi=",".join(QIS), sensitive=SENSITIVE)
+    # the rows, one by one, as a run with criteria clusters them
+    options = make_options(5, qi=",".join(QIS), sensitive=SENSITIVE, tuples=False)
     data = prepare(engines.connect(con), "adult", options).data
     data = with_sensitive(con, "adult", data, SENSITIVE)
     run(data, 5, Rule(l=3), mode)  # the kernels' first call loads them
@@ -118,7 +119,9 @@ def synthetic(rows: int) -> list[str]:
     datasets.make_synthetic(con, "people", rows)
     qis = datasets.SYNTH_QIS
     sensitive = datasets.SYNTH_SENSITIVE
-    options = make_options(10, qi=",".join(qis), sensitive=sensitive, drop=datasets.SYNTH_IDENTIFIER)
+    options = make_options(
+        10, qi=",".join(qis), sensitive=sensitive, drop=datasets.SYNTH_IDENTIFIER, tuples=False
+    )
     data = prepare(engines.connect(con), "people", options).data
     data = with_sensitive(con, "people", data, sensitive)
     lines = [

@@ -52,7 +52,7 @@ def qi_data(rows: int, seed: int) -> QIData:
     con.execute("SET enable_progress_bar = false")
     datasets.make_synthetic(con, "people", rows, seed)
     qis, sensitive, drop = list(datasets.SYNTH_QIS), [datasets.SYNTH_SENSITIVE], [datasets.SYNTH_IDENTIFIER]
-    options = make_options(2, qi=qis, sensitive=sensitive, drop=drop)
+    options = make_options(2, qi=qis, sensitive=sensitive, drop=drop, tuples=False)
     data = prepare(engines.connect(con), "people", options).data
     con.close()
     assert data is not None

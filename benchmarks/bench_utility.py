@@ -123,8 +123,9 @@ def pipeline_row(
 
 
 def qi_data(src: Source) -> QIData:
-    """The QIData the pipeline would cluster, without writing a release."""
-    options = make_options(2, qi=src.qis, sensitive=src.sensitive, drop=src.drop)
+    """The rows the pipeline would cluster one by one (the ablation's switches are those of
+    the row kernels), without writing a release."""
+    options = make_options(2, qi=src.qis, sensitive=src.sensitive, drop=src.drop, tuples=False)
     data = prepare(engines.connect(src.con), src.table, options).data
     assert data is not None
     return data

@@ -150,9 +150,10 @@ def assert_interrupted(proc: subprocess.Popen[str], err: str) -> None:
 def test_ctrl_c_while_clustering(tmp_path, rows, mode):
     db = make_people(tmp_path / "p.duckdb", rows)
     before = file_catalog(db)
+    # every row clustered (--rows): its distinct tuples would be clustered before the signal
     proc = sbc_sql(
         "anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis", "--keep", "note",
-        "--mode", mode,
+        "--mode", mode, "--rows",
     )  # fmt: skip
     wait_for_line(proc, "column 'note'")  # the last role line: the pull, then clustering
     time.sleep(0.5)

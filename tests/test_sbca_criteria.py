@@ -372,7 +372,9 @@ def _adult() -> QIData:
 
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=[*bench_criteria.QIS, bench_criteria.SENSITIVE])
-    options = make_options(5, qi=",".join(bench_criteria.QIS), sensitive=bench_criteria.SENSITIVE)
+    options = make_options(
+        5, qi=",".join(bench_criteria.QIS), sensitive=bench_criteria.SENSITIVE, tuples=False
+    )
     data = prepare(engines.connect(con), "adult", options).data
     out: QIData = bench_criteria.with_sensitive(con, "adult", data, bench_criteria.SENSITIVE)
     return out
