@@ -8,6 +8,8 @@ GROUP BY of the tuples, no row pulled, nothing left behind)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -47,15 +49,7 @@ def expanded(data: QIData) -> QIData:
     """The same data with every tuple repeated as many times as the rows it stands for."""
     assert data.multiplicity is not None
     rows = np.repeat(np.arange(data.n_rows), data.multiplicity)
-    return QIData(
-        data.names,
-        data.numeric,
-        tuple(c[rows] for c in data.columns),
-        data.lo,
-        data.hi,
-        data.cardinality,
-        data.weights,
-    )
+    return dataclasses.replace(data.take(rows), position=np.arange(len(rows)), multiplicity=None)
 
 
 def pulled_rows(result: sbc_sql.Result, table: str) -> bool:
@@ -103,17 +97,8 @@ def test_every_class_stands_for_k_rows_and_heavy_tuples_stand_alone(k: int, seed
 def test_ones_give_the_labels_of_rows() -> None:
     """Multiplicities of 1 are rows: the same labels as without multiplicities."""
     data = tuple_data(800, 3)
-    ones = QIData(
-        data.names,
-        data.numeric,
-        data.columns,
-        data.lo,
-        data.hi,
-        data.cardinality,
-        data.weights,
-        multiplicity=np.ones(data.n_rows, dtype=np.int64),
-    )
-    plain = QIData(data.names, data.numeric, data.columns, data.lo, data.hi, data.cardinality, data.weights)
+    ones = dataclasses.replace(data, multiplicity=np.ones(data.n_rows, dtype=np.int64))
+    plain = dataclasses.replace(data, multiplicity=None)
     for k in (2, 7):
         assert np.array_equal(sbca_plus(ones, k), sbca_plus(plain, k))
 
