@@ -106,7 +106,12 @@ def test_an_anonymize_run_loads_only_what_it_runs(tmp_path):
     res, names = imported(["anonymize", "--db", db, "-t", "patients", "-k", "5", "-q"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "verified 5-anonymous" in res.stdout
-    assert not names & set(NEVER_IN_A_RUN), sorted(names & set(NEVER_IN_A_RUN))
+    never = set(NEVER_IN_A_RUN)
+    if compiled.engine() != "ahead-of-time":
+        # no kernels compiled beside this checkout (an install that is not editable puts them
+        # in site-packages): numba's JIT runs them, and importing numba imports scipy itself
+        never.discard("scipy")
+    assert not names & never, sorted(names & never)
     if compiled.engine() == "ahead-of-time":  # the kernels compiled at install need no numba
         assert "numba" not in names and "llvmlite" not in names
 
