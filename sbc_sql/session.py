@@ -39,7 +39,7 @@ from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
 from .cluster.sbca_plus.algorithm import MAX_LABELS
 from .cluster.sensitive import REASONS
-from .engines.base import CsvOptions, Engine
+from .engines.base import CsvOptions, Engine, drop_table_sql
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
@@ -160,7 +160,7 @@ class Prepared:
     def close(self) -> None:
         """Drop the working table of distinct tuples, if one was made (idempotent)."""
         if self.tuples is not None:
-            self.engine.scratch(drop_table(self.tuples))
+            self.engine.scratch(drop_table_sql(self.tuples))
         self.tuples = None
 
     def release_arrays(self) -> None:
@@ -547,16 +547,18 @@ def prepare(
     planning.check_rows(plan, int(n_rows))
     timings["stats"] = time.perf_counter() - t
     # the distinct tuples first when they will be clustered: the QIs' statistics read them
-    t = time.perf_counter()
-    tuples = _store_tuples(engine, plan, int(n_rows))
-    if by_tuples(engine, plan):
+    tuples = None
+    estimated = by_tuples(engine, plan)
+    if estimated:
+        t = time.perf_counter()
+        tuples = _store_tuples(engine, plan, int(n_rows))
         timings["tuples"] = time.perf_counter() - t
     t = time.perf_counter()
     try:
-        return _prepared(engine, plan, int(n_rows), tuples, hierarchies, timings, t, say)
+        return _prepared(engine, plan, int(n_rows), tuples, estimated, hierarchies, timings, t, say)
     except BaseException:
         if tuples is not None:
-            engine.scratch(drop_table(tuples))
+            engine.scratch(drop_table_sql(tuples))
         raise
 
 
@@ -565,12 +567,14 @@ def _prepared(
     plan: planning.Plan,
     n_rows: int,
     tuples: str | None,
+    estimated: bool,
     hierarchies: Mapping[str, HierarchySpec] | None,
     timings: dict[str, float],
     t: float,
     say: Log,
 ) -> Prepared:
-    """prepare() once the rows are counted (and the distinct tuples stored, ``tuples``)."""
+    """prepare() once the rows are counted: ``tuples`` the distinct tuples' table (None:
+    none) and ``estimated`` whether they were estimated (Prepared.tuples, .estimated)."""
     st = stats.collect_stats(engine, plan, n_rows, tuples)
     planning.check_identifiers(plan, st.n_rows, st.distinct, say)
     _check_finite(plan, st)
@@ -593,7 +597,7 @@ def _prepared(
         check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
 
     prepared = Prepared(
-        engine, plan, st, None, None, hierarchies, timings, tuples=tuples, estimated=by_tuples(engine, plan)
+        engine, plan, st, None, None, hierarchies, timings, tuples=tuples, estimated=estimated
     )
     if in_workers(engine, plan):
         # the engine's workers read the rows where they are (see cluster())
@@ -626,23 +630,16 @@ def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
 
 
 def _store_tuples(engine: Engine, plan: planning.Plan, n_rows: int) -> str | None:
-    """The name of a new temporary table of the source's distinct QI tuples and their row
-    counts, when this run may cluster tuples (:func:`by_tuples`) and the table repeats its
-    tuples enough for that to pay: an estimate of the distinct tuples (read, so a dry run
-    decides as a real one does) at most :data:`TUPLE_SHARE` of the rows. None: rows."""
-    if not by_tuples(engine, plan):
-        return None
+    """For a run that may cluster tuples (:func:`by_tuples`), the name of a new temporary
+    table of the source's distinct QI tuples and their row counts, when the table repeats
+    its tuples enough for that to pay: an estimate of the distinct tuples (read, so a dry
+    run decides as a real one does) at most :data:`TUPLE_SHARE` of the rows. None: rows."""
     (estimate,) = engine.fetch_one(pull.tuple_estimate_sql(plan))
     if int(estimate or 0) > TUPLE_SHARE * n_rows:
         return None
     name = f"sbc_tuples_{secrets.token_hex(4)}"
     engine.scratch(pull.create_tuples_sql(plan, name))
     return name
-
-
-def drop_table(name: str) -> exp.Expression:
-    """DROP TABLE IF EXISTS of a working table."""
-    return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
 
 
 def _pull_tuples(prepared: Prepared) -> None:
@@ -835,11 +832,12 @@ def publish(
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
                     engine.execute(tree)
-            tuples = (prepared.tuples, f"{labels_name}_tuples") if prepared.tuples is not None else None
-            if tuples is not None:
-                engine.execute(write.create_classes_sql(plan, classes_tmp, tuples[1], row_id, tuples[0]))
-            else:
-                engine.execute(write.create_classes_sql(plan, classes_tmp, labels_name, row_id))
+            # a run that clustered tuples builds its classes from the tuples and their labels
+            tuples = (
+                None if prepared.tuples is None else (prepared.tuples, uploaded_tuple_labels(labels_name))
+            )
+            classes_from, classes_labels = tuples or (None, labels_name)
+            engine.execute(write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from))
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 
@@ -1044,6 +1042,12 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
         yield
 
 
+def uploaded_tuple_labels(labels: str) -> str:
+    """The name the tuples' own labels are uploaded under, beside the row labels ``labels``
+    of a run that clustered tuples (publish builds the class table from them)."""
+    return f"{labels}_tuples"
+
+
 @contextlib.contextmanager
 def _tuple_labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[None]:
     """The row labels under ``name`` of a run that clustered tuples: the tuples' labels
@@ -1051,8 +1055,7 @@ def _tuple_labels(prepared: Prepared, clustering: Clustering, name: str) -> Iter
     after)."""
     engine, run, plan = prepared.engine, clustering.run, clustering.plan
     assert prepared.tuples is not None
-    uploaded = f"{name}_tuples"  # publish() reads the tuples' labels under this name too
-    made = engine.dry
+    uploaded = uploaded_tuple_labels(name)
     t = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if run is not None and prepared.row_id is not None:
@@ -1067,12 +1070,10 @@ def _tuple_labels(prepared: Prepared, clustering: Clustering, name: str) -> Iter
                     plan, name, prepared.tuples, uploaded, engine.row_id("s"), engine.row_id("t")
                 )
             )
-            made = True
             prepared.stage("upload", t)
             yield
         finally:
-            if made:
-                engine.discard(name)  # a dry run lists it
+            engine.discard(name)  # a dry run lists it
 
 
 def js_diameter_sql(labels: str) -> exp.Expression:

@@ -70,6 +70,11 @@ class Capabilities:
     tuples: bool = False
 
 
+def drop_table_sql(name: str) -> exp.Expression:
+    """DROP TABLE IF EXISTS of a working table (a run's labels, its distinct tuples)."""
+    return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
+
+
 @dataclass(frozen=True)
 class ColumnInfo:
     name: str
@@ -352,7 +357,7 @@ class Engine(ABC):
 
     def discard(self, name: str) -> None:
         """Drop a working table the run made (the class labels)."""
-        self.execute(exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True))
+        self.execute(drop_table_sql(name))
 
     # ---- shared, in terms of the above ----
 
