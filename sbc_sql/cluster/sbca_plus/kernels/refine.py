@@ -115,6 +115,8 @@ def _add_row(
     r,
     lab,
     size,
+    wsz,
+    wt,
     head,
     nxt,
     prv,
@@ -137,6 +139,7 @@ def _add_row(
     dc = cat.shape[0]
     lab[r] = c
     size[c] += 1
+    wsz[c] += wt[r]
     prv[r] = -1
     nxt[r] = head[c]
     if head[c] >= 0:
@@ -176,6 +179,8 @@ def _remove_row(
     r,
     lab,
     size,
+    wsz,
+    wt,
     head,
     nxt,
     prv,
@@ -196,6 +201,7 @@ def _remove_row(
 ):
     dc = cat.shape[0]
     size[c] -= 1
+    wsz[c] -= wt[r]
     if prv[r] >= 0:
         nxt[prv[r]] = nxt[r]
     else:
@@ -398,8 +404,8 @@ def finish(
     for q in range(dc):
         if card[q] > vmax:
             vmax = card[q]
-    size = np.zeros(n_cls, dtype=np.int64)
-    wsz = np.zeros(n_cls, dtype=np.int64)  # the rows each class stands for
+    size = np.zeros(n_cls, dtype=np.int64)  # a class's rows (its NCP's shape)
+    wsz = np.zeros(n_cls, dtype=np.int64)  # ... and the rows they stand for (its cost)
     head = np.full(n_cls, -1, dtype=np.int64)
     nxt = np.full(n, -1, dtype=np.int64)
     prv = np.full(n, -1, dtype=np.int64)
@@ -424,12 +430,13 @@ def finish(
         c = lab[i]
         if c >= 0:
             lab[i] = -1
-            wsz[c] += wt[i]
             _add_row(
                 c,
                 i,
                 lab,
                 size,
+                wsz,
+                wt,
                 head,
                 nxt,
                 prv,
@@ -496,12 +503,13 @@ def finish(
             if best_c < 0:
                 lab[r] = -1
                 continue
-            wsz[best_c] += wt[r]
             _add_row(
                 best_c,
                 r,
                 lab,
                 size,
+                wsz,
+                wt,
                 head,
                 nxt,
                 prv,
@@ -721,16 +729,13 @@ def finish(
                 continue
             improved += 1
             B = best_b
-            wsz[A] -= w_r
-            wsz[B] += w_r
-            if best_kind == 2:
-                wsz[A] += wt[best_s]
-                wsz[B] -= wt[best_s]
             _remove_row(
                 A,
                 r,
                 lab,
                 size,
+                wsz,
+                wt,
                 head,
                 nxt,
                 prv,
@@ -757,6 +762,8 @@ def finish(
                     s,
                     lab,
                     size,
+                    wsz,
+                    wt,
                     head,
                     nxt,
                     prv,
@@ -780,6 +787,8 @@ def finish(
                     s,
                     lab,
                     size,
+                    wsz,
+                    wt,
                     head,
                     nxt,
                     prv,
@@ -806,6 +815,8 @@ def finish(
                 r,
                 lab,
                 size,
+                wsz,
+                wt,
                 head,
                 nxt,
                 prv,
