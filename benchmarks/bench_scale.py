@@ -153,8 +153,12 @@ def processes(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> list[
 
 
 def child_env() -> dict[str, str]:
-    """The same sbc_sql as this process imported, for processes run outside the checkout."""
-    return dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
+    """The same sbc_sql as this process imported, for processes run outside the checkout,
+    its bytecode written and read as an installed package's is (pip compiles it), whatever
+    PYTHONDONTWRITEBYTECODE says here: a timed process compiles no source."""
+    env = dict(os.environ, PYTHONPATH=str(Path(sbc_sql.__file__).parents[1]))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def figures(
