@@ -312,6 +312,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "labels": LABELS,
             "rows": ROWS,
             "classes": CLASSES,
+            "qi": [c.name for c in layout.qis],
             "inside": conj([verification.inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
             "cat": cats,
         },

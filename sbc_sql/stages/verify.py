@@ -240,6 +240,7 @@ def class_checks_sql(
         source=source,
         row_id=row_id,
         labels=labels,
+        qi=[c.name for c in layout.qis],
         inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
         cat=[c.name for c in layout.qis if c.kind != "numeric"],
     )

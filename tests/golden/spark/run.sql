@@ -304,6 +304,19 @@ WITH sizes AS (
   FROM `sbc_tmp_t_k3_rows`
   GROUP BY
     eq_class
+), labelled AS (
+  SELECT
+    l.eq_class AS sbc_eq_class,
+    s.`age`,
+    s.`born`,
+    s.`seen`,
+    s.`sex`,
+    s.`zip`
+  FROM `t` AS s
+  JOIN `sbc_labels` AS l
+    ON s.`id` = l.row_id
+  WHERE
+    l.eq_class >= 0
 )
 SELECT
   (
@@ -338,14 +351,11 @@ SELECT
   (
     SELECT
       COUNT(*)
-    FROM `t` AS s
-    JOIN `sbc_labels` AS l
-      ON s.`id` = l.row_id
+    FROM labelled AS s
     LEFT JOIN `sbc_tmp_t_k3_classes` AS g
-      ON g.eq_class = l.eq_class
+      ON g.eq_class = s.sbc_eq_class
     WHERE
-      l.eq_class >= 0
-      AND NOT COALESCE(
+      NOT COALESCE(
         (
           CASE
             WHEN s.`age` IS NULL
@@ -369,34 +379,26 @@ SELECT
   (
     SELECT
       COUNT(*)
-    FROM `t` AS s
-    JOIN `sbc_labels` AS l
-      ON s.`id` = l.row_id
+    FROM labelled AS s
     ANTI JOIN (
       SELECT
         eq_class,
         EXPLODE(`sex`) AS sbc_value
       FROM `sbc_tmp_t_k3_classes`
     ) AS u
-      ON l.eq_class = u.eq_class AND s.`sex` IS NOT DISTINCT FROM u.sbc_value
-    WHERE
-      l.eq_class >= 0
+      ON s.sbc_eq_class = u.eq_class AND s.`sex` IS NOT DISTINCT FROM u.sbc_value
   ) AS `sex_outside`,
   (
     SELECT
       COUNT(*)
-    FROM `t` AS s
-    JOIN `sbc_labels` AS l
-      ON s.`id` = l.row_id
+    FROM labelled AS s
     ANTI JOIN (
       SELECT
         eq_class,
         EXPLODE(`zip`) AS sbc_value
       FROM `sbc_tmp_t_k3_classes`
     ) AS u
-      ON l.eq_class = u.eq_class AND s.`zip` IS NOT DISTINCT FROM u.sbc_value
-    WHERE
-      l.eq_class >= 0
+      ON s.sbc_eq_class = u.eq_class AND s.`zip` IS NOT DISTINCT FROM u.sbc_value
   ) AS `zip_outside`;
 
 SELECT

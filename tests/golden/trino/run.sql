@@ -310,6 +310,19 @@ WITH sizes AS (
   FROM "sbc_tmp_t_k3_rows"
   GROUP BY
     eq_class
+), labelled AS (
+  SELECT
+    l.eq_class AS sbc_eq_class,
+    s."age",
+    s."born",
+    s."seen",
+    s."sex",
+    s."zip"
+  FROM "t" AS s
+  JOIN "sbc_labels" AS l
+    ON s."id" = l.row_id
+  WHERE
+    l.eq_class >= 0
 )
 SELECT
   (
@@ -344,14 +357,11 @@ SELECT
   (
     SELECT
       COUNT(*)
-    FROM "t" AS s
-    JOIN "sbc_labels" AS l
-      ON s."id" = l.row_id
+    FROM labelled AS s
     LEFT JOIN "sbc_tmp_t_k3_classes" AS g
-      ON g.eq_class = l.eq_class
+      ON g.eq_class = s.sbc_eq_class
     WHERE
-      l.eq_class >= 0
-      AND NOT COALESCE(
+      NOT COALESCE(
         (
           CASE
             WHEN s."age" IS NULL
@@ -375,12 +385,9 @@ SELECT
   (
     SELECT
       COUNT(*)
-    FROM "t" AS s
-    JOIN "sbc_labels" AS l
-      ON s."id" = l.row_id
+    FROM labelled AS s
     WHERE
-      l.eq_class >= 0
-      AND NOT EXISTS(
+      NOT EXISTS(
         SELECT
           1
         FROM (
@@ -397,18 +404,15 @@ SELECT
             )
         ) AS u
         WHERE
-          l.eq_class = u.eq_class AND s."sex" IS NOT DISTINCT FROM u.sbc_value
+          s.sbc_eq_class = u.eq_class AND s."sex" IS NOT DISTINCT FROM u.sbc_value
       )
   ) AS "sex_outside",
   (
     SELECT
       COUNT(*)
-    FROM "t" AS s
-    JOIN "sbc_labels" AS l
-      ON s."id" = l.row_id
+    FROM labelled AS s
     WHERE
-      l.eq_class >= 0
-      AND NOT EXISTS(
+      NOT EXISTS(
         SELECT
           1
         FROM (
@@ -425,7 +429,7 @@ SELECT
             )
         ) AS u
         WHERE
-          l.eq_class = u.eq_class AND s."zip" IS NOT DISTINCT FROM u.sbc_value
+          s.sbc_eq_class = u.eq_class AND s."zip" IS NOT DISTINCT FROM u.sbc_value
       )
   ) AS "zip_outside";
 
