@@ -17,7 +17,7 @@ from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.kernels.costs import INF
 from sbc_sql.cluster.sbca_plus.kernels.grow import _gather_pool, _num_key, _pool_num_keys
 from sbc_sql.cluster.sbca_plus.kernels.select import _select
-from sbc_sql.cluster.sbca_plus.kernels.similarity import _rank_values
+from sbc_sql.cluster.sbca_plus.kernels.similarity import BUCKET_SLACK, _rank_values
 from sbc_sql.cluster.similarity import Contingency
 
 SETTINGS = settings(
@@ -162,14 +162,28 @@ def test_many_categories_use_wider_codes():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(3, 40), st.integers(0, 2**31 - 1), st.booleans(), st.floats(0.0, 0.9))
-def test_similarity_ranks_sort_only_nonzero_counts_yet_match_a_full_sort(c, seed, share, zeros):
-    # _rank_values merges the run of zero counts in by code instead of sorting all c keys;
-    # the ranks must be those of a stable sort of every key, the seed first
+@given(
+    st.integers(3, 40),
+    st.integers(0, 2**31 - 1),
+    st.booleans(),
+    st.floats(0.0, 0.9),
+    st.sampled_from([6, 60, 5000]),
+    st.booleans(),
+)
+def test_similarity_ranks_match_a_full_sort(c, seed, share, zeros, most, buckets):
+    # _rank_values walks the values chained by count outward from the seed's count (or, for
+    # counts too large for its buckets, sorts the nonzero counts and merges the zero run in
+    # by code); either way the ranks must be those of a stable sort of every key, the seed
+    # first, float ties between the two sides of the seed's count included
     rng = np.random.default_rng(seed)
-    counts = rng.integers(0, 6, size=c).astype(np.int64)
+    counts = rng.integers(0, most, size=c).astype(np.int64)
     counts[rng.random(c) < zeros] = 0
     s = int(rng.integers(0, c))
+    if c > 4 and rng.random() < 0.5:
+        # values at the same distance on both sides of the seed's count
+        d = int(rng.integers(1, max(2, counts[s] + 1)))
+        counts[(s + 1) % c] = counts[s] + d
+        counts[(s + 2) % c] = max(0, counts[s] - d)
     total = float(counts.sum())
     x = counts.astype(np.float64)
     if share:
@@ -179,7 +193,8 @@ def test_similarity_ranks_sort_only_nonzero_counts_yet_match_a_full_sort(c, seed
     expected = np.empty(c)
     expected[np.argsort(key, kind="mergesort")] = np.arange(c) / (c - 1)
     tab = np.full(c + 3, -7.0)
-    _rank_values(counts, 0, c, s, total, share, tab, 3, np.empty(c), np.empty(c, np.int64))
+    heads = np.empty(2 * c + BUCKET_SLACK + 1 if buckets else 0, np.int64)
+    _rank_values(counts, 0, c, s, total, share, tab, 3, np.empty(c), np.empty(c, np.int64), heads)
     np.testing.assert_array_equal(tab[3:], expected)
     assert (tab[:3] == -7.0).all()
 

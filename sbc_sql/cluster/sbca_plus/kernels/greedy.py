@@ -11,7 +11,7 @@ from .criteria import active
 from .grow import _grow
 from .repair import repair
 from .select import _select
-from .similarity import _distances, sbc_tables
+from .similarity import BUCKET_SLACK, _distances, sbc_tables
 
 
 @njit(cache=True, nogil=True)
@@ -33,13 +33,14 @@ def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn,
             for i in range(n):
                 out[i] += w * (0.0 if (np.isnan(col[i]) and cnn[j]) else 1.0)
             continue
+        nul = 0.0 if cnn[j] else 1.0
+        width = hi - lo
         for i in range(n):
             x = col[i]
-            # a NULL's cost and a number's, each on its line
-            if np.isnan(x):  # noqa: SIM108
-                e = 0.0 if cnn[j] else 1.0
-            else:
-                e = max(hi, x) - min(lo, x) - (hi - lo)
+            # a number's cost, replaced by a NULL's: no branch, so the loop vectorizes
+            e = max(hi, x) - min(lo, x) - width
+            if np.isnan(x):
+                e = nul
             out[i] += w * e
     for q in range(cat.shape[0]):
         if not cat_act[q]:
@@ -48,8 +49,7 @@ def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn,
         col = cat[q]
         base = cbase[q]
         for i in range(n):
-            if not inset[base + col[i]]:
-                out[i] += c
+            out[i] += 0.0 if inset[base + col[i]] else c
 
 
 @njit(cache=True, nogil=True)
@@ -212,6 +212,7 @@ def greedy_pass(
         top = max(top, card[q])
     rank_keys = np.empty(top, dtype=np.float64)  # sbc_tables' scratch
     rank_vals = np.empty(top, dtype=np.int64)
+    rank_heads = np.empty(2 * top + BUCKET_SLACK + 1, dtype=np.int64)
     glo = np.empty(dn)
     ghi = np.empty(dn)
     gnn = np.zeros(dn, dtype=np.int64)
@@ -225,8 +226,9 @@ def greedy_pass(
         for q in range(dc):
             seed_codes[q] = cat[q, seed]
         sbc_tables(
-            seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase, rank_keys, rank_vals
-        )
+            seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase,
+            rank_keys, rank_vals, rank_heads,
+        )  # fmt: skip
         _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
         alive[seed] = False
         members[0] = seed
