@@ -5,7 +5,12 @@ Per class c: size[c], the member list (head[c], nxt/prv per row), numeric bounds
 counts lo/hi/nn[c, j], categorical distinct counts dist_[c, q], and S[c] = sum_q w_q NCP_q,
 so the class costs size[c] * S[c]. How many rows of class c hold value v of QI q lives in
 an open-addressing hash keyed (c * dc + q) * vmax + v: O(n d) memory whatever the
-cardinalities.
+cardinalities. The swaps, tried from each row with every partner in its window, read three
+facts per categorical QI instead of probing the hash for them: whether the partner alone
+holds its value in its class (a bit per row and QI, redone for the two classes a move or
+swap changes), whether the row's own class holds the partner's value (the class's values
+marked while its row is tried) and whether the partner's class holds the row's value (a bit
+per class and QI, found once per row).
 """
 
 from __future__ import annotations
@@ -226,6 +231,44 @@ def _remove_row(
         hv[h] -= 1
         if hv[h] == 0:
             dist_[c, q] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _mark_alone(c, head, nxt, cat, cat_act, vmax, hk, hv, shift, alone):
+    """``alone[i]`` for each row i of class c: bit q set when no other row of c holds its
+    value of (active) categorical QI q."""
+    dc = cat.shape[0]
+    i = head[c]
+    while i >= 0:
+        bits = np.int64(0)
+        for q in range(dc):
+            if cat_act[q] and hv[_hslot(hk, (c * dc + q) * vmax + cat[q, i], shift)] == 1:
+                bits |= np.int64(1) << np.int64(q)
+        alone[i] = bits
+        i = nxt[i]
+
+
+@njit(cache=True, nogil=True)
+def _mark_values(c, head, nxt, cat, cat_act, vmax, marks, on):
+    """``marks[q * vmax + v]`` set to ``on`` for every value v of QI q that class c holds."""
+    dc = cat.shape[0]
+    i = head[c]
+    while i >= 0:
+        for q in range(dc):
+            if cat_act[q]:
+                marks[q * vmax + cat[q, i]] = on
+        i = nxt[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _holds(c, r, cat, cat_act, vmax, hk, hv, shift):
+    """Bit q set when class c holds row r's value of (active) categorical QI q."""
+    dc = cat.shape[0]
+    bits = np.int64(0)
+    for q in range(dc):
+        if cat_act[q] and hv[_hslot(hk, (c * dc + q) * vmax + cat[q, r], shift)] != 0:
+            bits |= np.int64(1) << np.int64(q)
+    return bits
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -539,6 +582,17 @@ def finish(
     a_nn = np.empty(dn, dtype=np.int64)
     a_uniq = np.zeros(dc, dtype=np.bool_)
     seen = np.full(n_cls, -1, dtype=np.int64)
+    # per row, bit q: it alone holds its value of QI q in its class (kept for the classes a
+    # move or swap changes); per class, bit q: it holds the current row's value of QI q
+    # (for turn ``tick``); the values of the current row's class, marked: the swaps' value
+    # tests read these instead of the value-count hash
+    alone = np.zeros(n, dtype=np.int64)
+    for c in range(n_cls):
+        _mark_alone(c, head, nxt, cat, cat_act, vmax, hk, hv, shift, alone)
+    held = np.zeros(n_cls, dtype=np.int64)
+    held_at = np.full(n_cls, -1, dtype=np.int64)
+    marks = np.zeros(dc * vmax, dtype=np.bool_)
+    tick = 0
     moves = 0
     swaps = 0
     passes = 0
@@ -576,8 +630,7 @@ def finish(
             for q in range(dc):
                 if not cat_act[q]:
                     continue
-                key = (A * dc + q) * vmax + cat[q, r]
-                a_uniq[q] = hv[_hslot(hk, key, shift)] == 1
+                a_uniq[q] = (alone[r] >> np.int64(q)) & 1 == 1
                 dq = dist_[A, q]
                 if a_uniq[q]:
                     dq -= 1
@@ -589,6 +642,9 @@ def finish(
             swaps_ok = s_a_minus < S[A] or (has_t and lc[A, tgt[r]] < lm[A])
             if not swaps_ok and wa - w_r < k:
                 continue
+            tick += 1
+            if swaps_ok:
+                _mark_values(A, head, nxt, cat, cat_act, vmax, marks, True)
             a_ok = -1  # whether A keeps the criteria without r: not yet known
             best_gain = eps
             best_kind = 0
@@ -601,6 +657,10 @@ def finish(
                 sb = size[B]
                 wb = wsz[B]
                 cost_b = wb * S[B]
+                if held_at[B] != tick:
+                    held_at[B] = tick
+                    held[B] = _holds(B, r, cat, cat_act, vmax, hk, hv, shift)
+                hb = held[B]
                 # move r into B
                 if wa - w_r >= k and seen[B] != r:
                     seen[B] = r
@@ -619,8 +679,7 @@ def finish(
                         if not cat_act[q]:
                             continue
                         dq = dist_[B, q]
-                        key = (B * dc + q) * vmax + cat[q, r]
-                        if hv[_hslot(hk, key, shift)] == 0:
+                        if (hb >> np.int64(q)) & 1 == 0:
                             dq += 1
                             if dq > vlim[q]:
                                 fits = False
@@ -691,12 +750,12 @@ def finish(
                     da = dist_[A, q]
                     if a_uniq[q]:
                         da -= 1
-                    if hv[_hslot(hk, (A * dc + q) * vmax + vs, shift)] == 0:
+                    if not marks[q * vmax + vs]:
                         da += 1
                     db = dist_[B, q]
-                    if hv[_hslot(hk, (B * dc + q) * vmax + vs, shift)] == 1:
+                    if (alone[s] >> np.int64(q)) & 1 == 1:
                         db -= 1
-                    if hv[_hslot(hk, (B * dc + q) * vmax + vr, shift)] == 0:
+                    if (hb >> np.int64(q)) & 1 == 0:
                         db += 1
                     if da > vlim[q] or db > vlim[q]:
                         fits = False
@@ -725,6 +784,8 @@ def finish(
                     best_kind = 2
                     best_s = s
                     best_b = B
+            if swaps_ok:
+                _mark_values(A, head, nxt, cat, cat_act, vmax, marks, False)
             if best_kind == 0:
                 continue
             improved += 1
@@ -846,6 +907,8 @@ def finish(
             S[B] = _class_sum(B, size, lo, hi, nn, dist_, span, wn, num_act, wc, cat_act, card)
             if used[0] * 2 > cap:
                 used[0] = _build_counts(lab, cat, cat_act, vmax, hk, hv, shift, dist_)
+            _mark_alone(A, head, nxt, cat, cat_act, vmax, hk, hv, shift, alone)
+            _mark_alone(B, head, nxt, cat, cat_act, vmax, hk, hv, shift, alone)
         if improved == 0 or stop[0]:
             break
     stats[0] = passes
