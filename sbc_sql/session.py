@@ -184,10 +184,12 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Clustering:
-    """One algorithm's classes at one k: the plan they are for and a class id per row."""
+    """One algorithm's classes at one k: the plan they are for and a class id per row, and
+    the classes' value sets when they are made beside the clustering (write.value_sets)."""
 
     plan: planning.Plan
     run: ClusterRun | None
+    sets: pa.Table | None = None
 
 
 def anonymize(
@@ -776,7 +778,13 @@ def cluster(
                 f"a value of '{column}' forces classes of at least {forced:,} rows under "
                 "beta-likeness: its rows are suppressed"
             )
-    return Clustering(plan, run)
+    sets = None
+    if write.sets_beside(plan, prepared.engine.capabilities.value_sets):
+        # generalizing is writing: its seconds are the write's
+        t = time.perf_counter()
+        sets = write.value_sets(prepared.data, run.labels, prepared.stats.domains, plan)
+        prepared.stage("write", t)
+    return Clustering(plan, run, sets)
 
 
 def _cluster_in_workers(prepared: Prepared, plan: planning.Plan, log: Log | None) -> Clustering:
@@ -827,7 +835,11 @@ def publish(
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
     try:
-        with _labels(prepared, clustering, labels_name), engine.transaction():
+        with (
+            _labels(prepared, clustering, labels_name),
+            engine.transaction(),
+            contextlib.ExitStack() as stack,
+        ):
             t = time.perf_counter()
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
@@ -837,7 +849,16 @@ def publish(
                 None if prepared.tuples is None else (prepared.tuples, uploaded_tuple_labels(labels_name))
             )
             classes_from, classes_labels = tuples or (None, labels_name)
-            engine.execute(write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from))
+            sets = None
+            if write.sets_beside(plan, engine.capabilities.value_sets) and (
+                engine.dry or clustering.sets is not None
+            ):
+                sets = f"{labels_name}_sets"
+                if clustering.sets is not None:
+                    stack.enter_context(engine.upload(sets, clustering.sets))
+            engine.execute(
+                write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
+            )
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 

@@ -121,6 +121,11 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # few distinct QI tuples: the tuples are clustered and the rows labelled by a join
     con.execute("CREATE TABLE few AS SELECT age % 3 AS band, sex, zip, dis FROM t")
     sbc_sql.anonymize(engine, "few", 3, output="rt", qi=["band", "sex", "zip"], sensitive=["dis"])
+    # a categorical QI of a type an upload would not give back (an ENUM): the class table
+    # aggregates its value sets, as on the engines that take no uploaded sets
+    con.execute("CREATE TYPE zips AS ENUM (SELECT DISTINCT zip FROM t WHERE zip IS NOT NULL)")
+    con.execute("CREATE TABLE coded AS SELECT age, sex, CAST(zip AS zips) AS zip, dis FROM t")
+    sbc_sql.anonymize(engine, "coded", 3, output="re", qi=["age", "sex", "zip"], sensitive=["dis"])
     # criteria and a background-knowledge bound (one sensitive column)
     one = {**ROLES, "sensitive": ["dis"], "drop": ["id", "pay"]}
     sbc_sql.anonymize(engine, "t", 3, output="rb", bk_threshold=1.0, max_suppression=0.5, **one)

@@ -14,8 +14,10 @@ from helpers import q
 
 from sbc_sql import engines
 from sbc_sql import plan as spec
+from sbc_sql.cluster.model import QIData
 from sbc_sql.sql.dialects import DISTINCT_VALUE_SETS
 from sbc_sql.stages import write as generalize
+from sbc_sql.stages.stats import encode as stats_encode
 
 ROWS = 60
 
@@ -86,3 +88,59 @@ def test_many_value_sets_are_one_grouping_of_one_join(con, qis) -> None:
     names = operators(con, statement)
     assert sum("GROUP_BY" in n for n in names) == 1, names
     assert sum("JOIN" in n for n in names) == 1, names
+
+
+def codes_of(con: duckdb.DuckDBPyConnection, column: str) -> tuple[np.ndarray, pa.Array]:
+    """A column's value codes against its sorted non-NULL domain (NULL the last code), as
+    the pull makes them, and that domain."""
+    domain = con.sql(
+        f"SELECT DISTINCT {q(column)} AS v FROM t WHERE v IS NOT NULL ORDER BY v"
+    ).to_arrow_table()
+    domain = domain.column(0).combine_chunks()
+    values = con.sql(f"SELECT {q(column)} FROM t ORDER BY rowid").to_arrow_table().column(0)
+    return stats_encode(values, domain), domain
+
+
+@pytest.mark.parametrize("qis", [2, 5])
+def test_value_sets_made_beside_the_clustering_are_the_engines(con, qis) -> None:
+    # value_sets makes from the value codes, in this process, what the class table's
+    # LIST aggregates make in the engine: the same lists, of the same types, suppressed
+    # rows left out; on any other type of categorical the engine aggregates them
+    plan, statement = wide(con, qis)
+    assert not generalize.sets_beside(plan, True)  # c0 is an ENUM
+    con.execute(statement)
+    cats = [c for c in plan.categorical_qis if c.name != "c0"]
+    plain = spec.make_plan(
+        engines.connect(con).open_source("t"),
+        spec.Options(k=2, algorithm="mondrian", qi=["age", *(c.name for c in cats)], drop=["c0"]),
+    )
+    assert generalize.sets_beside(plain, True) and not generalize.sets_beside(plain, False)
+    encoded = {c.name: codes_of(con, c.name) for c in cats}
+    labels = np.arange(ROWS) // 6
+    labels[[0, 7, 8, 59]] = -1  # suppressed rows
+    con.register("labs2", pa.table({"row_id": np.arange(ROWS), "eq_class": labels}))
+    data = QIData(
+        tuple(c.name for c in cats),
+        tuple(False for _ in cats),
+        tuple(encoded[c.name][0] for c in cats),
+        tuple(float("nan") for _ in cats),
+        tuple(float("nan") for _ in cats),
+        tuple(len(encoded[c.name][1]) + 1 for c in cats),
+        tuple(1.0 for _ in cats),
+    )
+    sets = generalize.value_sets(data, labels, {c.name: encoded[c.name][1] for c in cats}, plain)
+    con.register("sets", sets)
+    engine = engines.connect(con)
+    for name, uploaded in (("by_sql", None), ("beside", "sets")):
+        con.execute(
+            engine.sql(generalize.create_classes_sql(plain, name, "labs2", engine.row_id("s"), sets=uploaded))
+        )
+    got = {}
+    for name in ("by_sql", "beside"):
+        result = con.execute(f"SELECT * FROM {name} ORDER BY eq_class")
+        got[name] = ([str(d[1]) for d in result.description], result.fetchall())
+    assert got["beside"] == got["by_sql"]
+    assert con.execute("SELECT COUNT(*) FROM beside").fetchone() == (ROWS // 6,)
+    assert any(
+        None in v for r in con.execute("SELECT * FROM beside").fetchall() for v in r if isinstance(v, list)
+    )

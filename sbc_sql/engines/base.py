@@ -68,6 +68,11 @@ class Capabilities:
     #: joins rows to their distinct QI tuple on every QI with NULL equal to NULL as a hash
     #: join, so a run may cluster tuples and label the rows in the engine (stages.pull)
     tuples: bool = False
+    #: takes an uploaded Arrow table without copying it (a registered table), so the class
+    #: table's value sets are made in this process from the pulled value codes and uploaded
+    #: (stages.write.value_sets), cheaper than the engine's LIST aggregates over many small
+    #: classes
+    value_sets: bool = False
 
 
 def drop_table_sql(name: str) -> exp.Expression:

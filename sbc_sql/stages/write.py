@@ -12,20 +12,32 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
+from ..arrays import from_numpy
+from ..cluster.model import QIData
 from ..plan import CLASS_SIZE, Column, Plan
 from ..sql.nodes import alias, ref, value_set
 from ..sql.templates import ident, render
 
 
-def classes_projection(plan: Plan) -> list[exp.Expression]:
-    """Class table columns: eq_class, class_size, then each QI's generalization in source order."""
+def classes_projection(plan: Plan, uploaded: bool = False) -> list[exp.Expression]:
+    """Class table columns: eq_class, class_size, then each QI's generalization in source
+    order; with ``uploaded``, each categorical QI's set is v's, as a list of its type."""
     out: list[exp.Expression] = [
         alias(ref("sbc_eq_class", "g"), "eq_class"),
         alias(ref("sbc_size", "g"), CLASS_SIZE),
     ]
-    return out + [alias(ref(name, "g"), name) for c in plan.qis for name in c.release_columns]
+    for c in plan.qis:
+        if uploaded and c.kind == "categorical":
+            out.append(
+                alias(exp.cast(ref(c.name, "v"), exp.DataType.build(f"{c.type}[]", dialect="duckdb")), c.name)
+            )
+        else:
+            out += [alias(ref(name, "g"), name) for name in c.release_columns]
+    return out
 
 
 def release_projection(columns: Sequence[Column]) -> list[exp.Expression]:
@@ -42,15 +54,84 @@ def release_projection(columns: Sequence[Column]) -> list[exp.Expression]:
 TUPLE_COUNT = "sbc_count"
 
 
+#: categorical QI types whose values come back from an uploaded Arrow list as the engine
+#: stored them (text, booleans, integers): their value sets may be made in this process
+_PLAIN_SET_TYPES = frozenset(
+    {"VARCHAR", "TEXT", "STRING", "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT"}
+    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+)
+
+
+def sets_beside(plan: Plan, uploads_sets: bool) -> bool:
+    """Whether this release's value sets are made in this process (:func:`value_sets`) and
+    uploaded, rather than aggregated by the class table's statement: on an engine that takes
+    an upload without copying it (``Capabilities.value_sets``), when every categorical QI is
+    of a type that an upload returns unchanged. A plan decision, so a dry run shows the
+    statements of a real run."""
+    cats = plan.categorical_qis
+    return uploads_sets and bool(cats) and all(c.type.upper() in _PLAIN_SET_TYPES for c in cats)
+
+
+def value_sets(data: QIData, labels: np.ndarray, domains: Mapping[str, pa.Array], plan: Plan) -> pa.Table:
+    """One row per class of ``labels`` (the class of each row of ``data``; below 0:
+    suppressed): its id, then each categorical QI's value set, the sorted distinct values of
+    its rows with NULL as one trailing element, as create_classes's aggregate makes it.
+
+    A row's value code is its value's position in the QI's domain, which the statistics read
+    in the engine's own order (NULL the last code), so sorting (class, code) pairs sorts each
+    set as the engine would. The rows are put in class order once (a stable sort); each QI's
+    pairs are then runs of a few rows to sort and deduplicate: 1,000,000 rows and five sets
+    in about 0.2 s."""
+    keep = labels >= 0
+    lab = labels[keep]
+    order = np.argsort(lab, kind="stable")
+    lab = lab[order]
+    starts = np.flatnonzero(np.r_[True, lab[1:] != lab[:-1]]) if len(lab) else np.zeros(0, np.int64)
+    n_classes = len(starts)
+    # each row's class as 0 .. n_classes - 1
+    member = np.cumsum(np.r_[False, lab[1:] != lab[:-1]], dtype=np.int64) if len(lab) else lab
+    columns: dict[str, pa.Array] = {"eq_class": from_numpy(lab[starts].astype(np.int64, copy=False))}
+    index = {name: q for q, name in enumerate(data.names)}
+    for column in plan.categorical_qis:
+        domain = domains[column.name]
+        width = len(domain) + 1  # the NULL code is len(domain)
+        codes = np.asarray(data.columns[index[column.name]])[keep][order]
+        pairs = np.sort(member * width + codes, kind="stable")
+        pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
+        offsets = np.zeros(n_classes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(pairs // width, minlength=n_classes), out=offsets[1:])
+        values = pa.concat_arrays([domain, pa.nulls(1, domain.type)]).take(from_numpy(pairs % width))
+        columns[column.name] = pa.LargeListArray.from_arrays(from_numpy(offsets), values)
+    return pa.Table.from_arrays(list(columns.values()), names=list(columns))
+
+
 def create_classes_sql(
-    plan: Plan, table: str, labels: str, row_id: exp.Expression, tuples: str | None = None
+    plan: Plan,
+    table: str,
+    labels: str,
+    row_id: exp.Expression,
+    tuples: str | None = None,
+    sets: str | None = None,
 ) -> exp.Expression:
     """The class table from the source's rows and their labels, or, with ``tuples``, from
     the distinct tuples' table and the tuples' labels (``labels`` and ``row_id`` then
-    those of the tuples): a class's size is then the sum of its tuples' row counts."""
+    those of the tuples): a class's size is then the sum of its tuples' row counts. With
+    ``sets``, the value sets are those uploaded under that name (:func:`value_sets`)."""
     size: exp.Expression = exp.Count(this=exp.Star())
     if tuples is not None:
         size = exp.cast(exp.Sum(this=ref(TUPLE_COUNT, "s")), exp.DataType.Type.BIGINT)
+    if sets is not None:
+        return render(
+            "create_classes_sets",
+            classes=table,
+            source=tuples or plan.source.name,
+            row_id=row_id,
+            labels=labels,
+            size=size,
+            num=[c.name for c in plan.numeric_qis],
+            sets=sets,
+            projection=classes_projection(plan, uploaded=True),
+        )
     return render(
         "create_classes",
         classes=table,
