@@ -182,10 +182,12 @@ class Prepared:
         return plan
 
 
-@dataclass(frozen=True)
+@dataclass
 class Clustering:
     """One algorithm's classes at one k: the plan they are for and a class id per row, and
-    the classes' value sets when they are made beside the clustering (write.value_sets)."""
+    the classes' value sets when they are made beside the clustering (write.value_sets),
+    which publish lets go once the class table holds them (at 10,000,000 rows several
+    hundred megabytes)."""
 
     plan: planning.Plan
     run: ClusterRun | None
@@ -835,11 +837,7 @@ def publish(
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
     try:
-        with (
-            _labels(prepared, clustering, labels_name),
-            engine.transaction(),
-            contextlib.ExitStack() as stack,
-        ):
+        with _labels(prepared, clustering, labels_name), engine.transaction():
             t = time.perf_counter()
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
@@ -854,11 +852,13 @@ def publish(
                 engine.dry or clustering.sets is not None
             ):
                 sets = f"{labels_name}_sets"
-                if clustering.sets is not None:
-                    stack.enter_context(engine.upload(sets, clustering.sets))
-            engine.execute(
-                write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
-            )
+            with contextlib.ExitStack() as uploaded:
+                if sets is not None and clustering.sets is not None:
+                    uploaded.enter_context(engine.upload(sets, clustering.sets))
+                engine.execute(
+                    write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
+                )
+            clustering.sets = None
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 
