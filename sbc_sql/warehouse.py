@@ -80,9 +80,10 @@ class KeyedDuckDB(DuckDBEngine):
     """The DuckDB engine with the source's rows named by a declared key column (when
     ``row_key`` is set) instead of DuckDB's row position. Its runs label rows one by one:
     the SQL printed for a warehouse joins the labels to the rows by their ids, not by their
-    tuples (a join on every QI with NULL equal to NULL is no hash join in every dialect)."""
+    tuples (a join on every QI with NULL equal to NULL is no hash join in every dialect),
+    and its class table aggregates the value sets (the warehouse has no uploaded sets)."""
 
-    capabilities = dataclasses.replace(DuckDBEngine.capabilities, tuples=False)
+    capabilities = dataclasses.replace(DuckDBEngine.capabilities, tuples=False, value_sets=False)
     row_key: str | None = None
 
     def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
