@@ -237,6 +237,21 @@ def process_times(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> l
     return sorted(float(process(cmd, env, cwd)["seconds"]) for _ in range(runs))  # type: ignore[arg-type]
 
 
+#: what an anonymize process cannot do without importing: the arrays, Arrow's compute
+#: functions, the database, the SQL builder and its DuckDB generator, the command line
+FLOOR_IMPORTS = "import numpy, pyarrow.compute, duckdb, sqlglot, sqlglot.generators.duckdb, typer"
+
+
+def interpreter_seconds(code: str, env: dict[str, str], runs: int) -> list[float]:
+    """Seconds of ``runs`` processes of the interpreter running ``code``, sorted."""
+    done = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        done.append(time.perf_counter() - t)
+    return sorted(done)
+
+
 def adult(k: int, runs: int) -> dict[str, object]:
     """Adult in Python (after a warm-up that loads the kernels) and as whole processes, with
     the kernels compiled at install and on numba's JIT."""
@@ -256,6 +271,9 @@ def adult(k: int, runs: int) -> dict[str, object]:
         done = [process(cmd, child_env(), tmp) for _ in range(runs)]
         # the same processes on numba's JIT (its import and cache loading)
         jit = [process(cmd, dict(child_env(), SBC_SQL_KERNELS="jit"), tmp) for _ in range(runs)]
+        # the floor under any such process: the interpreter, and the imports it needs
+        bare = interpreter_seconds("pass", child_env(), runs)
+        floor = interpreter_seconds(FLOOR_IMPORTS, child_env(), runs)
     out = figures("adult", "Adult", rows, distinct, k, floor, done)
     # in Python the figures are those of the median call in this process
     out.update(
@@ -264,6 +282,8 @@ def adult(k: int, runs: int) -> dict[str, object]:
         python_seconds=[r["seconds"] for r in inside],
         process_kernels=compiled.engine(),
         process_jit_seconds=sorted(r["seconds"] for r in jit),
+        bare_seconds=bare,
+        import_floor_seconds=floor,
     )
     assert out["ncp"] == mid["ncp"], (out["ncp"], mid["ncp"])
     return out

@@ -291,6 +291,13 @@ def scale_page(fig: dict[str, Any], before: dict[str, Any] | None) -> str:
             f"(`SBC_SQL_KERNELS=jit`): {_spread(adult['process_jit_seconds'])}; with them "
             f"({adult['process_kernels']}): {_spread(adult['process_seconds'])}."
         )
+        if "import_floor_seconds" in adult:
+            notes.append(
+                "The floor under an Adult process, in the same run: a bare interpreter "
+                f"{_spread(adult['bare_seconds'])}; the interpreter importing what an anonymize "
+                f"process cannot do without (numpy, pyarrow.compute, duckdb, sqlglot and its "
+                f"DuckDB generator, typer) {_spread(adult['import_floor_seconds'])}."
+            )
     growth = _measure(by, "adult3m_growing", "growth")
     if growth is not None:
         notes.append(f"From 1M to 3M rows of Adult growing the run's seconds grow as rows^{growth:.2f}.")
