@@ -858,7 +858,11 @@ def publish(
                 engine.execute(
                     write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
                 )
-            clustering.sets = None
+            if clustering.sets is not None:
+                clustering.sets = None
+                # Arrow's allocator keeps what it freed for reuse: give the lists' memory
+                # back before the statements that read the source again
+                pa.default_memory_pool().release_unused()
             engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
             prepared.stage("write", t)
 
