@@ -147,3 +147,27 @@ def test_a_flat_release_with_two_value_sets_in_a_class_fails(built, value):
     con.execute(f"UPDATE flat SET sex = {value} WHERE eq_class = 0 AND dis = 'd0'")
     verdict = sbc_sql.verify(con, "t", "flat", 4)
     assert verdict.facts["mixed_classes"] == 1
+
+
+@pytest.mark.parametrize(
+    ("row_ids", "says"),
+    [
+        # row 1 labelled twice, row 0 not at all: as many labels as rows
+        ([1, 1, *range(2, 12)], "(0 naming no source row, 1 source rows unlabelled)"),
+        # a label naming a row the source lacks, row 0 not labelled
+        ([99, *range(1, 12)], "(1 naming no source row, 1 source rows unlabelled)"),
+        # one label too many: row 5 twice
+        ([*range(12), 5], "12 source rows but 13 labels (0 naming no source row, 0 source rows"),
+    ],
+)
+def test_each_source_row_must_be_labelled_exactly_once(built, row_ids, says) -> None:
+    # labels keep their classes (the class and row tables stay those of the good labels);
+    # only which source row each label names is broken
+    con, layout = built
+    classes = [*(np.arange(12) // 4), 2][: len(row_ids)]
+    con.register("labs", pa.table({"row_id": np.array(row_ids), "eq_class": np.array(classes)}))
+    verdict = check(con, layout)
+    assert not verdict.ok
+    assert any(says in p and "each row must be labelled once" in p for p in verdict.problems), (
+        verdict.problems
+    )

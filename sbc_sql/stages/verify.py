@@ -317,12 +317,12 @@ def verify_with_labels(
             f"{facts['outside']} QI value(s) lie outside their class's range or set "
             "(numeric QIs counted once per row)"
         )
-    source_rows, n_labels, labelled, suppressed, unlabelled = engine.fetch_one(coverage)
+    source_rows, n_labels, strays, suppressed, unlabelled = engine.fetch_one(coverage)
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
-    if n_labels != source_rows or labelled != source_rows or unlabelled:
+    if n_labels != source_rows or strays or unlabelled:
         problems.append(
-            f"{source_rows} source rows but {labelled} labelled once "
-            f"({n_labels} labels, {unlabelled} unlabelled)"
+            f"{source_rows} source rows but {n_labels} labels ({strays} naming no source row, "
+            f"{unlabelled} source rows unlabelled): each row must be labelled once"
         )
     if facts["released"] != source_rows - suppressed:
         problems.append(

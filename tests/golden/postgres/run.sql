@@ -425,32 +425,16 @@ SELECT
       COUNT(*)
     FROM "t"
   ) AS source_rows,
-  (
-    SELECT
-      COUNT(*)
-    FROM "sbc_labels"
-  ) AS labels,
-  (
-    SELECT
-      COUNT(DISTINCT row_id)
-    FROM "sbc_labels"
-  ) AS labelled_rows,
-  (
-    SELECT
-      COUNT(*)
-    FROM "sbc_labels"
-    WHERE
-      eq_class < 0
-  ) AS suppressed,
-  (
-    SELECT
-      COUNT(*)
-    FROM "t" AS s
-    LEFT JOIN "sbc_labels" AS l
-      ON s."id" = l.row_id
-    WHERE
-      l.row_id IS NULL
-  ) AS unlabelled;
+  COUNT(l.row_id) AS labels,
+  COUNT(*) FILTER(WHERE
+    s."id" IS NULL) AS strays,
+  COUNT(*) FILTER(WHERE
+    l.eq_class < 0) AS suppressed,
+  COUNT(*) FILTER(WHERE
+    l.row_id IS NULL) AS unlabelled
+FROM "t" AS s
+FULL JOIN "sbc_labels" AS l
+  ON s."id" = l.row_id;
 
 WITH expected AS (
   SELECT
