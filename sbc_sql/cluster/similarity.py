@@ -36,7 +36,7 @@ class Contingency:
                 self.counts[q] = np.asarray(value_counts[q], dtype=np.int64).copy()
             else:
                 self.counts[q] = np.bincount(data.columns[q], weights, minlength=self.card[q]).astype(
-                    np.int64
+                    np.int64, copy=False
                 )
         self.pair: dict[tuple[int, int], np.ndarray] = {}
         for m, n in self.pairs:
@@ -47,7 +47,7 @@ class Contingency:
                 self.pair[(m, n)] = (
                     np.bincount(flat, weights, minlength=self.card[m] * self.card[n])
                     .reshape(self.card[m], self.card[n])
-                    .astype(np.int64)
+                    .astype(np.int64, copy=False)  # counted in int64 already unless weighted
                 )
 
     def remove(self, data: QIData, rows: np.ndarray) -> None:
