@@ -273,7 +273,7 @@ def adult(k: int, runs: int) -> dict[str, object]:
         jit = [process(cmd, dict(child_env(), SBC_SQL_KERNELS="jit"), tmp) for _ in range(runs)]
         # the floor under any such process: the interpreter, and the imports it needs
         bare = interpreter_seconds("pass", child_env(), runs)
-        floor = interpreter_seconds(FLOOR_IMPORTS, child_env(), runs)
+        imports = interpreter_seconds(FLOOR_IMPORTS, child_env(), runs)
     out = figures("adult", "Adult", rows, distinct, k, floor, done)
     # in Python the figures are those of the median call in this process
     out.update(
@@ -283,7 +283,7 @@ def adult(k: int, runs: int) -> dict[str, object]:
         process_kernels=compiled.engine(),
         process_jit_seconds=sorted(r["seconds"] for r in jit),
         bare_seconds=bare,
-        import_floor_seconds=floor,
+        import_floor_seconds=imports,
     )
     assert out["ncp"] == mid["ncp"], (out["ncp"], mid["ncp"])
     return out
