@@ -20,7 +20,7 @@ from ..arrays import from_numpy
 from ..cluster.model import QIData
 from ..plan import CLASS_SIZE, Column, Plan
 from ..sql.nodes import alias, ref, value_set
-from ..sql.templates import ident, render
+from ..sql.templates import SlotValue, ident, render
 
 
 def classes_projection(plan: Plan, uploaded: bool = False) -> list[exp.Expression]:
@@ -148,26 +148,19 @@ def create_classes_sql(
     size: exp.Expression = exp.Count(this=exp.Star())
     if tuples is not None:
         size = exp.cast(exp.Sum(this=ref(TUPLE_COUNT, "s")), exp.DataType.Type.BIGINT)
+    slots: dict[str, SlotValue] = {
+        "classes": table,
+        "source": tuples or plan.source.name,
+        "row_id": row_id,
+        "labels": labels,
+        "size": size,
+        "num": [c.name for c in plan.numeric_qis],
+    }
     if sets is not None:
-        return render(
-            "create_classes_sets",
-            classes=table,
-            source=tuples or plan.source.name,
-            row_id=row_id,
-            labels=labels,
-            size=size,
-            num=[c.name for c in plan.numeric_qis],
-            sets=sets,
-            projection=classes_projection(plan, uploaded=True),
-        )
+        return render("create_classes_sets", **slots, sets=sets, projection=classes_projection(plan, True))
     return render(
         "create_classes",
-        classes=table,
-        source=tuples or plan.source.name,
-        row_id=row_id,
-        labels=labels,
-        size=size,
-        num=[c.name for c in plan.numeric_qis],
+        **slots,
         cat=[c.name for c in plan.categorical_qis],
         sets=[value_set(ref(c.name, "s"), len(plan.categorical_qis)) for c in plan.categorical_qis],
         projection=classes_projection(plan),
