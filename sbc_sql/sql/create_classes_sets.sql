@@ -3,9 +3,10 @@
 -- pulled value codes and the class ids) and uploaded as one row per class: the ranges,
 -- has-NULL flags and sizes still come from this GROUP BY, and each categorical QI's set
 -- from the uploaded row, cast to a list of the column's type. An engine's LIST aggregates
--- over many small groups cost more than the whole rest of the statement (1,000,000 rows,
--- 100,000 classes, five value sets: about 1 s against 0.06 s for the ranges); verification
--- then checks every source value against these sets as it checks those of create_classes.
+-- over many small groups cost more than the whole rest of the write (1,000,000 synthetic
+-- rows, 100,000 classes, five value sets: the write 1.54 s with them, 0.84 s with the sets
+-- uploaded); verification then checks every source value against these sets as it checks
+-- those of create_classes.
 -- Slots: __classes (new table), __source (table: the source, or its distinct tuples),
 -- __row_id (its row id, aliased s), __labels (row_id, eq_class), __size (the aggregate of a
 -- class's rows), __num (list of numeric QIs), __sets (the uploaded sets: eq_class and one
