@@ -108,7 +108,7 @@ def value_sets(data: QIData, labels: np.ndarray, domains: Mapping[str, pa.Array]
         codes = codes[order] if keep is None else codes[keep][order]
         pairs: np.ndarray = member.astype(np.int32 if n_classes * width < 2**31 else np.int64)
         np.multiply(pairs, width, out=pairs)
-        np.add(pairs, codes, out=pairs)
+        np.add(pairs, codes.astype(pairs.dtype, copy=False), out=pairs)
         del codes
         pairs.sort(kind="stable")
         if n:
