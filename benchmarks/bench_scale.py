@@ -242,12 +242,13 @@ def process_times(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> l
 FLOOR_IMPORTS = "import numpy, pyarrow.compute, duckdb, sqlglot, sqlglot.generators.duckdb, typer"
 
 
-def interpreter_seconds(code: str, env: dict[str, str], runs: int) -> list[float]:
-    """Seconds of ``runs`` processes of the interpreter running ``code``, sorted."""
+def exit_seconds(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> list[float]:
+    """Seconds of ``runs`` whole processes of ``cmd``, each of which must exit 0, sorted:
+    for commands that print no release summary (an interpreter alone, ``--help``)."""
     done = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
         done.append(time.perf_counter() - t)
     return sorted(done)
 
@@ -272,8 +273,8 @@ def adult(k: int, runs: int) -> dict[str, object]:
         # the same processes on numba's JIT (its import and cache loading)
         jit = [process(cmd, dict(child_env(), SBC_SQL_KERNELS="jit"), tmp) for _ in range(runs)]
         # the floor under any such process: the interpreter, and the imports it needs
-        bare = interpreter_seconds("pass", child_env(), runs)
-        imports = interpreter_seconds(FLOOR_IMPORTS, child_env(), runs)
+        bare = exit_seconds([sys.executable, "-c", "pass"], child_env(), tmp, runs)
+        imports = exit_seconds([sys.executable, "-c", FLOOR_IMPORTS], child_env(), tmp, runs)
     out = figures("adult", "Adult", rows, distinct, k, floor, done)
     # in Python the figures are those of the median call in this process
     out.update(
