@@ -847,11 +847,11 @@ def publish(
                 None if prepared.tuples is None else (prepared.tuples, uploaded_tuple_labels(labels_name))
             )
             classes_from, classes_labels = tuples or (None, labels_name)
-            sets = None
-            if write.sets_beside(plan, engine.capabilities.value_sets) and (
-                engine.dry or clustering.sets is not None
-            ):
-                sets = f"{labels_name}_sets"
+            # the value sets cluster made, or, in a dry run, those a real run would make
+            beside = clustering.sets is not None or (
+                engine.dry and write.sets_beside(plan, engine.capabilities.value_sets)
+            )
+            sets = f"{labels_name}_sets" if beside else None
             with contextlib.ExitStack() as uploaded:
                 if sets is not None and clustering.sets is not None:
                     uploaded.enter_context(engine.upload(sets, clustering.sets))
