@@ -11,10 +11,10 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from . import choices
 from . import names as table_names
@@ -794,13 +794,21 @@ def _check_release_names(plan: Plan) -> None:
             raise InputError(f"column '{c.name}' is reserved by sbc-sql; rename it in the source")
 
 
-def check_output(plan: Plan, taken: Mapping[str, str], owners: Mapping[str, str] | None = None) -> None:
+def check_output(
+    plan: Plan,
+    taken: Mapping[str, str],
+    owners: Mapping[str, str] | None = None,
+    identities: Identities | None = None,
+) -> None:
     """The release must not overwrite anything unless --replace, never the source, and never
     a part of another release.
 
     ``taken``: those of the release's names that exist already, and their kind ('TABLE' or
     'VIEW', as an engine's object_kinds gives them); ``owners``: of those, the ones that
-    belong to a release, and its name (as its provenance records it)."""
+    belong to a release, and its name (as its provenance records it); ``identities``: the
+    engine's (see Engine.identities), which tells whether a name of the release is the
+    input, or an object the input reads, however either is spelt or qualified (without it,
+    names are compared lower-cased)."""
     existing = [n for n in plan.release_objects if n in taken]
     for n in existing:
         owner = (owners or {}).get(n)
@@ -810,16 +818,24 @@ def check_output(plan: Plan, taken: Mapping[str, str], owners: Mapping[str, str]
                 f"replace it even under --replace: choose another --output (or replace "
                 f"'{owner}' itself with --output {owner})"
             )
-    read = {n.lower(): n for n in plan.source.reads}
+    same = identities or _by_name
+    reads = plan.source.reads
+    read_ids = same(reads, output=False)
+    read: dict[Hashable, str] = {}
+    for r in reads:
+        if r in read_ids:
+            read.setdefault(read_ids[r], r)
+    out_ids = same(plan.release_objects, output=True)
     for n in plan.release_objects:
-        if n.lower() in read:
+        hit = read.get(out_ids[n]) if n in out_ids else None
+        if hit is not None:
             how = (
                 "the input"
-                if read[n.lower()].lower() == plan.display_name.lower()
+                if read_ids[hit] == read_ids.get(reads[0])
                 else f"a table or view the input '{plan.display_name}' reads"
             )
             raise InputError(
-                f"--output '{plan.output}' would replace '{read[n.lower()]}', {how} (a release "
+                f"--output '{plan.output}' would replace '{hit}', {how} (a release "
                 f"writes {', '.join(plan.release_objects)}); choose another --output"
             )
     if taken.get(plan.view) == "TABLE":
@@ -831,6 +847,16 @@ def check_output(plan: Plan, taken: Mapping[str, str], owners: Mapping[str, str]
             f"'{existing[0]}' already exists; pass --replace to "
             "overwrite the release or --output to choose another name"
         )
+
+
+class Identities(Protocol):
+    """An engine's identities method (see Engine.identities)."""
+
+    def __call__(self, names: Sequence[str], *, output: bool = False) -> Mapping[str, Hashable]: ...
+
+
+def _by_name(names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
+    return {n: n.lower() for n in names}
 
 
 def check_rows(plan: Plan, n_rows: int) -> None:

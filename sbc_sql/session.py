@@ -543,7 +543,7 @@ def prepare(
     info = engine.open_source(table, csv)
     plan = planning.make_plan(info, options, display_name=table, parse_name=engine.parse_name)
     taken = engine.object_kinds(plan.release_objects)
-    planning.check_output(plan, taken, release_owners(engine, taken))
+    planning.check_output(plan, taken, release_owners(engine, taken), engine.identities)
     timings["plan"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -821,7 +821,7 @@ def publish(
     engine, plan, st = prepared.engine, clustering.plan, prepared.stats
     timings = prepared.timings
     taken = engine.object_kinds(plan.release_objects)
-    planning.check_output(plan, taken, release_owners(engine, taken))
+    planning.check_output(plan, taken, release_owners(engine, taken), engine.identities)
     in_engine = clustering.run.table if clustering.run is not None else None
     labels_name = in_engine or f"sbc_labels_{secrets.token_hex(4)}"
     temp_name = f"sbc_tmp_{plan.output}_{secrets.token_hex(4)}"  # + _rows, _classes

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -272,6 +272,15 @@ class Engine(ABC):
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         """Which of these names are taken in the working schema, and by what: 'TABLE' or
         'VIEW' (one catalog query for all of them)."""
+
+    def identities(self, names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
+        """For each of ``names`` that exists, the identity of the object it resolves to in the
+        catalog: two names are one object exactly when their identities are equal, however
+        they are spelt or qualified. ``output``: the names are a release's own (one
+        identifier each, written in the working schema); otherwise names as a user gives
+        them (``parse_name``). This default, for an engine without such a catalog, takes
+        each name, lower-cased, as its identity."""
+        return {n: n.lower() for n in names}
 
     @abstractmethod
     def comment(self, name: str) -> str | None:

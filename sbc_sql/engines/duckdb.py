@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import sqlglot
 from sqlglot import exp
 
 from .. import names
+from .. import names as _names
 from ..errors import InputError
 from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
@@ -51,6 +52,17 @@ _COLUMNS = (
 )
 _VIEW_SQL = (
     f"SELECT sql FROM duckdb_views() WHERE NOT internal AND lower(view_name) = lower($name) AND {_WHERE}"
+)
+#: the object a name resolves to, as the catalog spells its database, schema and name
+_IDENTITY_WHERE = (
+    "lower(schema_name) = lower(COALESCE($schema, current_schema())) "
+    "AND lower(database_name) = lower(COALESCE($database, current_database()))"
+)
+_IDENTITY = (
+    "SELECT database_name, schema_name, table_name FROM duckdb_tables() "
+    f"WHERE lower(table_name) = lower($name) AND {_IDENTITY_WHERE} UNION ALL "
+    "SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal "
+    f"AND lower(view_name) = lower($name) AND {_IDENTITY_WHERE}"
 )
 #: the catalog queries' place: where unqualified names are read and written
 _HERE: dict[str, str | None] = {"database": None, "schema": None}
@@ -206,6 +218,35 @@ class DuckDBEngine(Engine):
                 kinds.setdefault(found.lower(), kind)
         return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
 
+    def identities(self, names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
+        found: dict[str, Hashable] = {}
+        for n in names:
+            if not output and looks_like_file(n):
+                continue
+            full = self._resolve(_names.Name(n) if output else _names.parse(n))
+            if full is not None:
+                # DuckDB's catalog is case-insensitive: one object, however its name is spelt
+                found[n] = tuple(p.lower() for p in full)
+        return found
+
+    def _resolve(self, name: _names.Name) -> tuple[str, str, str] | None:
+        """The database, schema and name (as the catalog spells them) of the table or view
+        ``name`` resolves to as SQL resolves it here, or None: a bare name in the temporary
+        objects, then the working schema; ``a.b`` in schema ``a`` of the working database,
+        then in database ``a``'s main schema; ``a.b.c`` exactly."""
+        if name.schema is None:
+            places = [_TEMP, _HERE]
+        elif name.catalog is None:
+            places = [{"database": None, "schema": name.schema}, {"database": name.schema, "schema": "main"}]
+        else:
+            places = [{"database": name.catalog, "schema": name.schema}]
+        for where in places:
+            rows = self._fetch(_IDENTITY, {"name": name.name, **where})
+            if rows:
+                database, schema, table = rows[0]
+                return str(database), str(schema), str(table)
+        return None
+
     def comment(self, name: str) -> str | None:
         for where in (_TEMP, _HERE):
             rows = self._fetch(_COMMENT, {"name": name, **where})
@@ -312,7 +353,7 @@ class DuckDBEngine(Engine):
         if kinds.get(table) == "TABLE":
             return dataclasses.replace(self.describe(table), reads=(table,))
         if kinds.get(table) == "VIEW":
-            reads = self._view_reads(table)
+            reads = self._reads(table)
             # a view has no row positions: read it once into a temporary table
             view = self.sql(exp.Table(this=ident(table)))
             with self.driver_call(f"reading view '{table}'"):
@@ -330,8 +371,9 @@ class DuckDBEngine(Engine):
         fix = "pass an existing one with --table (attach another database file with --attach FILE)"
         self._copy_elsewhere(table, name, SOURCE_ALIAS, fix)
         info = self.describe(SOURCE_ALIAS, temporary=True)
-        # nothing of another schema can be an output (outputs are written here)
-        return TableInfo(info.name, info.columns, from_file=table)
+        # a qualified name may still be of the working schema, where the outputs go (and
+        # --output schema.name writes elsewhere): what it reads is kept like any input's
+        return TableInfo(info.name, info.columns, from_file=table, reads=self._reads(table))
 
     def working(self) -> tuple[str, str]:
         database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
@@ -409,19 +451,26 @@ class DuckDBEngine(Engine):
             )
         return f"table '{table}' does not exist in the database; pass an existing table or view with --table"
 
-    def _view_reads(self, view: str) -> tuple[str, ...]:
-        """The view and every table and view of the main schema it selects from, transitively:
-        the objects no output may replace while the view is the input."""
-        found: list[str] = []
-        pending = [view]
+    def _reads(self, table: str) -> tuple[str, ...]:
+        """``table`` and, for a view, every table and view it selects from, transitively
+        (each named with its database and schema): the objects no output may replace while
+        ``table`` is the input."""
+        found: list[str] = [table]
+        seen: set[tuple[str, ...]] = set()
+        pending = [_names.parse(table)]
         while pending:
-            name = pending.pop()
-            if name.lower() in (f.lower() for f in found):
+            full = self._resolve(pending.pop())
+            if full is None or tuple(p.lower() for p in full) in seen:
                 continue
-            found.append(name)
-            rows = self._fetch(_VIEW_SQL, {"name": name, **_HERE})
-            if rows:
-                pending.extend(_selected_tables(rows[0][0], name))
+            seen.add(tuple(p.lower() for p in full))
+            if len(seen) > 1:
+                found.append(str(_names.Name(full[2], full[1], full[0])))
+            database, schema, name = full
+            rows = self._fetch(_VIEW_SQL, {"name": name, "database": database, "schema": schema})
+            for ref in _selected_tables(rows[0][0], name) if rows else []:
+                # a view's names are bound in its own database and schema first
+                placed = _names.Name(ref.name, ref.schema or schema, ref.catalog or database)
+                pending.append(placed if self._resolve(placed) is not None else ref)
         return tuple(found)
 
     # ---- rows, labels, transactions ----
@@ -510,8 +559,8 @@ def _translate(err: BaseException, doing: str) -> BaseException | None:
     return None
 
 
-def _selected_tables(create_view: str, view: str) -> list[str]:
-    """The tables and views of the main schema a CREATE VIEW statement selects from (its own
+def _selected_tables(create_view: str, view: str) -> list[_names.Name]:
+    """The tables and views a CREATE VIEW statement selects from, as it names them (its own
     common table expressions excluded)."""
     try:
         tree = sqlglot.parse_one(create_view, read="duckdb")
@@ -522,14 +571,13 @@ def _selected_tables(create_view: str, view: str) -> list[str]:
         ) from None
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     created = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    names = []
+    found = []
     for table in tree.find_all(exp.Table):
-        # the view's own name, and tables of other schemas (no output lands there)
-        if table is created or not table.name or table.db.lower() not in ("", "main"):
+        if table is created or not table.name:
             continue
-        if table.name.lower() not in ctes:
-            names.append(table.name)
-    return names
+        if table.db or table.name.lower() not in ctes:
+            found.append(_names.Name(table.name, table.db or None, table.catalog or None))
+    return found
 
 
 def _quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

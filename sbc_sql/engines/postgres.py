@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import re
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import sqlglot
 from sqlglot import exp
 
 from .. import names
+from .. import names as _names
 from ..errors import EngineError, InputError
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
@@ -70,12 +71,16 @@ _COLUMNS = (
     "WHERE c.relname = $1 AND c.relnamespace = {where} AND a.attnum > 0 AND NOT a.attisdropped "
     "ORDER BY a.attnum"
 )
-_VIEW_READS = (
-    "SELECT DISTINCT r.relname FROM pg_catalog.pg_class v "
-    "JOIN pg_catalog.pg_rewrite w ON w.ev_class = v.oid "
+#: every table and view the relation $1 (an oid) selects from, transitively, as PostgreSQL
+#: records a view's dependencies (its rewrite rule's)
+_READS = (
+    "WITH RECURSIVE r(oid) AS (SELECT $1::oid UNION "
+    "SELECT d.refobjid FROM r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid "
     "JOIN pg_catalog.pg_depend d ON d.objid = w.oid AND d.classid = 'pg_catalog.pg_rewrite'::regclass "
-    "JOIN pg_catalog.pg_class r ON r.oid = d.refobjid AND r.oid <> v.oid "
-    "WHERE v.relname = $1 AND v.relnamespace = " + _HERE + " AND r.relnamespace = " + _HERE
+    "AND d.refclassid = 'pg_catalog.pg_class'::regclass AND d.refobjid <> r.oid) "
+    "SELECT n.nspname, c.relname FROM r JOIN pg_catalog.pg_class c ON c.oid = r.oid "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE r.oid <> $1::oid AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1, 2"
 )
 
 # SQLSTATE classes and codes: what went wrong, in sbc-sql's words (never PostgreSQL's text)
@@ -268,6 +273,36 @@ class PostgresEngine(Engine):
                 kinds.setdefault(found, kind)
         return {n: kinds[n] for n in names if n in kinds}
 
+    def identities(self, names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
+        found: dict[str, Hashable] = {}
+        database = None
+        for n in names:
+            if output:
+                text = self.sql(ident(n))
+            else:
+                if looks_like_file(n):
+                    continue
+                name = _names.parse(n)
+                database = database or self.working()[0]
+                if name.catalog is not None and name.catalog != database:
+                    continue  # another database: never this connection's object
+                schema = ident(name.schema) if name.schema is not None else None
+                text = self.sql(exp.Table(this=ident(name.name), db=schema))
+            # the relation's oid, the name resolved as SQL resolves it (search_path)
+            rows = self._fetch("SELECT pg_catalog.to_regclass($1)::oid", {"name": text})
+            if rows and rows[0][0] is not None:
+                found[n] = int(rows[0][0])
+        return found
+
+    def _reads(self, table: str) -> tuple[str, ...]:
+        """``table`` and, for a view, every table and view it selects from, transitively
+        (each with its schema): the objects no output may replace while it is the input."""
+        oid = self.identities([table]).get(table)
+        if oid is None:
+            return (table,)
+        rows = self._fetch(_READS, {"oid": oid})
+        return (table, *(str(_names.Name(r[1], r[0])) for r in rows))
+
     def comment(self, name: str) -> str | None:
         for where in (_TEMP, _HERE):
             rows = self._fetch(_COMMENT.format(where=where), {"name": name})
@@ -302,7 +337,7 @@ class PostgresEngine(Engine):
         if kinds.get(table) == "TABLE":
             return dataclasses.replace(self.describe(table), reads=(table,))
         if kinds.get(table) == "VIEW":
-            reads = (table, *(r[0] for r in self._fetch(_VIEW_READS, {"name": table})))
+            reads = self._reads(table)
             # a view has no row positions: read it once into a temporary table
             with self.driver_call(f"reading view '{table}'"):
                 self._temp_copy(SOURCE_ALIAS, self.sql(exp.Table(this=ident(table))))
@@ -312,7 +347,8 @@ class PostgresEngine(Engine):
         if name.qualified:
             self._copy_elsewhere(table, name, SOURCE_ALIAS)
             info = self.describe(SOURCE_ALIAS, temporary=True)
-            return TableInfo(info.name, info.columns, from_file=table)
+            # the outputs may land in its schema (--output schema.name), or take its name
+            return TableInfo(info.name, info.columns, from_file=table, reads=self._reads(table))
         raise InputError(self._missing(table))
 
     def copy_in(self, table: str) -> None:
