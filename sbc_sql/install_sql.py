@@ -19,6 +19,9 @@ a schema ``sbc`` owned by a role that is not a superuser, one granting CREATE to
 and any object in it (a function, a type, a table...) owned by one, since that role could
 make a superuser's call run its code (sql/functions/untrusted.sql). It names its statements'
 types and functions in pg_catalog only (search_path), whatever the role or database sets.
+Each function checks, in the server and at every call, that no one but root and the
+server's operating-system user can write to the directories it imports from
+(sbc_sql/path_trust.py) before it puts them on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -50,8 +53,11 @@ FUNCTIONS = (
     "version()",
 )
 _PLACEHOLDER = "__PRELUDE__"
-#: each function body's first lines: sbc_sql importable from the path install-sql found
-_PRELUDE = """import sys
+#: each function body's first lines: the directories checked (path_trust.py's text, then its
+#: call), then sbc_sql importable from the path install-sql found
+_PRELUDE = """{check}
+sbc_check_path(plpy, {path!r})
+import sys
 for path in reversed({path!r}):
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -87,7 +93,8 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
             )
     text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
-    body = body.replace(_PLACEHOLDER, _PRELUDE.format(path=list(python_path)))
+    check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
+    body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
     return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
 
 
@@ -269,6 +276,9 @@ def _probe(engine: PostgresEngine, path: Sequence[str]) -> dict[str, Any]:
         finally:
             cursor.close()
     except adbc_driver_manager.Error as err:
+        refused = re.search(r"ERROR:\s+Error: ([^\n]*)", str(err))
+        if err.sqlstate == "42501" and refused is not None:  # path_trust.py's refusal
+            raise InputError(refused.group(1).split(". SQLSTATE")[0].strip()) from None
         said = _python_error(str(err))
         raise InputError(
             f"the server's Python cannot run sbc-sql from {', '.join(path)} ({said}); install "

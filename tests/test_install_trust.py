@@ -1,16 +1,24 @@
 """install-sql in a shared database: it trusts a schema sbc by who owns it and what is in it,
-never by its comment (anyone with CREATE on the database can write that)."""
+never by its comment (anyone with CREATE on the database can write that), and the server
+imports sbc-sql only from directories no one but root and its own operating-system user can
+change."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import pwd
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
+import pg_cluster
 import pytest
 from helpers import run_cli, run_module
-from test_plpython import server_path, sql
+from test_plpython import failure, server_path, sql
 
 import sbc_sql
 from sbc_sql import install_sql
@@ -196,3 +204,93 @@ def test_a_statement_sqlglot_cannot_parse_is_named_without_a_warning(caplog) -> 
         engine = object.__new__(PostgresEngine)
         said = PostgresEngine.operation(engine, "CREATE EXTENSION IF NOT EXISTS plpython3u")
     assert said and caplog.records == []
+
+
+# ---- the directories the server imports sbc-sql from ----
+
+
+@pytest.fixture
+def dirs() -> Iterator[Path]:
+    """A directory the server's user can reach: root's (or ours), 0755, under /tmp."""
+    base = Path(tempfile.mkdtemp(prefix="sbc-path-", dir="/tmp"))
+    base.chmod(0o755)
+    yield base
+    shutil.rmtree(base)
+
+
+def _made(path: Path, mode: int) -> Path:
+    path.mkdir()
+    path.chmod(mode)
+    return path
+
+
+def _refused(url: str, given: Path, server_path: list[str], *said: str) -> None:
+    """install-sql with ``given`` first on the path: refused with one line, nothing made."""
+    paths = [f"--python-path={p}" for p in (str(given), *server_path)]
+    _one_error(run_cli(["install-sql", "--db", url, *paths]), *said, "chmod go-w")
+    assert sql(url, "SELECT count(*) FROM pg_namespace WHERE nspname = 'sbc'") == [(0,)]
+
+
+def test_a_world_writable_python_path_is_refused(
+    postgres_url: str, server_path: list[str], dirs: Path
+) -> None:
+    bad = _made(dirs / "open", 0o777)
+    _refused(postgres_url, bad, server_path, f"'{bad}'", "mode 0777")
+
+
+def test_a_group_writable_python_path_of_another_user_is_refused(
+    postgres_url: str, server_path: list[str], dirs: Path
+) -> None:
+    bad = _made(dirs / "shared", 0o775)
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        os.chown(bad, nobody.pw_uid, nobody.pw_gid)
+    _refused(postgres_url, bad, server_path, f"'{bad}'")
+
+
+def test_a_python_path_under_a_world_writable_parent_is_refused(
+    postgres_url: str, server_path: list[str], dirs: Path
+) -> None:
+    parent = _made(dirs / "parent", 0o777)
+    safe = _made(parent / "lib", 0o755)
+    _refused(postgres_url, safe, server_path, f"'{parent / 'lib'}'", f"'{parent}'", "mode 0777")
+
+
+def test_a_safe_python_path_is_used_and_checked_at_every_call(
+    postgres_url: str, server_path: list[str], dirs: Path, postgres_cluster: pg_cluster.Cluster
+) -> None:
+    safe = _made(dirs / "lib", 0o755)
+    install_sql.install(postgres_url, python_path=[str(safe), *server_path])
+    (version,) = sql(postgres_url, "SELECT sbc.version()")[0]
+    assert json.loads(version)["sbc_sql"] == sbc_sql.__version__
+    # made world-writable after install-sql: the next call (a new session) refuses to import
+    safe.chmod(0o777)
+    state, message = failure(postgres_url, "SELECT sbc.version()")
+    assert state == "42501"
+    assert message.startswith(f"Error: '{safe}' is writable by others (mode 0777)")
+
+
+def test_the_path_check_follows_links_and_judges_sticky_and_missing_directories(dirs: Path) -> None:
+    """The check itself, as the server runs it: owners given, the server's user being us."""
+    from sbc_sql.path_trust import sbc_unsafe_directory
+
+    ours = frozenset((0, os.geteuid()))
+    safe = _made(dirs / "lib", 0o755)
+    assert sbc_unsafe_directory(str(safe), ours) is None
+    # owned by a user who is neither root nor the server's
+    said = sbc_unsafe_directory(str(safe), frozenset({os.geteuid() + 1}))
+    assert said is not None and said.startswith(f"'{safe}' is owned by")
+    # a link in a safe directory leads to one others can write to: the target is named
+    open_ = _made(dirs / "open", 0o777)
+    (dirs / "link").symlink_to(open_)
+    said = sbc_unsafe_directory(str(dirs / "link"), ours)
+    assert said is not None and said.startswith(f"'{open_}', on the path to '{dirs / 'link'}'")
+    # a sticky directory (as /tmp): what exists in it is kept; what is missing, others could make
+    sticky = _made(dirs / "sticky", 0o1777)
+    kept = _made(sticky / "kept", 0o755)
+    assert sbc_unsafe_directory(str(kept), ours) is None
+    said = sbc_unsafe_directory(str(sticky / "missing" / "lib"), ours)
+    assert said is not None and said.startswith(f"'{sticky / 'missing'}', on the path to")
+    assert "does not exist" in said and f"create '{sticky / 'missing'}'" in said
+    # a missing directory under a safe one is no one else's to make: Python skips it
+    assert sbc_unsafe_directory(str(safe / "missing"), ours) is None
