@@ -1719,7 +1719,8 @@ def install_sql_cmd(
         typer.Option(
             "--python-path",
             help="A directory the server's Python imports sbc-sql and its packages from, as the "
-            "server sees it; repeatable (default: where this sbc-sql runs from).",
+            "server sees it; repeatable (default: where this sbc-sql runs from). It and the "
+            "directories above it must be writable only by root or the server's user.",
         ),
     ] = None,
     grant: Annotated[

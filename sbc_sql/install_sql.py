@@ -12,6 +12,16 @@ It is idempotent (the functions are replaced, the grants added); ``--uninstall``
 what it created, the plpython3u extension too when it created it and nothing else uses it.
 A schema ``sbc`` it did not create is never touched. The functions are not executable by
 PUBLIC: plpython3u is an untrusted language, so ``--grant ROLE`` says who may call them.
+
+Trust comes from ownership, never from the schema's comment (anyone who can create a schema
+can write one): install-sql connects as a superuser, and refuses, before writing anything,
+a schema ``sbc`` owned by a role that is not a superuser, one granting CREATE to such a role,
+and any object in it (a function, a type, a table...) owned by one, since that role could
+make a superuser's call run its code (sql/functions/untrusted.sql). It names its statements'
+types and functions in pg_catalog only (search_path), whatever the role or database sets.
+Each function checks, in the server and at every call, that no one but root and the
+server's operating-system user can write to the directories it imports from
+(sbc_sql/path_trust.py) before it puts them on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -43,8 +53,11 @@ FUNCTIONS = (
     "version()",
 )
 _PLACEHOLDER = "__PRELUDE__"
-#: each function body's first lines: sbc_sql importable from the path install-sql found
-_PRELUDE = """import sys
+#: each function body's first lines: the directories checked (path_trust.py's text, then its
+#: call), then sbc_sql importable from the path install-sql found
+_PRELUDE = """{check}
+sbc_check_path(plpy, {path!r})
+import sys
 for path in reversed({path!r}):
     if path not in sys.path:
         sys.path.insert(0, path)
@@ -80,7 +93,8 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
             )
     text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
-    body = body.replace(_PLACEHOLDER, _PRELUDE.format(path=list(python_path)))
+    check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
+    body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
     return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
 
 
@@ -93,14 +107,88 @@ def _connected(url: str) -> Iterator[PostgresEngine]:
         )
     engine = PostgresEngine.connect(url)
     try:
+        # install-sql's statements name types, functions and operators that must be
+        # pg_catalog's: a search_path set for the role or the database (whose owner need not
+        # be a superuser) could put someone else's first
+        engine._fetch("SET search_path = pg_catalog, pg_temp", None)
         yield engine
     finally:
         engine.close()
 
 
+def _trusted(engine: PostgresEngine) -> str:
+    """The connected role, a superuser, when nothing in the schema sbc (if there is one) is
+    another role's to change; else an InputError naming what, whose, and the fix."""
+    who, superuser = engine._fetch(
+        "SELECT rolname, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user", None
+    )[0]
+    if not superuser:
+        raise InputError(
+            f"role '{who}' is not a superuser, and install-sql must connect as one: plpython3u is "
+            "an untrusted language, whose functions only a superuser may create; give --db a "
+            "superuser's URL (e.g. postgresql://postgres@host/database)"
+        )
+    text = resources.files("sbc_sql.sql").joinpath("functions", "untrusted.sql").read_text()
+    query = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    findings = engine._fetch(query, {"schema": SCHEMA})
+    if not findings:
+        return str(who)
+    rank, what, role = findings[0]
+    more = f" (and {len(findings) - 1} more not a superuser's)" if len(findings) > 1 else ""
+    if rank == 1:
+        raise InputError(
+            f"schema '{SCHEMA}' is owned by role '{role}', which is not a superuser: it could "
+            "replace the functions with its own, run by whoever calls them; drop the schema "
+            f"(DROP SCHEMA {SCHEMA} CASCADE, after looking at what it holds) or, if it is to "
+            f"stay, ALTER SCHEMA {SCHEMA} OWNER TO {engine.sql(ident(who))}; then run "
+            "install-sql again"
+        )
+    if rank == 2:
+        public = role == "PUBLIC"
+        shown = "PUBLIC" if public else f"role '{role}'"
+        grantee = "PUBLIC" if public else engine.sql(ident(role))
+        raise InputError(
+            f"schema '{SCHEMA}' grants CREATE to {shown}, which is not a superuser: it could add "
+            f"functions that calls to sbc's would run instead{more}; REVOKE CREATE ON SCHEMA "
+            f"{SCHEMA} FROM {grantee}, then run install-sql again"
+        )
+    kind = next((k for k in _DROPPABLE if what.startswith(k + " ")), None)
+    if what.startswith(("operator class ", "operator family ")):  # DROP names them otherwise
+        kind = None
+    drop = f" ({'DROP ' + kind.upper() + what[len(kind) :]})" if kind else ""
+    raise InputError(
+        f"schema '{SCHEMA}' holds {what}, owned by role '{role}', which is not a superuser: it "
+        f"could change what that does, and a superuser's call could run it{more}; drop it{drop} "
+        "after looking at what it does, or move it out of the schema, then run install-sql again"
+    )
+
+
+#: the kinds of object pg_describe_object names as DROP names them (longest first)
+_DROPPABLE = (
+    "text search configuration",
+    "text search dictionary",
+    "materialized view",
+    "foreign table",
+    "conversion",
+    "collation",
+    "procedure",
+    "aggregate",
+    "extension",
+    "function",
+    "operator",
+    "sequence",
+    "table",
+    "index",
+    "view",
+    "type",
+)
+
+
 def _mark(engine: PostgresEngine) -> dict[str, Any] | None:
     """The schema's install-sql record; None when there is no schema sbc. A schema sbc that
-    install-sql did not make is an InputError."""
+    install-sql did not make, or that is not only superusers' (:func:`_trusted`), is an
+    InputError."""
+    _trusted(engine)
     rows = engine._fetch(
         "SELECT pg_catalog.obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace "
         "WHERE nspname = $1",
@@ -152,6 +240,7 @@ def install(url: str, *, python_path: Sequence[str] | None = None, grant: Sequen
                 if not had_extension:
                     engine._fetch("CREATE EXTENSION IF NOT EXISTS plpython3u", None)
                 engine._fetch(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}", None)
+                _trusted(engine)  # again, as it is now, in the transaction that replaces it
                 engine._fetch(
                     f"COMMENT ON SCHEMA {SCHEMA} IS " + engine.sql(_literal(json.dumps(mark))), None
                 )
@@ -187,6 +276,9 @@ def _probe(engine: PostgresEngine, path: Sequence[str]) -> dict[str, Any]:
         finally:
             cursor.close()
     except adbc_driver_manager.Error as err:
+        refused = re.search(r"ERROR:\s+Error: ([^\n]*)", str(err))
+        if err.sqlstate == "42501" and refused is not None:  # path_trust.py's refusal
+            raise InputError(refused.group(1).split(". SQLSTATE")[0].strip()) from None
         said = _python_error(str(err))
         raise InputError(
             f"the server's Python cannot run sbc-sql from {', '.join(path)} ({said}); install "

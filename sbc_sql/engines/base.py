@@ -23,6 +23,7 @@ the driver gave up because of Ctrl-C back into KeyboardInterrupt.
 from __future__ import annotations
 
 import contextlib
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -182,10 +183,17 @@ class Engine(ABC):
     def operation(self, sql: str) -> str:
         """What a statement does, in words, for an error message: its kind and the names
         of the tables it creates or reads (identifiers only; values are bound parameters)."""
+        # a statement sqlglot cannot parse (CREATE EXTENSION, GRANT) falls back to a Command
+        # with a warning that would be printed beside the Error line, quoting the statement
+        quiet = logging.getLogger("sqlglot")
+        was = quiet.disabled
+        quiet.disabled = True
         try:
             tree = sqlglot.parse_one(sql, dialect=self.dialect)
         except sqlglot.errors.SqlglotError:
             return "running a statement"
+        finally:
+            quiet.disabled = was
         if isinstance(tree, (exp.Create, exp.Drop)):
             verb = "creating" if isinstance(tree, exp.Create) else "dropping"
             target = tree.find(exp.Table)
