@@ -48,6 +48,16 @@ NO_EXPORT = (
 #: PostgreSQL cuts longer identifiers (NAMEDATALEN - 1 bytes) and only says so in a NOTICE
 MAX_IDENTIFIER_BYTES = 63
 
+#: the session's search_path for a whole run: PostgreSQL's own catalog, then the session's
+#: temporary tables (explicitly last: never searched for functions or operators). No schema a
+#: role may create in is on it, so every function and operator a statement calls is a
+#: built-in (PostgreSQL picks among overloads of every schema on the path by argument types,
+#: not by the path's order, so a public.array_agg(text) would otherwise win over
+#: pg_catalog's), and every table is named with its schema (:meth:`PostgresEngine.runnable`)
+SEARCH_PATH = "pg_catalog, pg_temp"
+#: the temporary schema's name as statements qualify a temporary table
+TEMP_SCHEMA = "pg_temp"
+
 # the connection's temporary schema first, then the working one: as unqualified names resolve
 _KINDS = (
     "SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'VIEW' ELSE 'TABLE' END "
@@ -55,7 +65,6 @@ _KINDS = (
     "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1) AND n.oid = {where} "
     "ORDER BY c.relname"
 )
-_HERE = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema())"
 _TEMP = "pg_catalog.pg_my_temp_schema()"
 _IN_SCHEMA = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $2)"
 _COMMENT = (
@@ -75,7 +84,11 @@ _VIEW_READS = (
     "JOIN pg_catalog.pg_rewrite w ON w.ev_class = v.oid "
     "JOIN pg_catalog.pg_depend d ON d.objid = w.oid AND d.classid = 'pg_catalog.pg_rewrite'::regclass "
     "JOIN pg_catalog.pg_class r ON r.oid = d.refobjid AND r.oid <> v.oid "
-    "WHERE v.relname = $1 AND v.relnamespace = " + _HERE + " AND r.relnamespace = " + _HERE
+    "WHERE v.relname = $1 AND v.relnamespace = " + _IN_SCHEMA + " AND r.relnamespace = " + _IN_SCHEMA
+)
+_TEMP_NAMES = (
+    "SELECT c.relname FROM pg_catalog.pg_class c "
+    "WHERE c.relnamespace = pg_catalog.pg_my_temp_schema() AND c.relname = ANY($1)"
 )
 
 # SQLSTATE classes and codes: what went wrong, in sbc-sql's words (never PostgreSQL's text)
@@ -169,6 +182,9 @@ class PostgresEngine(Engine):
         super().__init__()
         self.connection = connection
         self.url = shown_url(url)
+        #: the working schema: where unqualified names are read and written (the session's
+        #: own search_path never holds it: see SEARCH_PATH)
+        self.schema: str | None = None
 
     @classmethod
     def connect(cls, url: str) -> PostgresEngine:
@@ -184,6 +200,10 @@ class PostgresEngine(Engine):
             engine = cls(adbc.connect(url, autocommit=True), url)
         except Exception as err:
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
+        # the working schema is the one the login's search_path makes current; then no
+        # schema but the catalog's is searched (SEARCH_PATH)
+        engine.schema = engine._fetch("SELECT pg_catalog.current_schema()", None)[0][0]
+        engine._fetch(f"SET search_path = {SEARCH_PATH}", None)
         engine._fetch("SET client_min_messages = warning", None)
         # no JIT compilation for this session: a run's statements are each run once, and
         # compiling one with its many sub-selects costs more than it saves (verifying Adult's
@@ -203,6 +223,41 @@ class PostgresEngine(Engine):
                         "shorter names (a release's tables add up to 25 bytes to --output)"
                     )
         return super().sql(statement)
+
+    def runnable(self, statement: Statement) -> str:
+        """The statement with every table it names in its schema: a table the session holds
+        as temporary in pg_temp (as PostgreSQL resolves an unqualified name: the temporary
+        table first), any other in the working schema. The session searches no other schema
+        than the catalog's (SEARCH_PATH), so nothing a statement runs is resolved elsewhere."""
+        if isinstance(statement, str):  # a caller's own SQL text: qualified as a tree is
+            try:
+                tree = sqlglot.parse_one(statement, dialect=SbcPostgres)
+            except sqlglot.errors.SqlglotError:
+                return statement  # PostgreSQL reads it under SEARCH_PATH alone
+            return self.sql(self.qualified(tree)) if _unqualified(tree) else statement
+        return self.sql(self.qualified(statement))
+
+    def qualified(self, statement: exp.Expression) -> exp.Expression:
+        """``statement`` (a copy) with its unqualified tables qualified (see :meth:`runnable`)."""
+        statement = statement.copy()
+        tables = _unqualified(statement)
+        if not tables:
+            return statement
+        created = _created_temporary(statement)
+        asked = sorted({t.name for t in tables if t is not created})
+        temporary = {r[0] for r in self._fetch(_TEMP_NAMES, {"names": asked})} if asked else set()
+        for table in tables:
+            temp = table is created or (table.name in temporary and not _created_here(table))
+            table.set("db", ident(TEMP_SCHEMA if temp else self._working_schema()))
+        return statement
+
+    def _working_schema(self) -> str:
+        if self.schema is None:
+            raise InputError(
+                "the connection has no current schema (no schema of its search_path exists); "
+                "name one with --output schema.name or create the schema"
+            )
+        return self.schema
 
     # ---- running: every driver call inside the boundary ----
 
@@ -263,24 +318,29 @@ class PostgresEngine(Engine):
 
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         kinds: dict[str, str] = {}
-        for where in (_TEMP, _HERE):
-            for found, kind in self._fetch(_KINDS.format(where=where), {"names": list(names)}):
+        for where, extra in self._places():
+            for found, kind in self._fetch(_KINDS.format(where=where), {"names": list(names), **extra}):
                 kinds.setdefault(found, kind)
         return {n: kinds[n] for n in names if n in kinds}
 
     def comment(self, name: str) -> str | None:
-        for where in (_TEMP, _HERE):
-            rows = self._fetch(_COMMENT.format(where=where), {"name": name})
+        for where, extra in self._places():
+            rows = self._fetch(_COMMENT.format(where=where), {"name": name, **extra})
             if rows:
                 return rows[0][0]  # type: ignore[no-any-return]
         return None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
-        for where in (_TEMP,) if temporary else (_TEMP, _HERE):
-            info = self._describe_at(name, where, {})
+        for where, extra in self._places()[:1] if temporary else self._places():
+            info = self._describe_at(name, where, extra)
             if info.columns:
                 break
         return info
+
+    def _places(self) -> list[tuple[str, dict[str, Any]]]:
+        """Where an unqualified name is looked up, in order (the session's temporary tables,
+        then the working schema), each as a catalog query's condition and its parameter."""
+        return [(_TEMP, {}), (_IN_SCHEMA, {"schema": self.schema})]
 
     def _describe_at(self, name: str, where: str, extra: dict[str, Any]) -> TableInfo:
         rows = self._fetch(_COLUMNS.format(where=where), {"name": name, **extra})
@@ -302,10 +362,11 @@ class PostgresEngine(Engine):
         if kinds.get(table) == "TABLE":
             return dataclasses.replace(self.describe(table), reads=(table,))
         if kinds.get(table) == "VIEW":
-            reads = (table, *(r[0] for r in self._fetch(_VIEW_READS, {"name": table})))
+            found = self._fetch(_VIEW_READS, {"name": table, "schema": self.schema})
+            reads = (table, *(r[0] for r in found))
             # a view has no row positions: read it once into a temporary table
             with self.driver_call(f"reading view '{table}'"):
-                self._temp_copy(SOURCE_ALIAS, self.sql(exp.Table(this=ident(table))))
+                self._temp_copy(SOURCE_ALIAS, self.sql(self.qualified(exp.Table(this=ident(table)))))
             info = self.describe(SOURCE_ALIAS, temporary=True)
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
         name = names.parse(table)
@@ -341,7 +402,7 @@ class PostgresEngine(Engine):
             self._temp_copy(into, source)
             for column in self._describe_at(name.name, _IN_SCHEMA, where).columns:
                 if column.comment is not None:
-                    target = exp.Column(this=ident(column.name), table=ident(into))
+                    target = exp.Column(this=ident(column.name), table=ident(into), db=ident(TEMP_SCHEMA))
                     text = self.sql(exp.Literal.string(column.comment))
                     self._fetch(f"COMMENT ON COLUMN {self.sql(target)} IS {text}", None)
 
@@ -372,7 +433,8 @@ class PostgresEngine(Engine):
         rows = self._fetch(
             "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
             "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-            "AND lower(c.relname) = lower($1) AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
+            "AND pg_catalog.lower(c.relname) = pg_catalog.lower($1) "
+            "AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
             {"name": bare},
         )
         here = self.working()[1]
@@ -398,8 +460,8 @@ class PostgresEngine(Engine):
         )
 
     def working(self) -> tuple[str, str]:
-        database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
-        return str(database), str(schema)
+        (database,) = self._fetch("SELECT pg_catalog.current_database()", None)[0]
+        return str(database), str(self.schema)
 
     def use(self, database: str | None, schema: str | None) -> None:
         here_db, here_schema = self.working()
@@ -414,10 +476,11 @@ class PostgresEngine(Engine):
                 f"schema '{schema}' does not exist in database '{here_db}'; create it first "
                 f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
             )
-        use = f"SET search_path TO {self.sql(ident(schema))}"
-        with self.driver_call(f"using schema '{schema}'"):
-            self._fetch(use, None)
-        self.show(use)
+        # the session's search_path stays SEARCH_PATH: the statements are run with their
+        # tables qualified (runnable); the log says what the same statements mean in a
+        # session of its own
+        self.schema = schema
+        self.show(f"SET search_path TO {self.sql(ident(schema))}")
 
     def write_into(self, path: Path, alias: str) -> None:
         raise InputError(
@@ -476,6 +539,68 @@ class PostgresEngine(Engine):
             f"--memory-limit {size.strip()}: PostgreSQL's memory is the server's setting "
             "(work_mem, shared_buffers); leave the option out with a PostgreSQL --db"
         )
+
+
+def _unqualified(statement: exp.Expression) -> list[exp.Table]:
+    """The tables ``statement`` names without a schema (not its WITH queries)."""
+    return [
+        t
+        for t in statement.find_all(exp.Table)
+        if isinstance(t.this, exp.Identifier)
+        and not t.args.get("db")
+        and not isinstance(t.parent, exp.AlterRename)  # RENAME TO takes no schema
+        and not _names_cte(t)
+    ]
+
+
+def _cte_names(ctes: Sequence[exp.Expression]) -> set[str]:
+    return {c.alias_or_name for c in ctes}
+
+
+def _names_cte(table: exp.Table) -> bool:
+    """The table reference names a WITH query in scope rather than a table: one of an
+    enclosing query's WITH, or an earlier one of the WITH it is defined in (a query of a
+    WITH that is not RECURSIVE does not see itself: ``rel AS (SELECT ... FROM rel)`` reads
+    the table rel)."""
+    node: exp.Expression | None = table
+    while node is not None and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.With):
+            ctes = parent.expressions
+            at = next((i for i, c in enumerate(ctes) if c is node), len(ctes))
+            seen = ctes[: at + 1] if parent.args.get("recursive") else ctes[:at]
+            if table.name in _cte_names(seen):
+                return True
+            node = parent.parent  # the query owning this WITH: its own names are done
+            continue
+        with_ = parent.args.get("with_") or parent.args.get("with")
+        if isinstance(with_, exp.With) and table.name in _cte_names(with_.expressions):
+            return True
+        node = parent
+    return False
+
+
+def _created_temporary(statement: exp.Expression) -> exp.Table | None:
+    """The table a CREATE TEMPORARY TABLE or VIEW makes; None for any other statement."""
+    if not isinstance(statement, exp.Create):
+        return None
+    properties = statement.args.get("properties")
+    if properties is None or not any(isinstance(p, exp.TemporaryProperty) for p in properties.expressions):
+        return None
+    target = statement.this
+    if isinstance(target, exp.Schema):  # CREATE TABLE t (columns)
+        target = target.this
+    return target if isinstance(target, exp.Table) else None
+
+
+def _created_here(table: exp.Table) -> bool:
+    """The table is the one a CREATE (not temporary) makes: it goes to the working schema
+    even when a temporary table has its name."""
+    create = table.find_ancestor(exp.Create)
+    if create is None:
+        return False
+    target = create.this.this if isinstance(create.this, exp.Schema) else create.this
+    return target is table
 
 
 def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
