@@ -231,7 +231,7 @@ class PostgresEngine(Engine):
         than the catalog's (SEARCH_PATH), so nothing a statement runs is resolved elsewhere."""
         if isinstance(statement, str):  # a caller's own SQL text: qualified as a tree is
             try:
-                tree = sqlglot.parse_one(statement, dialect=SbcPostgres)
+                tree = typing.cast(exp.Expression, sqlglot.parse_one(statement, dialect=SbcPostgres))
             except sqlglot.errors.SqlglotError:
                 return statement  # PostgreSQL reads it under SEARCH_PATH alone
             return self.sql(self.qualified(tree)) if _unqualified(tree) else statement
@@ -562,7 +562,7 @@ def _names_cte(table: exp.Table) -> bool:
     enclosing query's WITH, or an earlier one of the WITH it is defined in (a query of a
     WITH that is not RECURSIVE does not see itself: ``rel AS (SELECT ... FROM rel)`` reads
     the table rel)."""
-    node: exp.Expression | None = table
+    node: Any = table
     while node is not None and node.parent is not None:
         parent = node.parent
         if isinstance(parent, exp.With):
