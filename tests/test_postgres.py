@@ -5,6 +5,7 @@ needs (case-sensitive names, 63-byte identifiers, error text that may quote valu
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from unittest import mock
 
@@ -607,3 +608,111 @@ def test_a_file_that_cannot_be_read_is_one_input_error(postgres_url, tmp_path, n
         assert needle in message
     public = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
     assert pg_rows(postgres_url, public) == []
+
+
+# ---- a search_path trojan: another role's overloads of built-ins never run as the caller ----
+
+#: what the trojan's functions do when called: record that they ran, as whom, and make their
+#: owner superuser when the caller is one
+_TROJAN_BODY = """
+BEGIN
+  INSERT INTO public.trojan_ran SELECT '{what}', current_user, r.rolsuper
+    FROM pg_catalog.pg_roles r WHERE r.rolname = current_user;
+  IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+    EXECUTE 'ALTER ROLE {role} SUPERUSER';
+  END IF;
+  RETURN {result};
+END
+"""
+
+
+def pg_run(url: str, *statements: str) -> list[tuple]:
+    """Run statements on one connection (one session, autocommit); the rows of the last one
+    that returns rows."""
+    import adbc_driver_postgresql.dbapi as adbc
+
+    rows: list[tuple] = []
+    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+            if cur.description:
+                rows = [tuple(r) for r in cur.fetchall()]
+    return rows
+
+
+def plant_trojan(url: str, table: str = "t", column: str = "sex") -> str:
+    """As a new role without privileges but CREATE on schema public (which every role has on
+    PostgreSQL 14 and older): overloads of array_agg for text and varchar and an = operator on
+    varchar in public, each recording that it ran and making the role superuser when a
+    superuser runs it. The source's ``column`` becomes a varchar, so that both match it
+    exactly, which PostgreSQL prefers to pg_catalog's built-ins whatever the search_path's
+    order. Checks the trojan is live for a superuser's plain query; returns the role."""
+    role = f"trojan_{uuid.uuid4().hex[:8]}"
+    body = _TROJAN_BODY.replace("{role}", role)
+    pg_run(
+        url,
+        f"ALTER TABLE public.{table} ALTER COLUMN {column} TYPE varchar(16)",
+        f"CREATE ROLE {role} NOLOGIN",
+        f"GRANT CREATE ON SCHEMA public TO {role}",
+        f"SET ROLE {role}",
+        "CREATE TABLE public.trojan_ran (what text, who text, superuser boolean)",
+        "GRANT INSERT ON public.trojan_ran TO PUBLIC",
+        "CREATE FUNCTION public.trojan_step(s text[], v text) RETURNS text[] LANGUAGE plpgsql AS $t$"
+        + body.format(what="array_agg(text)", result="pg_catalog.array_append(s, v)")
+        + "$t$",
+        "CREATE FUNCTION public.trojan_step_v(s text[], v varchar) RETURNS text[] LANGUAGE plpgsql AS $t$"
+        + body.format(what="array_agg(varchar)", result="pg_catalog.array_append(s, v::text)")
+        + "$t$",
+        "CREATE AGGREGATE public.array_agg(text) (SFUNC = public.trojan_step, STYPE = text[])",
+        "CREATE AGGREGATE public.array_agg(varchar) (SFUNC = public.trojan_step_v, STYPE = text[])",
+        "CREATE FUNCTION public.trojan_eq(a varchar, b varchar) RETURNS boolean LANGUAGE plpgsql AS $t$"
+        + body.format(what="=(varchar, varchar)", result="a::text OPERATOR(pg_catalog.=) b::text")
+        + "$t$",
+        "CREATE OPERATOR public.= (LEFTARG = varchar, RIGHTARG = varchar, FUNCTION = public.trojan_eq)",
+        "RESET ROLE",
+    )
+    # live: a superuser's plain query under the default search_path runs both (undone here)
+    ran = pg_run(
+        url,
+        "BEGIN",
+        f"SELECT array_agg(DISTINCT {column} ORDER BY {column}) FROM public.{table}",
+        f"SELECT count(*) FROM public.{table} a JOIN public.{table} b ON a.{column} = b.{column}",
+        "SELECT DISTINCT what, superuser FROM public.trojan_ran ORDER BY 1",
+        "ROLLBACK",
+    )
+    assert ran == [("=(varchar, varchar)", True), ("array_agg(varchar)", True)]
+    return role
+
+
+def trojan_ran(url: str, role: str) -> tuple[list[tuple], bool]:
+    """What the trojan recorded, and whether its role is superuser now."""
+    ran = pg_run(url, "SELECT what, who FROM public.trojan_ran ORDER BY 1, 2")
+    (superuser,) = pg_run(url, f"SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = '{role}'")[0]
+    return ran, superuser
+
+
+def drop_trojan(url: str, role: str) -> None:
+    pg_run(url, f"DROP OWNED BY {role} CASCADE", f"DROP ROLE {role}")
+
+
+def test_another_roles_overloads_of_built_ins_never_run_in_a_superusers_run(pg, tmp_path) -> None:
+    """The search_path trojan: a role that may create in public overloads array_agg and = for
+    the source's types; a superuser's anonymize, verify, measure and evaluate on the command
+    line run none of them, and the role stays without privileges."""
+    role = plant_trojan(pg)
+    try:
+        db = ["--db", pg]
+        roles = ["--qi", "age,born,seen,sex,zip", "--sensitive", "dis,pay", "--drop", "id"]
+        done = run_cli(["anonymize", *db, "-t", "t", "-k", "3", "-o", "rel", *roles, "--json"])
+        assert done.exit_code == 0, done.stderr
+        assert json.loads(done.stdout)["release"] == "rel"
+        done = run_cli(["anonymize", *db, "-t", "public.t", "-k", "3", "-o", "rel2", *roles])
+        assert done.exit_code == 0, done.stderr
+        checked = run_cli(["verify", *db, "--original", "t", "--release", "rel", "--k", "3"])
+        assert checked.exit_code == 0, checked.stderr
+        for command in ("measure", "evaluate"):
+            done = run_cli([command, *db, "--original", "t", "--release", "rel"])
+            assert done.exit_code == 0, done.stderr
+        assert trojan_ran(pg, role) == ([], False)
+    finally:
+        drop_trojan(pg, role)
