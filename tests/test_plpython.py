@@ -16,6 +16,7 @@ import pg_cluster
 import pytest
 from helpers import make_table, pg_rows, run_cli, to_postgres
 from test_engines import ROLES, TYPES, people
+from test_postgres import drop_trojan, plant_trojan, trojan_ran
 
 import sbc_sql
 from sbc_sql import install_sql, server
@@ -247,3 +248,65 @@ def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
         signature = next(f for f in install_sql.FUNCTIONS if f.startswith(name + "("))
         types = [t.strip() for t in signature[len(name) + 1 : -1].split(",") if t.strip()]
         assert len(types) == len(parameters)
+
+
+def test_another_roles_overloads_of_built_ins_never_run_inside_the_server(pl: str) -> None:
+    """The search_path trojan against the SQL functions: a role that may create in public
+    overloads array_agg and = for the source's types; a superuser's sbc.anonymize,
+    sbc.verify and sbc.measure run none of them, and the role stays without privileges."""
+    role = plant_trojan(pl)
+    try:
+        (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
+        assert json.loads(summary)["release"] == "r"
+        qualified = ANONYMIZE.format(extra="").replace("'t'", "'public.t'").replace("'r'", "'r2'")
+        (summary,) = sql(pl, qualified)[0]
+        assert json.loads(summary)["release"] == "r2"
+        (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
+        assert json.loads(checked)["ok"] is True
+        (measured,) = sql(pl, "SELECT sbc.measure('public.t', 'r')")[0]
+        assert json.loads(measured)["ok"] is True
+        assert trojan_ran(pl, role) == ([], False)
+    finally:
+        drop_trojan(pl, role)
+
+
+def test_every_sql_function_runs_with_pg_catalog_alone_on_its_search_path(pl: str) -> None:
+    rows = sql(
+        pl,
+        "SELECT p.proname, p.proconfig FROM pg_catalog.pg_proc p "
+        "WHERE p.pronamespace = 'sbc'::regnamespace ORDER BY 1",
+    )
+    assert [r[0] for r in rows] == ["anonymize", "measure", "verify", "version"]
+    assert all(r[1] == ["search_path=pg_catalog, pg_temp"] for r in rows), rows
+
+
+def each(url: str, *statements: str) -> list[list[tuple]]:
+    """Run statements on one connection (one session, autocommit); every one's rows."""
+    out: list[list[tuple]] = []
+    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+            out.append([tuple(r) for r in cur.fetchall()] if cur.description else [])
+    return out
+
+
+def test_the_sessions_python_path_is_left_as_it_was(pl: str) -> None:
+    """After an sbc.* call (one that fails too) a plain PL/Python function of the same
+    session sees the sys.path it saw before."""
+    sql(
+        pl,
+        "CREATE FUNCTION public.python_path() RETURNS text LANGUAGE plpython3u AS "
+        "$p$\nimport json, sys\nreturn json.dumps(sys.path)\n$p$",
+    )
+    before, _, after_version, _, after_run, _, after_failure = each(
+        pl,
+        "SELECT public.python_path()",
+        "SELECT sbc.version()",
+        "SELECT public.python_path()",
+        ANONYMIZE.format(extra=""),
+        "SELECT public.python_path()",
+        "DO $$ BEGIN PERFORM sbc.anonymize(source => 't', k => 1); "
+        "EXCEPTION WHEN invalid_parameter_value THEN NULL; END $$",
+        "SELECT public.python_path()",
+    )
+    assert before == after_version == after_run == after_failure
