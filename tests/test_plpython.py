@@ -310,3 +310,23 @@ def test_the_sessions_python_path_is_left_as_it_was(pl: str) -> None:
         "SELECT public.python_path()",
     )
     assert before == after_version == after_run == after_failure
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        ("sbc.anonymize('t', 3, keep => ARRAY[NULL]::text[])", "keep => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, qi => ARRAY['age', NULL])", "qi => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, sensitive => ARRAY[NULL]::text[])", "sensitive => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, drop_columns => ARRAY[NULL, 'id'])", "drop_columns => holds 1 NULL"),
+        ("sbc.verify(NULL, 'r', 3)", "original => is NULL"),
+        ("sbc.verify('t', NULL, 3)", "release => is NULL"),
+        ("sbc.verify('t', 'r', NULL)", "k => is NULL"),
+        ("sbc.measure(NULL, 'r')", "original => is NULL"),
+        ("sbc.measure('t', NULL)", "release => is NULL"),
+    ],
+)
+def test_a_null_argument_is_bad_input_in_one_line(pl: str, call: str, said: str) -> None:
+    state, message = failure(pl, f"SELECT {call}")
+    assert state == "22023", message
+    assert message.startswith("Error: " + said) and message.count("Error:") == 1
