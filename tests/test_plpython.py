@@ -258,7 +258,8 @@ def test_another_roles_overloads_of_built_ins_never_run_inside_the_server(pl: st
     try:
         (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
         assert json.loads(summary)["release"] == "r"
-        qualified = ANONYMIZE.format(extra="").replace("'t'", "'public.t'").replace("'r'", "'r2'")
+        criteria = ", l_diversity => 2, t_closeness => 0.9, beta_likeness => 50"
+        qualified = ANONYMIZE.format(extra=criteria).replace("'t'", "'public.t'").replace("'r'", "'r2'")
         (summary,) = sql(pl, qualified)[0]
         assert json.loads(summary)["release"] == "r2"
         (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]

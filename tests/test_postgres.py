@@ -698,7 +698,8 @@ def drop_trojan(url: str, role: str) -> None:
 def test_another_roles_overloads_of_built_ins_never_run_in_a_superusers_run(pg, tmp_path) -> None:
     """The search_path trojan: a role that may create in public overloads array_agg and = for
     the source's types; a superuser's anonymize, verify, measure and evaluate on the command
-    line run none of them, and the role stays without privileges."""
+    line (and report, profile, suggest-k, a view as the source) run none of them, and the
+    role stays without privileges."""
     role = plant_trojan(pg)
     try:
         db = ["--db", pg]
@@ -706,13 +707,26 @@ def test_another_roles_overloads_of_built_ins_never_run_in_a_superusers_run(pg, 
         done = run_cli(["anonymize", *db, "-t", "t", "-k", "3", "-o", "rel", *roles, "--json"])
         assert done.exit_code == 0, done.stderr
         assert json.loads(done.stdout)["release"] == "rel"
-        done = run_cli(["anonymize", *db, "-t", "public.t", "-k", "3", "-o", "rel2", *roles])
+        criteria = ["--l-diversity", "2", "--t-closeness", "0.9", "--beta-likeness", "50"]
+        done = run_cli(["anonymize", *db, "-t", "public.t", "-k", "3", "-o", "rel2", *roles, *criteria])
+        assert done.exit_code == 0, done.stderr
+        done = run_cli(["anonymize", *db, "-t", "t", "-k", "3", "-o", "dry", *roles, "--sql"])
         assert done.exit_code == 0, done.stderr
         checked = run_cli(["verify", *db, "--original", "t", "--release", "rel", "--k", "3"])
         assert checked.exit_code == 0, checked.stderr
         for command in ("measure", "evaluate"):
             done = run_cli([command, *db, "--original", "t", "--release", "rel"])
             assert done.exit_code == 0, done.stderr
+        page = tmp_path / "report.html"
+        done = run_cli(["report", *db, "--original", "t", "--release", "rel", "-o", page])
+        assert done.exit_code == 0 and page.is_file(), done.stderr
+        done = run_cli(["profile", *db, "-t", "t", *roles, "-q"])
+        assert done.exit_code == 0, done.stderr
+        done = run_cli(["suggest-k", *db, "-t", "t", *roles, "--max-loss", "0.5"])
+        assert done.exit_code == 0, done.stderr
+        pg_run(pg, "CREATE VIEW public.v AS SELECT * FROM public.t")  # read into a temporary table
+        done = run_cli(["anonymize", *db, "-t", "v", "-k", "3", "-o", "rel3", *roles])
+        assert done.exit_code == 0, done.stderr
         assert trojan_ran(pg, role) == ([], False)
     finally:
         drop_trojan(pg, role)
