@@ -331,3 +331,24 @@ def test_a_null_argument_is_bad_input_in_one_line(pl: str, call: str, said: str)
     state, message = failure(pl, f"SELECT {call}")
     assert state == "22023", message
     assert message.startswith("Error: " + said) and message.count("Error:") == 1
+
+
+def test_unqualified_names_are_read_in_the_schema_the_sessions_default_path_makes_current(
+    pl: str,
+) -> None:
+    """The functions run with their own search_path, so an unqualified source or output is
+    in the schema the session's default search_path (the server's, the database's or the
+    role's setting) makes current: here the database's, work."""
+    sql(
+        pl,
+        "CREATE SCHEMA work",
+        "CREATE TABLE work.t AS SELECT * FROM public.t",
+        "DO $$ BEGIN EXECUTE pg_catalog.format('ALTER DATABASE %I SET search_path = work, public', "
+        "pg_catalog.current_database()); END $$",
+    )
+    (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
+    assert json.loads(summary)["release"] == "r"
+    assert sql(pl, "SELECT count(*) FROM work.r") == [(60,)]
+    assert sql(pl, "SELECT pg_catalog.to_regclass('public.r') IS NULL") == [(True,)]
+    (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
+    assert json.loads(checked)["ok"] is True

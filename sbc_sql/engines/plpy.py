@@ -10,9 +10,11 @@ class labels go in as arrays, a chunk per statement.
 
 The caller's transaction is the run's: the release is written in a subtransaction that a
 failure rolls back, and it is committed with whatever the caller commits. The session's
-settings a run changes (the schema names are read in, messages, date style, and JIT
-compilation, off as for the PostgreSQL engine's own sessions) are restored
-and its temporary tables dropped before the function returns.
+settings a run changes (the search_path, ``pg_catalog, pg_temp`` as for the PostgreSQL
+engine's own sessions, messages, date style, and JIT compilation, off as there too) are
+restored and its temporary tables dropped before the function returns. An unqualified name
+is read and written in the schema the session's default search_path makes current: the
+functions run with their own search_path (install.sql), which hides the caller's.
 """
 
 from __future__ import annotations

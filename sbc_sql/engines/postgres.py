@@ -8,6 +8,12 @@ while the table is not modified, which a run never does. Roles are read from col
 (``COMMENT ON COLUMN t.c IS 'sbc:qi'``) as in DuckDB. A CSV or Parquet input is read on this
 side with pyarrow, typed as DuckDB types it (:mod:`.files`), into a temporary table.
 
+No other role's code runs in a run: the session's search_path is ``pg_catalog, pg_temp``
+from the connection on (SEARCH_PATH), so every function and operator a statement calls is
+one of PostgreSQL's built-ins, and each table a statement names is qualified with its
+schema where it is run (:meth:`PostgresEngine.runnable`; the logged and ``--sql`` text keeps
+the names as written, with the ``SET search_path`` that gives them the same meaning).
+
 Errors are read by their SQLSTATE only: PostgreSQL's own text may quote a value (an invalid
 input, a duplicate key), so none of it is shown. The password is libpq's business (the URL,
 PGPASSWORD or ~/.pgpass) and is never printed: the URL is shown without it.
