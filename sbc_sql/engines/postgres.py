@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 import typing
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,24 @@ _VIEW_READS = (
     "JOIN pg_catalog.pg_class r ON r.oid = d.refobjid AND r.oid <> v.oid "
     "WHERE v.relname = $1 AND v.relnamespace = " + _IN_SCHEMA + " AND r.relnamespace = " + _IN_SCHEMA
 )
+#: the search_path the login role and the database set (ALTER ROLE/DATABASE ... SET), the
+#: most specific first: as PostgreSQL applies them when a session starts
+_PATH_SETTING = (
+    "SELECT pg_catalog.substr(c.setting, 13) FROM pg_catalog.pg_db_role_setting s "
+    "CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(setting) "
+    "WHERE c.setting LIKE 'search\\_path=%' AND s.setdatabase IN (0, (SELECT d.oid FROM "
+    "pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())) "
+    "AND s.setrole IN (0, (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = "
+    "pg_catalog.session_user())) "
+    "ORDER BY (s.setrole <> 0 AND s.setdatabase <> 0) DESC, s.setrole <> 0 DESC, "
+    "s.setdatabase <> 0 DESC LIMIT 1"
+)
+#: the server's configuration files' search_path (the last applied wins)
+_PATH_IN_FILES = (
+    "SELECT f.setting FROM pg_catalog.pg_file_settings f "
+    "WHERE f.name = 'search_path' AND f.applied ORDER BY f.seqno"
+)
+_PATH_BUILT_IN = "SELECT s.boot_val FROM pg_catalog.pg_settings s WHERE s.name = 'search_path'"
 _TEMP_NAMES = (
     "SELECT c.relname FROM pg_catalog.pg_class c "
     "WHERE c.relnamespace = pg_catalog.pg_my_temp_schema() AND c.relname = ANY($1)"
@@ -203,13 +223,12 @@ class PostgresEngine(Engine):
             ) from None
         engine: PostgresEngine | None = None
         try:
-            engine = cls(adbc.connect(url, autocommit=True), url)
+            # SEARCH_PATH from the session's start: the driver's own catalog queries when it
+            # connects compare with operators too (pg_type.typreceive != 0)
+            engine = cls(adbc.connect(safe_url(url), autocommit=True), url)
         except Exception as err:
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
-        # the working schema is the one the login's search_path makes current; then no
-        # schema but the catalog's is searched (SEARCH_PATH)
-        engine.schema = engine._fetch("SELECT pg_catalog.current_schema()", None)[0][0]
-        engine._fetch(f"SET search_path = {SEARCH_PATH}", None)
+        engine.schema = engine._default_schema(_asked_path(url))
         engine._fetch("SET client_min_messages = warning", None)
         # no JIT compilation for this session: a run's statements are each run once, and
         # compiling one with its many sub-selects costs more than it saves (verifying Adult's
@@ -229,6 +248,28 @@ class PostgresEngine(Engine):
                         "shorter names (a release's tables add up to 25 bytes to --output)"
                     )
         return super().sql(statement)
+
+    def _default_schema(self, asked: str | None) -> str | None:
+        """The working schema: the one current under the search_path the session would have
+        had without SEARCH_PATH (``asked``, the connection's own options' search_path, or
+        else the role's and the database's setting, the server's, PostgreSQL's default).
+        Only a call of pg_catalog's current_schema() runs under that path."""
+        path = asked
+        if path is None:
+            rows = self._fetch(_PATH_SETTING, None)
+            path = rows[0][0] if rows else None
+        if path is None:
+            with contextlib.suppress(EngineError):  # readable by superusers only
+                rows = self._fetch(_PATH_IN_FILES, None)
+                path = rows[-1][0] if rows else None
+        if path is None:
+            path = self._fetch(_PATH_BUILT_IN, None)[0][0]
+        self._fetch("SELECT pg_catalog.set_config('search_path', $1, false)", {"path": path})
+        try:
+            (schema,) = self._fetch("SELECT pg_catalog.current_schema()", None)[0]
+        finally:
+            self._fetch(f"SET search_path = {SEARCH_PATH}", None)
+        return None if schema is None else str(schema)
 
     def runnable(self, statement: Statement) -> str:
         """The statement with every table it names in its schema: a table the session holds
@@ -607,6 +648,31 @@ def _created_here(table: exp.Table) -> bool:
         return False
     target = create.this.this if isinstance(create.this, exp.Schema) else create.this
     return target is table
+
+
+def safe_url(url: str) -> str:
+    """The URL with SEARCH_PATH added to its ``options`` (after any the URL, or else
+    PGOPTIONS, gives, so that it wins): the session has it from its start."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    ours = "-c search_path=" + SEARCH_PATH.replace(" ", "")
+    options = [v for k, v in query if k == "options"] or [os.environ.get("PGOPTIONS", "")]
+    query = [(k, v) for k, v in query if k != "options"]
+    query.append(("options", " ".join([o for o in options if o] + [ours])))
+    text = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+    return urllib.parse.urlunsplit(parts._replace(query=text))
+
+
+_OPTION_PATH = re.compile(r"(?:-c\s*|--)search_path=((?:\\.|\S)+)")
+
+
+def _asked_path(url: str) -> str | None:
+    """The search_path the connection's own options ask for (the URL's ``options``, then
+    PGOPTIONS), None when they ask none: libpq's escapes (a backslash) undone."""
+    query = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
+    given = [v for k, v in query if k == "options"] or [os.environ.get("PGOPTIONS", "")]
+    found = _OPTION_PATH.findall(" ".join(given))
+    return re.sub(r"\\(.)", r"\1", found[-1]) if found else None
 
 
 def _rows(table: pa.Table) -> list[tuple[Any, ...]]:
