@@ -141,6 +141,7 @@ class PlpyEngine(PostgresEngine):
         self.plpy = plpy
         self.connection = None
         self.url = "the calling session"
+        self.schema = None  # the caller's, read when the run begins (borrowed)
         self._subtransactions: list[Any] = []
 
     # ---- running: every server call inside the boundary ----
