@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+import typing
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,24 @@ def fault(err: BaseException) -> str:
     )
 
 
-def _names(value: Sequence[str] | None) -> tuple[str, ...]:
-    return tuple(value or ())
+def _names(value: Sequence[str | None] | None, argument: str) -> tuple[str, ...]:
+    """The column names of an array argument (NULL: none); a NULL among them is an
+    InputError, as no column has that name."""
+    names = tuple(value or ())
+    nulls = sum(name is None for name in names)
+    if nulls:
+        raise InputError(
+            f"{argument} => holds {nulls} NULL(s) among its {len(names)} element(s), and only "
+            f"column names may be given; write {argument} => ARRAY['age', 'zip'] or leave it out"
+        )
+    return typing.cast(tuple[str, ...], names)
+
+
+def _table(value: str | None, argument: str, example: str) -> str:
+    """A table argument; NULL is an InputError."""
+    if value is None:
+        raise InputError(f"{argument} => is NULL; name a table or view, e.g. {argument} => '{example}'")
+    return value
 
 
 def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
@@ -135,10 +152,10 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         a["source"],
         a["k"],
         output=a["output"],
-        qi=_names(a["qi"]),
-        sensitive=_names(a["sensitive"]),
-        drop=_names(a["drop_columns"]),
-        keep=_names(a["keep"]),
+        qi=_names(a["qi"], "qi"),
+        sensitive=_names(a["sensitive"], "sensitive"),
+        drop=_names(a["drop_columns"], "drop_columns"),
+        keep=_names(a["keep"], "keep"),
         replace=bool(a["replace"]),
         leftover=a["leftover"] or "nearest",
         weights=a["weights"],
@@ -160,10 +177,12 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
 def _verify(engine: Any, **a: Any) -> dict[str, object]:
     from .api import verify
 
+    if a["k"] is None:
+        raise InputError("k => is NULL; give the k the release was made for, k => 2 or more")
     verdict = verify(
         engine,
-        a["original"],
-        a["release"],
+        _table(a["original"], "original", "public.patients"),
+        _table(a["release"], "release", "public.patients_k5"),
         a["k"],
         l_diversity=a["l_diversity"],
         l_model=a["l_model"] or "distinct",
@@ -182,7 +201,9 @@ def _measure(engine: Any, **a: Any) -> dict[str, object]:
     from .plan import parse_weights
 
     weights = parse_weights(a["weights"]) if a["weights"] else None
-    return measure_dict(measure(engine, a["original"], a["release"], weights=weights))
+    original = _table(a["original"], "original", "public.patients")
+    release = _table(a["release"], "release", "public.patients_k5")
+    return measure_dict(measure(engine, original, release, weights=weights))
 
 
 def _version(engine: Any) -> dict[str, object]:

@@ -16,6 +16,7 @@ import pg_cluster
 import pytest
 from helpers import make_table, pg_rows, run_cli, to_postgres
 from test_engines import ROLES, TYPES, people
+from test_postgres import drop_trojan, plant_trojan, trojan_ran
 
 import sbc_sql
 from sbc_sql import install_sql, server
@@ -247,3 +248,107 @@ def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
         signature = next(f for f in install_sql.FUNCTIONS if f.startswith(name + "("))
         types = [t.strip() for t in signature[len(name) + 1 : -1].split(",") if t.strip()]
         assert len(types) == len(parameters)
+
+
+def test_another_roles_overloads_of_built_ins_never_run_inside_the_server(pl: str) -> None:
+    """The search_path trojan against the SQL functions: a role that may create in public
+    overloads array_agg and = for the source's types; a superuser's sbc.anonymize,
+    sbc.verify and sbc.measure run none of them, and the role stays without privileges."""
+    role = plant_trojan(pl)
+    try:
+        (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
+        assert json.loads(summary)["release"] == "r"
+        criteria = ", l_diversity => 2, t_closeness => 0.9, beta_likeness => 50"
+        qualified = ANONYMIZE.format(extra=criteria).replace("'t'", "'public.t'").replace("'r'", "'r2'")
+        (summary,) = sql(pl, qualified)[0]
+        assert json.loads(summary)["release"] == "r2"
+        (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
+        assert json.loads(checked)["ok"] is True
+        (measured,) = sql(pl, "SELECT sbc.measure('public.t', 'r')")[0]
+        assert json.loads(measured)["ok"] is True
+        assert trojan_ran(pl, role) == ([], False)
+    finally:
+        drop_trojan(pl, role)
+
+
+def test_every_sql_function_runs_with_pg_catalog_alone_on_its_search_path(pl: str) -> None:
+    rows = sql(
+        pl,
+        "SELECT p.proname, p.proconfig FROM pg_catalog.pg_proc p "
+        "WHERE p.pronamespace = 'sbc'::regnamespace ORDER BY 1",
+    )
+    assert [r[0] for r in rows] == ["anonymize", "measure", "verify", "version"]
+    assert all(r[1] == ["search_path=pg_catalog, pg_temp"] for r in rows), rows
+
+
+def each(url: str, *statements: str) -> list[list[tuple]]:
+    """Run statements on one connection (one session, autocommit); every one's rows."""
+    out: list[list[tuple]] = []
+    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+            out.append([tuple(r) for r in cur.fetchall()] if cur.description else [])
+    return out
+
+
+def test_the_sessions_python_path_is_left_as_it_was(pl: str) -> None:
+    """After an sbc.* call (one that fails too) a plain PL/Python function of the same
+    session sees the sys.path it saw before."""
+    sql(
+        pl,
+        "CREATE FUNCTION public.python_path() RETURNS text LANGUAGE plpython3u AS "
+        "$p$\nimport json, sys\nreturn json.dumps(sys.path)\n$p$",
+    )
+    before, _, after_version, _, after_run, _, after_failure = each(
+        pl,
+        "SELECT public.python_path()",
+        "SELECT sbc.version()",
+        "SELECT public.python_path()",
+        ANONYMIZE.format(extra=""),
+        "SELECT public.python_path()",
+        "DO $$ BEGIN PERFORM sbc.anonymize(source => 't', k => 1); "
+        "EXCEPTION WHEN invalid_parameter_value THEN NULL; END $$",
+        "SELECT public.python_path()",
+    )
+    assert before == after_version == after_run == after_failure
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        ("sbc.anonymize('t', 3, keep => ARRAY[NULL]::text[])", "keep => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, qi => ARRAY['age', NULL])", "qi => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, sensitive => ARRAY[NULL]::text[])", "sensitive => holds 1 NULL"),
+        ("sbc.anonymize('t', 3, drop_columns => ARRAY[NULL, 'id'])", "drop_columns => holds 1 NULL"),
+        ("sbc.verify(NULL, 'r', 3)", "original => is NULL"),
+        ("sbc.verify('t', NULL, 3)", "release => is NULL"),
+        ("sbc.verify('t', 'r', NULL)", "k => is NULL"),
+        ("sbc.measure(NULL, 'r')", "original => is NULL"),
+        ("sbc.measure('t', NULL)", "release => is NULL"),
+    ],
+)
+def test_a_null_argument_is_bad_input_in_one_line(pl: str, call: str, said: str) -> None:
+    state, message = failure(pl, f"SELECT {call}")
+    assert state == "22023", message
+    assert message.startswith("Error: " + said) and message.count("Error:") == 1
+
+
+def test_unqualified_names_are_read_in_the_schema_the_sessions_default_path_makes_current(
+    pl: str,
+) -> None:
+    """The functions run with their own search_path, so an unqualified source or output is
+    in the schema the session's default search_path (the server's, the database's or the
+    role's setting) makes current: here the database's, work."""
+    sql(
+        pl,
+        "CREATE SCHEMA work",
+        "CREATE TABLE work.t AS SELECT * FROM public.t",
+        "DO $$ BEGIN EXECUTE pg_catalog.format('ALTER DATABASE %I SET search_path = work, public', "
+        "pg_catalog.current_database()); END $$",
+    )
+    (summary,) = sql(pl, ANONYMIZE.format(extra=""))[0]
+    assert json.loads(summary)["release"] == "r"
+    assert sql(pl, "SELECT count(*) FROM work.r") == [(60,)]
+    assert sql(pl, "SELECT pg_catalog.to_regclass('public.r') IS NULL") == [(True,)]
+    (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
+    assert json.loads(checked)["ok"] is True

@@ -5,6 +5,7 @@ needs (case-sensitive names, 63-byte identifiers, error text that may quote valu
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from unittest import mock
 
@@ -19,7 +20,7 @@ from test_engines import ROLES, TYPES, people
 import sbc_sql
 from sbc_sql import engines
 from sbc_sql.engines.base import CsvOptions
-from sbc_sql.engines.postgres import PostgresEngine
+from sbc_sql.engines.postgres import PostgresEngine, safe_url
 from sbc_sql.engines.urls import shown_url
 from sbc_sql.errors import EngineError, InputError
 from sbc_sql.sql.dialects.postgres import SbcPostgres
@@ -607,3 +608,166 @@ def test_a_file_that_cannot_be_read_is_one_input_error(postgres_url, tmp_path, n
         assert needle in message
     public = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
     assert pg_rows(postgres_url, public) == []
+
+
+# ---- a search_path trojan: another role's overloads of built-ins never run as the caller ----
+
+#: what the trojan's functions do when called: record that they ran, as whom, and make their
+#: owner superuser when the caller is one
+_TROJAN_BODY = """
+BEGIN
+  INSERT INTO public.trojan_ran SELECT '{what}', current_user, r.rolsuper
+    FROM pg_catalog.pg_roles r WHERE r.rolname = current_user;
+  IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+    EXECUTE 'ALTER ROLE {role} SUPERUSER';
+  END IF;
+  RETURN {result};
+END
+"""
+
+
+def pg_run(url: str, *statements: str) -> list[tuple]:
+    """Run statements on one connection (one session, autocommit, as the engine connects:
+    with search_path pg_catalog, pg_temp from its start, so that the driver's own queries
+    run no trojan); the rows of the last one that returns rows."""
+    import adbc_driver_postgresql.dbapi as adbc
+
+    rows: list[tuple] = []
+    with adbc.connect(safe_url(url), autocommit=True) as con, con.cursor() as cur:
+        for statement in statements:
+            cur.execute(statement)
+            if cur.description:
+                rows = [tuple(r) for r in cur.fetchall()]
+    return rows
+
+
+def plant_trojan(url: str, table: str = "t", column: str = "sex", *, at_connect: bool = False) -> str:
+    """As a new role without privileges but CREATE on schema public (which every role has on
+    PostgreSQL 14 and older): overloads of array_agg for text and varchar and an = operator on
+    varchar in public, each recording that it ran and making the role superuser when a
+    superuser runs it. The source's ``column`` becomes a varchar, so that both match it
+    exactly, which PostgreSQL prefers to pg_catalog's built-ins whatever the search_path's
+    order. ``at_connect``: also a <> operator of regproc and integer, which the database
+    driver's own catalog query compares with when it connects (that fires for every plain
+    connection, a test's too). Checks the trojan is live for a superuser's plain query;
+    returns the role."""
+    role = f"trojan_{uuid.uuid4().hex[:8]}"
+    body = _TROJAN_BODY.replace("{role}", role)
+    pg_run(
+        url,
+        f"ALTER TABLE public.{table} ALTER COLUMN {column} TYPE varchar(16)",
+        f"CREATE ROLE {role} NOLOGIN",
+        f"GRANT CREATE ON SCHEMA public TO {role}",
+        f"SET ROLE {role}",
+        "CREATE TABLE public.trojan_ran (what text, who text, superuser boolean)",
+        "GRANT INSERT ON public.trojan_ran TO PUBLIC",
+        "CREATE FUNCTION public.trojan_step(s text[], v text) RETURNS text[] LANGUAGE plpgsql AS $t$"
+        + body.format(what="array_agg(text)", result="pg_catalog.array_append(s, v)")
+        + "$t$",
+        "CREATE FUNCTION public.trojan_step_v(s text[], v varchar) RETURNS text[] LANGUAGE plpgsql AS $t$"
+        + body.format(what="array_agg(varchar)", result="pg_catalog.array_append(s, v::text)")
+        + "$t$",
+        "CREATE AGGREGATE public.array_agg(text) (SFUNC = public.trojan_step, STYPE = text[])",
+        "CREATE AGGREGATE public.array_agg(varchar) (SFUNC = public.trojan_step_v, STYPE = text[])",
+        "CREATE FUNCTION public.trojan_eq(a varchar, b varchar) RETURNS boolean LANGUAGE plpgsql AS $t$"
+        + body.format(what="=(varchar, varchar)", result="a::text OPERATOR(pg_catalog.=) b::text")
+        + "$t$",
+        "CREATE OPERATOR public.= (LEFTARG = varchar, RIGHTARG = varchar, FUNCTION = public.trojan_eq)",
+        *(
+            [
+                "CREATE FUNCTION public.trojan_ne(a regproc, b integer) RETURNS boolean LANGUAGE plpgsql "
+                "AS $t$"
+                + body.format(what="<>(regproc, integer)", result="a::oid OPERATOR(pg_catalog.<>) b::oid")
+                + "$t$",
+                "CREATE OPERATOR public.<> "
+                "(LEFTARG = regproc, RIGHTARG = integer, FUNCTION = public.trojan_ne)",
+            ]
+            if at_connect
+            else []
+        ),
+        "RESET ROLE",
+    )
+    # live: a superuser's plain query under the default search_path runs both (undone here)
+    ran = pg_run(
+        url,
+        "BEGIN",
+        'SET LOCAL search_path = "$user", public',  # PostgreSQL's default
+        f"SELECT array_agg(DISTINCT {column} ORDER BY {column}) FROM public.{table}",
+        f"SELECT count(*) FROM public.{table} a JOIN public.{table} b ON a.{column} = b.{column}",
+        "SELECT count(*) FROM pg_catalog.pg_type WHERE typreceive != 0",  # as the driver's
+        "SELECT DISTINCT what, superuser FROM public.trojan_ran ORDER BY 1",
+        "ROLLBACK",
+    )
+    live = [("=(varchar, varchar)", True), ("array_agg(varchar)", True)]
+    assert ran == ([("<>(regproc, integer)", True)] if at_connect else []) + live
+    return role
+
+
+def trojan_ran(url: str, role: str) -> tuple[list[tuple], bool]:
+    """What the trojan recorded, and whether its role is superuser now."""
+    ran = pg_run(url, "SELECT what, who FROM public.trojan_ran ORDER BY 1, 2")
+    (superuser,) = pg_run(url, f"SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = '{role}'")[0]
+    return ran, superuser
+
+
+def drop_trojan(url: str, role: str) -> None:
+    pg_run(url, f"DROP OWNED BY {role} CASCADE", f"DROP ROLE {role}")
+
+
+def test_another_roles_overloads_of_built_ins_never_run_in_a_superusers_run(pg, tmp_path) -> None:
+    """The search_path trojan: a role that may create in public overloads array_agg and = for
+    the source's types; a superuser's anonymize, verify, measure and evaluate on the command
+    line (and report, profile, suggest-k, a view as the source) run none of them, and the
+    role stays without privileges."""
+    role = plant_trojan(pg, at_connect=True)
+    try:
+        db = ["--db", pg]
+        roles = ["--qi", "age,born,seen,sex,zip", "--sensitive", "dis,pay", "--drop", "id"]
+        done = run_cli(["anonymize", *db, "-t", "t", "-k", "3", "-o", "rel", *roles, "--json"])
+        assert done.exit_code == 0, done.stderr
+        assert json.loads(done.stdout)["release"] == "rel"
+        criteria = ["--l-diversity", "2", "--t-closeness", "0.9", "--beta-likeness", "50"]
+        done = run_cli(["anonymize", *db, "-t", "public.t", "-k", "3", "-o", "rel2", *roles, *criteria])
+        assert done.exit_code == 0, done.stderr
+        done = run_cli(["anonymize", *db, "-t", "t", "-k", "3", "-o", "dry", *roles, "--sql"])
+        assert done.exit_code == 0, done.stderr
+        checked = run_cli(["verify", *db, "--original", "t", "--release", "rel", "--k", "3"])
+        assert checked.exit_code == 0, checked.stderr
+        for command in ("measure", "evaluate"):
+            done = run_cli([command, *db, "--original", "t", "--release", "rel"])
+            assert done.exit_code == 0, done.stderr
+        page = tmp_path / "report.html"
+        done = run_cli(["report", *db, "--original", "t", "--release", "rel", "-o", page])
+        assert done.exit_code == 0 and page.is_file(), done.stderr
+        done = run_cli(["profile", *db, "-t", "t", *roles, "-q"])
+        assert done.exit_code == 0, done.stderr
+        done = run_cli(["suggest-k", *db, "-t", "t", *roles, "--max-loss", "0.5"])
+        assert done.exit_code == 0, done.stderr
+        pg_run(pg, "CREATE VIEW public.v AS SELECT * FROM public.t")  # read into a temporary table
+        done = run_cli(["anonymize", *db, "-t", "v", "-k", "3", "-o", "rel3", *roles])
+        assert done.exit_code == 0, done.stderr
+        assert trojan_ran(pg, role) == ([], False)
+    finally:
+        drop_trojan(pg, role)
+
+
+def test_unqualified_names_are_in_the_schema_the_logins_search_path_makes_current(pg) -> None:
+    """The session searches only pg_catalog and pg_temp, and an unqualified --table or
+    --output is in the schema the login's search_path would make current: the database's
+    setting, or the one the URL's options ask for."""
+    pg_run(
+        pg,
+        "CREATE SCHEMA work",
+        "CREATE TABLE work.w AS SELECT * FROM public.t",
+        "DO $$ BEGIN EXECUTE pg_catalog.format('ALTER DATABASE %I SET search_path = work, public', "
+        "pg_catalog.current_database()); END $$",
+    )
+    roles = ["--qi", "age,born,seen,sex,zip", "--sensitive", "dis,pay", "--drop", "id"]
+    done = run_cli(["anonymize", "--db", pg, "-t", "w", "-k", "3", "-o", "wr", *roles])
+    assert done.exit_code == 0, done.stderr
+    assert pg_run(pg, "SELECT count(*) FROM work.wr") == [(60,)]
+    asked = pg + "?options=-c%20search_path%3Dpublic"
+    done = run_cli(["anonymize", "--db", asked, "-t", "t", "-k", "3", "-o", "pr", *roles])
+    assert done.exit_code == 0, done.stderr
+    assert pg_run(pg, "SELECT count(*) FROM public.pr") == [(60,)]
+    assert pg_run(pg, "SELECT pg_catalog.to_regclass('work.pr') IS NULL") == [(True,)]

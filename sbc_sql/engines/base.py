@@ -144,6 +144,11 @@ class Engine(ABC):
         """The statement as this engine's SQL text."""
         return statement if isinstance(statement, str) else statement.sql(dialect=self.dialect)
 
+    def runnable(self, statement: Statement) -> str:
+        """The statement as it is run: its SQL text (:meth:`sql`), which an engine may make
+        more explicit than the text it logs (PostgreSQL: every table with its schema)."""
+        return self.sql(statement)
+
     def statements(self) -> list[str]:
         """The log as SQL text, one statement each, in order."""
         return [self.sql(s) + ";" for s in self.log]
@@ -225,7 +230,7 @@ class Engine(ABC):
         """Run a statement for its effect; in a dry run it is only logged."""
         self._record(statement)
         if not self.dry:
-            self._fetch(self.sql(statement), params)
+            self._fetch(self.runnable(statement), params)
 
     def scratch(self, statement: Statement) -> None:
         """Run a statement that makes or drops a temporary working table of the session,
@@ -233,11 +238,11 @@ class Engine(ABC):
         read it (the distinct tuples that the statistics of a dry run read as a real run's
         do)."""
         self._record(statement)
-        self._fetch(self.sql(statement), None)
+        self._fetch(self.runnable(statement), None)
 
     def fetch_all(self, statement: Statement, params: Params = None) -> list[tuple[Any, ...]]:
         self._record(statement)
-        return self._fetch(self.sql(statement), params)
+        return self._fetch(self.runnable(statement), params)
 
     def fetch_one(self, statement: Statement, params: Params = None) -> tuple[Any, ...]:
         rows = self.fetch_all(statement, params)
@@ -247,12 +252,12 @@ class Engine(ABC):
 
     def fetch_arrow(self, statement: Statement) -> pa.Table:
         self._record(statement)
-        return self._arrow(self.sql(statement))
+        return self._arrow(self.runnable(statement))
 
     def stream(self, statement: Statement, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Arrow record batches of a query; the result is drained or closed on return."""
         self._record(statement)
-        return self._stream(self.sql(statement), batch_rows)
+        return self._stream(self.runnable(statement), batch_rows)
 
     # ---- what every engine implements ----
 

@@ -10,9 +10,11 @@ class labels go in as arrays, a chunk per statement.
 
 The caller's transaction is the run's: the release is written in a subtransaction that a
 failure rolls back, and it is committed with whatever the caller commits. The session's
-settings a run changes (the schema names are read in, messages, date style, and JIT
-compilation, off as for the PostgreSQL engine's own sessions) are restored
-and its temporary tables dropped before the function returns.
+settings a run changes (the search_path, ``pg_catalog, pg_temp`` as for the PostgreSQL
+engine's own sessions, messages, date style, and JIT compilation, off as there too) are
+restored and its temporary tables dropped before the function returns. An unqualified name
+is read and written in the schema the session's default search_path makes current: the
+functions run with their own search_path (install.sql), which hides the caller's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from .base import Capabilities, CsvOptions, Engine, Params, TableInfo
-from .postgres import PostgresEngine, _positional, _rows, by_state
+from .postgres import SEARCH_PATH, PostgresEngine, _positional, _rows, by_state
 
 #: rows fetched from the server per batch
 BATCH_ROWS = 65_536
@@ -139,6 +141,7 @@ class PlpyEngine(PostgresEngine):
         self.plpy = plpy
         self.connection = None
         self.url = "the calling session"
+        self.schema = None  # the caller's, read when the run begins (borrowed)
         self._subtransactions: list[Any] = []
 
     # ---- running: every server call inside the boundary ----
@@ -254,24 +257,46 @@ class PlpyEngine(PostgresEngine):
 
     # ---- the caller's session, as it was ----
 
+    def _callers_schema(self, path: str) -> str | None:
+        """The schema an unqualified name of the caller's is read and written in: the one
+        current under the caller's search_path. A function installed with its own SET
+        search_path (install.sql: SEARCH_PATH) does not see the caller's, and takes the
+        one the session starts with (the server's, the database's or the role's setting)."""
+        execute = self.plpy.execute
+        if path == SEARCH_PATH:
+            execute(
+                "SELECT pg_catalog.set_config('search_path', s.reset_val, true) "
+                "FROM pg_catalog.pg_settings s WHERE s.name = 'search_path'"
+            )
+        # only this catalog call runs under that path; borrowed() sets SEARCH_PATH next
+        schema = execute("SELECT pg_catalog.current_schema() AS v")[0]["v"]
+        return None if schema is None else str(schema)
+
     @contextlib.contextmanager
     def borrowed(self) -> Iterator[None]:
         """Run inside: the session's settings a run changes and the temporary tables it
         makes are put back as they were on the way out. (On a failure the caller's
         transaction is aborted, which undoes both anyway.)"""
         execute = self.plpy.execute
-        saved = {s: execute(f"SELECT current_setting('{s}') AS v")[0]["v"] for s in SETTINGS}
-        before = {r["relname"] for r in execute(_TEMP_TABLES)}
+        saved = {s: execute(f"SELECT pg_catalog.current_setting('{s}') AS v")[0]["v"] for s in SETTINGS}
+        self.schema = self._callers_schema(saved["search_path"])
+        # the function's own SET search_path puts the caller's back on return, unless a
+        # session-wide set_config overrides it: set for the function only then
+        own = saved["search_path"] == SEARCH_PATH
+        if own:
+            del saved["search_path"]
         execute(
-            "SELECT set_config('client_min_messages', 'warning', false), "
-            "set_config('DateStyle', 'ISO', false), set_config('jit', 'off', false)"
+            f"SELECT pg_catalog.set_config('search_path', '{SEARCH_PATH}', {str(own).lower()}), "
+            "pg_catalog.set_config('client_min_messages', 'warning', false), "
+            "pg_catalog.set_config('DateStyle', 'ISO', false), pg_catalog.set_config('jit', 'off', false)"
         )
+        before = {r["relname"] for r in execute(_TEMP_TABLES)}
         yield
         for r in execute(_TEMP_TABLES):  # views first: they read the tables
             if r["relname"] not in before:
                 kind = "VIEW" if r["relkind"] == "v" else "TABLE"
                 execute(f"DROP {kind} IF EXISTS pg_temp.{self.sql(_ident(r['relname']))} CASCADE")
-        plan = self.plpy.prepare("SELECT set_config($1, $2, false)", ["text", "text"])
+        plan = self.plpy.prepare("SELECT pg_catalog.set_config($1, $2, false)", ["text", "text"])
         for setting, value in saved.items():
             self.plpy.execute(plan, [setting, value])
 

@@ -8,6 +8,12 @@ while the table is not modified, which a run never does. Roles are read from col
 (``COMMENT ON COLUMN t.c IS 'sbc:qi'``) as in DuckDB. A CSV or Parquet input is read on this
 side with pyarrow, typed as DuckDB types it (:mod:`.files`), into a temporary table.
 
+No other role's code runs in a run: the session's search_path is ``pg_catalog, pg_temp``
+from the connection on (SEARCH_PATH), so every function and operator a statement calls is
+one of PostgreSQL's built-ins, and each table a statement names is qualified with its
+schema where it is run (:meth:`PostgresEngine.runnable`; the logged and ``--sql`` text keeps
+the names as written, with the ``SET search_path`` that gives them the same meaning).
+
 Errors are read by their SQLSTATE only: PostgreSQL's own text may quote a value (an invalid
 input, a duplicate key), so none of it is shown. The password is libpq's business (the URL,
 PGPASSWORD or ~/.pgpass) and is never printed: the URL is shown without it.
@@ -17,8 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 import typing
+import urllib.parse
 from collections.abc import Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +57,16 @@ NO_EXPORT = (
 #: PostgreSQL cuts longer identifiers (NAMEDATALEN - 1 bytes) and only says so in a NOTICE
 MAX_IDENTIFIER_BYTES = 63
 
+#: the session's search_path for a whole run: PostgreSQL's own catalog, then the session's
+#: temporary tables (explicitly last: never searched for functions or operators). No schema a
+#: role may create in is on it, so every function and operator a statement calls is a
+#: built-in (PostgreSQL picks among overloads of every schema on the path by argument types,
+#: not by the path's order, so a public.array_agg(text) would otherwise win over
+#: pg_catalog's), and every table is named with its schema (:meth:`PostgresEngine.runnable`)
+SEARCH_PATH = "pg_catalog, pg_temp"
+#: the temporary schema's name as statements qualify a temporary table
+TEMP_SCHEMA = "pg_temp"
+
 # the connection's temporary schema first, then the working one: as unqualified names resolve
 _KINDS = (
     "SELECT c.relname, CASE WHEN c.relkind IN ('v', 'm') THEN 'VIEW' ELSE 'TABLE' END "
@@ -56,7 +74,6 @@ _KINDS = (
     "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname = ANY($1) AND n.oid = {where} "
     "ORDER BY c.relname"
 )
-_HERE = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema())"
 _TEMP = "pg_catalog.pg_my_temp_schema()"
 _IN_SCHEMA = "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = $2)"
 _COMMENT = (
@@ -81,6 +98,28 @@ _READS = (
     "SELECT n.nspname, c.relname FROM r JOIN pg_catalog.pg_class c ON c.oid = r.oid "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
     "WHERE r.oid <> $1::oid AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1, 2"
+)
+#: the search_path the login role and the database set (ALTER ROLE/DATABASE ... SET), the
+#: most specific first: as PostgreSQL applies them when a session starts
+_PATH_SETTING = (
+    "SELECT pg_catalog.substr(c.setting, 13) FROM pg_catalog.pg_db_role_setting s "
+    "CROSS JOIN LATERAL pg_catalog.unnest(s.setconfig) AS c(setting) "
+    "WHERE c.setting LIKE 'search\\_path=%' AND s.setdatabase IN (0, (SELECT d.oid FROM "
+    "pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())) "
+    "AND s.setrole IN (0, (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = "
+    "pg_catalog.session_user())) "
+    "ORDER BY (s.setrole <> 0 AND s.setdatabase <> 0) DESC, s.setrole <> 0 DESC, "
+    "s.setdatabase <> 0 DESC LIMIT 1"
+)
+#: the server's configuration files' search_path (the last applied wins)
+_PATH_IN_FILES = (
+    "SELECT f.setting FROM pg_catalog.pg_file_settings f "
+    "WHERE f.name = 'search_path' AND f.applied ORDER BY f.seqno"
+)
+_PATH_BUILT_IN = "SELECT s.boot_val FROM pg_catalog.pg_settings s WHERE s.name = 'search_path'"
+_TEMP_NAMES = (
+    "SELECT c.relname FROM pg_catalog.pg_class c "
+    "WHERE c.relnamespace = pg_catalog.pg_my_temp_schema() AND c.relname = ANY($1)"
 )
 
 # SQLSTATE classes and codes: what went wrong, in sbc-sql's words (never PostgreSQL's text)
@@ -174,6 +213,9 @@ class PostgresEngine(Engine):
         super().__init__()
         self.connection = connection
         self.url = shown_url(url)
+        #: the working schema: where unqualified names are read and written (the session's
+        #: own search_path never holds it: see SEARCH_PATH)
+        self.schema: str | None = None
 
     @classmethod
     def connect(cls, url: str) -> PostgresEngine:
@@ -186,9 +228,12 @@ class PostgresEngine(Engine):
             ) from None
         engine: PostgresEngine | None = None
         try:
-            engine = cls(adbc.connect(url, autocommit=True), url)
+            # SEARCH_PATH from the session's start: the driver's own catalog queries when it
+            # connects compare with operators too (pg_type.typreceive != 0)
+            engine = cls(adbc.connect(safe_url(url), autocommit=True), url)
         except Exception as err:
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
+        engine.schema = engine._default_schema(_asked_path(url))
         engine._fetch("SET client_min_messages = warning", None)
         # no JIT compilation for this session: a run's statements are each run once, and
         # compiling one with its many sub-selects costs more than it saves (verifying Adult's
@@ -208,6 +253,63 @@ class PostgresEngine(Engine):
                         "shorter names (a release's tables add up to 25 bytes to --output)"
                     )
         return super().sql(statement)
+
+    def _default_schema(self, asked: str | None) -> str | None:
+        """The working schema: the one current under the search_path the session would have
+        had without SEARCH_PATH (``asked``, the connection's own options' search_path, or
+        else the role's and the database's setting, the server's, PostgreSQL's default).
+        Only a call of pg_catalog's current_schema() runs under that path."""
+        path = asked
+        if path is None:
+            rows = self._fetch(_PATH_SETTING, None)
+            path = rows[0][0] if rows else None
+        if path is None:
+            with contextlib.suppress(EngineError):  # readable by superusers only
+                rows = self._fetch(_PATH_IN_FILES, None)
+                path = rows[-1][0] if rows else None
+        if path is None:
+            path = self._fetch(_PATH_BUILT_IN, None)[0][0]
+        self._fetch("SELECT pg_catalog.set_config('search_path', $1, false)", {"path": path})
+        try:
+            (schema,) = self._fetch("SELECT pg_catalog.current_schema()", None)[0]
+        finally:
+            self._fetch(f"SET search_path = {SEARCH_PATH}", None)
+        return None if schema is None else str(schema)
+
+    def runnable(self, statement: Statement) -> str:
+        """The statement with every table it names in its schema: a table the session holds
+        as temporary in pg_temp (as PostgreSQL resolves an unqualified name: the temporary
+        table first), any other in the working schema. The session searches no other schema
+        than the catalog's (SEARCH_PATH), so nothing a statement runs is resolved elsewhere."""
+        if isinstance(statement, str):  # a caller's own SQL text: qualified as a tree is
+            try:
+                tree = typing.cast(exp.Expression, sqlglot.parse_one(statement, dialect=SbcPostgres))
+            except sqlglot.errors.SqlglotError:
+                return statement  # PostgreSQL reads it under SEARCH_PATH alone
+            return self.sql(self.qualified(tree)) if _unqualified(tree) else statement
+        return self.sql(self.qualified(statement))
+
+    def qualified(self, statement: exp.Expression) -> exp.Expression:
+        """``statement`` (a copy) with its unqualified tables qualified (see :meth:`runnable`)."""
+        statement = statement.copy()
+        tables = _unqualified(statement)
+        if not tables:
+            return statement
+        created = _created_temporary(statement)
+        asked = sorted({t.name for t in tables if t is not created})
+        temporary = {r[0] for r in self._fetch(_TEMP_NAMES, {"names": asked})} if asked else set()
+        for table in tables:
+            temp = table is created or (table.name in temporary and not _created_here(table))
+            table.set("db", ident(TEMP_SCHEMA if temp else self._working_schema()))
+        return statement
+
+    def _working_schema(self) -> str:
+        if self.schema is None:
+            raise InputError(
+                "the connection has no current schema (no schema of its search_path exists); "
+                "name one with --output schema.name or create the schema"
+            )
+        return self.schema
 
     # ---- running: every driver call inside the boundary ----
 
@@ -268,8 +370,8 @@ class PostgresEngine(Engine):
 
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         kinds: dict[str, str] = {}
-        for where in (_TEMP, _HERE):
-            for found, kind in self._fetch(_KINDS.format(where=where), {"names": list(names)}):
+        for where, extra in self._places():
+            for found, kind in self._fetch(_KINDS.format(where=where), {"names": list(names), **extra}):
                 kinds.setdefault(found, kind)
         return {n: kinds[n] for n in names if n in kinds}
 
@@ -278,7 +380,7 @@ class PostgresEngine(Engine):
         database = None
         for n in names:
             if output:
-                text = self.sql(ident(n))
+                table = exp.Table(this=ident(n))
             else:
                 if looks_like_file(n):
                     continue
@@ -287,8 +389,10 @@ class PostgresEngine(Engine):
                 if name.catalog is not None and name.catalog != database:
                     continue  # another database: never this connection's object
                 schema = ident(name.schema) if name.schema is not None else None
-                text = self.sql(exp.Table(this=ident(name.name), db=schema))
-            # the relation's oid, the name resolved as SQL resolves it (search_path)
+                table = exp.Table(this=ident(name.name), db=schema)
+            # the relation's oid, the name resolved as the run's statements resolve it (an
+            # unqualified name: a temporary table, else the working schema's)
+            text = self.sql(self.qualified(table))
             rows = self._fetch("SELECT pg_catalog.to_regclass($1)::oid", {"name": text})
             if rows and rows[0][0] is not None:
                 found[n] = int(rows[0][0])
@@ -304,18 +408,23 @@ class PostgresEngine(Engine):
         return (table, *(str(_names.Name(r[1], r[0])) for r in rows))
 
     def comment(self, name: str) -> str | None:
-        for where in (_TEMP, _HERE):
-            rows = self._fetch(_COMMENT.format(where=where), {"name": name})
+        for where, extra in self._places():
+            rows = self._fetch(_COMMENT.format(where=where), {"name": name, **extra})
             if rows:
                 return rows[0][0]  # type: ignore[no-any-return]
         return None
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
-        for where in (_TEMP,) if temporary else (_TEMP, _HERE):
-            info = self._describe_at(name, where, {})
+        for where, extra in self._places()[:1] if temporary else self._places():
+            info = self._describe_at(name, where, extra)
             if info.columns:
                 break
         return info
+
+    def _places(self) -> list[tuple[str, dict[str, Any]]]:
+        """Where an unqualified name is looked up, in order (the session's temporary tables,
+        then the working schema), each as a catalog query's condition and its parameter."""
+        return [(_TEMP, {}), (_IN_SCHEMA, {"schema": self.schema})]
 
     def _describe_at(self, name: str, where: str, extra: dict[str, Any]) -> TableInfo:
         rows = self._fetch(_COLUMNS.format(where=where), {"name": name, **extra})
@@ -340,7 +449,7 @@ class PostgresEngine(Engine):
             reads = self._reads(table)
             # a view has no row positions: read it once into a temporary table
             with self.driver_call(f"reading view '{table}'"):
-                self._temp_copy(SOURCE_ALIAS, self.sql(exp.Table(this=ident(table))))
+                self._temp_copy(SOURCE_ALIAS, self.sql(self.qualified(exp.Table(this=ident(table)))))
             info = self.describe(SOURCE_ALIAS, temporary=True)
             return TableInfo(info.name, info.columns, from_file=table, reads=reads)
         name = names.parse(table)
@@ -377,7 +486,7 @@ class PostgresEngine(Engine):
             self._temp_copy(into, source)
             for column in self._describe_at(name.name, _IN_SCHEMA, where).columns:
                 if column.comment is not None:
-                    target = exp.Column(this=ident(column.name), table=ident(into))
+                    target = exp.Column(this=ident(column.name), table=ident(into), db=ident(TEMP_SCHEMA))
                     text = self.sql(exp.Literal.string(column.comment))
                     self._fetch(f"COMMENT ON COLUMN {self.sql(target)} IS {text}", None)
 
@@ -408,7 +517,8 @@ class PostgresEngine(Engine):
         rows = self._fetch(
             "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
             "ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-            "AND lower(c.relname) = lower($1) AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
+            "AND pg_catalog.lower(c.relname) = pg_catalog.lower($1) "
+            "AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
             {"name": bare},
         )
         here = self.working()[1]
@@ -434,8 +544,8 @@ class PostgresEngine(Engine):
         )
 
     def working(self) -> tuple[str, str]:
-        database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
-        return str(database), str(schema)
+        (database,) = self._fetch("SELECT pg_catalog.current_database()", None)[0]
+        return str(database), str(self.schema)
 
     def use(self, database: str | None, schema: str | None) -> None:
         here_db, here_schema = self.working()
@@ -450,10 +560,11 @@ class PostgresEngine(Engine):
                 f"schema '{schema}' does not exist in database '{here_db}'; create it first "
                 f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
             )
-        use = f"SET search_path TO {self.sql(ident(schema))}"
-        with self.driver_call(f"using schema '{schema}'"):
-            self._fetch(use, None)
-        self.show(use)
+        # the session's search_path stays SEARCH_PATH: the statements are run with their
+        # tables qualified (runnable); the log says what the same statements mean in a
+        # session of its own
+        self.schema = schema
+        self.show(f"SET search_path TO {self.sql(ident(schema))}")
 
     def write_into(self, path: Path, alias: str) -> None:
         raise InputError(
@@ -512,6 +623,93 @@ class PostgresEngine(Engine):
             f"--memory-limit {size.strip()}: PostgreSQL's memory is the server's setting "
             "(work_mem, shared_buffers); leave the option out with a PostgreSQL --db"
         )
+
+
+def _unqualified(statement: exp.Expression) -> list[exp.Table]:
+    """The tables ``statement`` names without a schema (not its WITH queries)."""
+    return [
+        t
+        for t in statement.find_all(exp.Table)
+        if isinstance(t.this, exp.Identifier)
+        and not t.args.get("db")
+        and not isinstance(t.parent, exp.AlterRename)  # RENAME TO takes no schema
+        and not _names_cte(t)
+    ]
+
+
+def _cte_names(ctes: Sequence[exp.Expression]) -> set[str]:
+    return {c.alias_or_name for c in ctes}
+
+
+def _names_cte(table: exp.Table) -> bool:
+    """The table reference names a WITH query in scope rather than a table: one of an
+    enclosing query's WITH, or an earlier one of the WITH it is defined in (a query of a
+    WITH that is not RECURSIVE does not see itself: ``rel AS (SELECT ... FROM rel)`` reads
+    the table rel)."""
+    node: Any = table
+    while node is not None and node.parent is not None:
+        parent = node.parent
+        if isinstance(parent, exp.With):
+            ctes = parent.expressions
+            at = next((i for i, c in enumerate(ctes) if c is node), len(ctes))
+            seen = ctes[: at + 1] if parent.args.get("recursive") else ctes[:at]
+            if table.name in _cte_names(seen):
+                return True
+            node = parent.parent  # the query owning this WITH: its own names are done
+            continue
+        with_ = parent.args.get("with_") or parent.args.get("with")
+        if isinstance(with_, exp.With) and table.name in _cte_names(with_.expressions):
+            return True
+        node = parent
+    return False
+
+
+def _created_temporary(statement: exp.Expression) -> exp.Table | None:
+    """The table a CREATE TEMPORARY TABLE or VIEW makes; None for any other statement."""
+    if not isinstance(statement, exp.Create):
+        return None
+    properties = statement.args.get("properties")
+    if properties is None or not any(isinstance(p, exp.TemporaryProperty) for p in properties.expressions):
+        return None
+    target = statement.this
+    if isinstance(target, exp.Schema):  # CREATE TABLE t (columns)
+        target = target.this
+    return target if isinstance(target, exp.Table) else None
+
+
+def _created_here(table: exp.Table) -> bool:
+    """The table is the one a CREATE (not temporary) makes: it goes to the working schema
+    even when a temporary table has its name."""
+    create = table.find_ancestor(exp.Create)
+    if create is None:
+        return False
+    target = create.this.this if isinstance(create.this, exp.Schema) else create.this
+    return target is table
+
+
+def safe_url(url: str) -> str:
+    """The URL with SEARCH_PATH added to its ``options`` (after any the URL, or else
+    PGOPTIONS, gives, so that it wins): the session has it from its start."""
+    parts = urllib.parse.urlsplit(url)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    ours = "-c search_path=" + SEARCH_PATH.replace(" ", "")
+    options = [v for k, v in query if k == "options"] or [os.environ.get("PGOPTIONS", "")]
+    query = [(k, v) for k, v in query if k != "options"]
+    query.append(("options", " ".join([o for o in options if o] + [ours])))
+    text = urllib.parse.urlencode(query, quote_via=urllib.parse.quote)
+    return urllib.parse.urlunsplit(parts._replace(query=text))
+
+
+_OPTION_PATH = re.compile(r"(?:-c\s*|--)search_path=((?:\\.|\S)+)")
+
+
+def _asked_path(url: str) -> str | None:
+    """The search_path the connection's own options ask for (the URL's ``options``, then
+    PGOPTIONS), None when they ask none: libpq's escapes (a backslash) undone."""
+    query = urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query, keep_blank_values=True)
+    given = [v for k, v in query if k == "options"] or [os.environ.get("PGOPTIONS", "")]
+    found = _OPTION_PATH.findall(" ".join(given))
+    return re.sub(r"\\(.)", r"\1", found[-1]) if found else None
 
 
 def _rows(table: pa.Table) -> list[tuple[Any, ...]]:

@@ -2,7 +2,11 @@
 -- sbc that run sbc-sql inside the server, in the caller's session and transaction. Each
 -- body's prelude (written in by install-sql) makes the sbc_sql package importable from where
 -- install-sql found it and imports sbc_sql.server.call, which takes the arguments in
--- declaration order and returns JSON.
+-- declaration order and returns JSON; the session's sys.path is put back as it was when the
+-- call returns, so that later PL/Python functions of the session import what they did before.
+-- Each function runs with search_path = pg_catalog, pg_temp (pg_temp explicitly last): no
+-- function, operator or table of a schema another role may create in is found by name while
+-- it runs (sbc_sql.engines.postgres.SEARCH_PATH).
 -- Statements are separated by a line holding only ';'.
 
 CREATE OR REPLACE FUNCTION sbc.anonymize(
@@ -25,9 +29,15 @@ CREATE OR REPLACE FUNCTION sbc.anonymize(
     beta_likeness double precision DEFAULT NULL,
     beta_basic boolean DEFAULT false,
     seed integer DEFAULT NULL
-) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+import sys
+sbc_sys_path = list(sys.path)
 __PRELUDE__
-return call(plpy, "anonymize", args)
+try:
+    return call(plpy, "anonymize", args)
+finally:
+    sys.path[:] = sbc_sys_path
 $sbc$
 ;
 CREATE OR REPLACE FUNCTION sbc.verify(
@@ -39,21 +49,39 @@ CREATE OR REPLACE FUNCTION sbc.verify(
     t_closeness double precision DEFAULT NULL,
     beta_likeness double precision DEFAULT NULL,
     beta_basic boolean DEFAULT false
-) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+import sys
+sbc_sys_path = list(sys.path)
 __PRELUDE__
-return call(plpy, "verify", args)
+try:
+    return call(plpy, "verify", args)
+finally:
+    sys.path[:] = sbc_sys_path
 $sbc$
 ;
 CREATE OR REPLACE FUNCTION sbc.measure(
     original text,
     release text,
     weights text DEFAULT NULL
-) RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+) RETURNS jsonb LANGUAGE plpython3u VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+import sys
+sbc_sys_path = list(sys.path)
 __PRELUDE__
-return call(plpy, "measure", args)
+try:
+    return call(plpy, "measure", args)
+finally:
+    sys.path[:] = sbc_sys_path
 $sbc$
 ;
-CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpython3u VOLATILE AS $sbc$
+CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpython3u VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+import sys
+sbc_sys_path = list(sys.path)
 __PRELUDE__
-return call(plpy, "version", args)
+try:
+    return call(plpy, "version", args)
+finally:
+    sys.path[:] = sbc_sys_path
 $sbc$
