@@ -709,3 +709,44 @@ def test_csv_options_are_checked(tmp_path, small_file, cli, extra, message):
     res = cli(["anonymize", "--table", src, "--k", "2", "--out-file", tmp_path / "x.parquet", *extra])
     assert res.exit_code == 1
     assert message.replace("people.parquet", str(src)) in res.stderr
+
+
+# ------------------------------------------------------------------------- hints
+
+
+def test_the_next_hint_is_one_command_for_the_shell_and_its_sql_names_the_release(tmp_path):
+    """A table named like shell code: the hint's command, pasted into a shell, evaluates the
+    release (and runs nothing else); its SQL reads the release's view."""
+    import shlex
+    import subprocess
+    import sys
+
+    from helpers import checkout_env, run_cli
+
+    table = "t$(touch X) Q"
+    db = tmp_path / "p q.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            f"CREATE TABLE {q(table)} AS SELECT 20 + i % 9 AS age, 'z' || (i % 4) AS zip, "
+            "'d' || (i % 3) AS dis FROM range(60) r(i)"
+        )
+    res = run_cli(["anonymize", "--db", db, "--table", table, "--k", "3", "--sensitive", "dis"])
+    assert res.exit_code == 0, res.stderr
+    hint = next(line for line in res.stdout.splitlines() if line.startswith("next: "))
+    sql, command = hint.removeprefix("next: ").split("; sbc-sql ", 1)
+    select = sql.split(" (readable)")[0]
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert len(con.execute(select).fetchall()) == 60
+    command = command.removesuffix(" for risk and loss")
+    python = shlex.quote(sys.executable)
+    done = subprocess.run(
+        ["bash", "-c", f"{python} -m sbc_sql {command}"],
+        cwd=tmp_path,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "X").exists()
