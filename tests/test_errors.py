@@ -62,6 +62,11 @@ CASES = [
     ("missing csv", ["--table", "missing.csv", "--k", "2"], ["missing.csv", "--table"]),
     ("missing column", ["--table", "patients", "--k", "2", "--qi", "age,nope"], ["'nope'", "--qi", "age"]),
     ("k below 2", ["--table", "patients", "--k", "1", *GOOD], ["k=1", "--k 2"]),
+    (
+        "beta infinite",
+        ["--table", "patients", "--k", "2", *GOOD, "--beta-likeness", "inf"],
+        ["--beta-likeness inf", "is not a finite number above 0", "--beta-likeness 1"],
+    ),
     ("k above rows", ["--table", "patients", "--k", "9", *GOOD], ["k=9", "4 rows", "'patients'", "k <= 4"]),
     ("empty table", ["--table", "empty", "--k", "2"], ["'empty'", "empty"]),
     (
