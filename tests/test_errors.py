@@ -956,6 +956,54 @@ def test_reading_commands_work_on_a_file_nobody_may_write(bad_db, cli, command, 
     assert path.read_bytes() == data
 
 
+def test_report_with_its_curve_works_on_a_file_nobody_may_write(cli, tmp_path):
+    """report only reads the database: the file opened read-only (mode 0444, in a folder
+    nobody may write, and held open read-only by another process, which excludes any writer
+    even for root); its curve re-clusters the original elsewhere, and each k is drawn."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "p.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 50 AS zip, "
+            "'d' || i % 13 AS dis FROM range(400) r(i)"
+        )
+    res = cli(["anonymize", "--db", path, "--table", "people", "--k", "5", "--sensitive", "dis"])
+    assert res.exit_code == 0, res.stderr
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    data = path.read_bytes()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
+            "print(1, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    out = tmp_path / "report.html"
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        res = cli(
+            ["report", "--db", path, "--original", "people", "--release", "people_k5",
+             "--curve-k", "2,10", "-o", out]
+        )  # fmt: skip
+    finally:
+        holder.communicate("")
+        folder.chmod(0o755)
+    assert res.exit_code == 0, res.stderr
+    assert "report: k=2 NCP" in res.stderr and "report: k=10 NCP" in res.stderr
+    assert out.exists()
+    assert path.read_bytes() == data
+    assert sorted(p.name for p in folder.iterdir()) == ["p.duckdb"]
+
+
 @pytest.mark.parametrize("other", ["patients_k2_rows", "patients_k2_classes", "patients_k2_view"])
 def test_replace_never_takes_a_part_of_another_release(bad_db, cli, other):
     assert cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD]).exit_code == 0
