@@ -750,3 +750,33 @@ def test_the_next_hint_is_one_command_for_the_shell_and_its_sql_names_the_releas
     )
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "X").exists()
+
+
+# ------------------------------------------------------------------------- wide inputs
+
+
+def test_a_csv_of_a_thousand_columns_three_of_them_qis(tmp_path):
+    """The profile of the kept columns is one subquery per column: a statement for them all
+    was nested deeper than DuckDB binds (max_expression_depth, 1,000)."""
+    from helpers import run_cli
+
+    kept = [f"k{j}" for j in range(997)]
+    csv = tmp_path / "wide.csv"
+    columns = ", ".join(
+        [
+            "i % 20 AS q0",
+            "i * 7 % 13 AS q1",
+            "'c' || i % 5 AS q2",
+            *(f"i * {j} % 97 AS {c}" for j, c in enumerate(kept)),
+        ]
+    )
+    duckdb.sql(f"COPY (SELECT {columns} FROM range(100) r(i)) TO '{csv}'")
+    db = tmp_path / "w.duckdb"
+    res = run_cli(
+        ["anonymize", "--db", db, "--table", csv, "--k", "5", "--qi", "q0,q1,q2", "--keep", ",".join(kept)]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "verified 5-anonymous and complete" in res.stdout
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert len(con.execute("SELECT * FROM wide_k5_view").description) == 1 + 1000  # eq_class
+        assert con.execute("SELECT count(*) FROM wide_k5_view").fetchone() == (100,)
