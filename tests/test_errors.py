@@ -532,6 +532,20 @@ def test_a_ragged_csv_names_the_line_not_its_values(cli, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ragged.csv"]
 
 
+def test_a_csv_line_over_duckdbs_line_size_names_that_line_and_the_option(cli, tmp_path):
+    """A 10.8 MB cell on line 9: DuckDB counts it as line 1 of its buffer; the message names
+    the file's line, the limit and the option that lifts it, and never the cell."""
+    lines = ["age,zip,dis", *(f"{20 + i % 9},{100 + i % 4},flu" for i in range(40))]
+    lines[8] = "33," + "SECRET-VALUE-123" * 675_000 + ",flu"
+    data = tmp_path / "long.csv"
+    data.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "new.duckdb"
+    res = cli(["anonymize", "--db", db, "--table", data, "--k", "2"])
+    line = check_failure(res, ["long.csv", "line 9 is 10,800,0", "line-size limit of 2,000,000 bytes"])
+    assert "max_line_size=10800" in line and "line 1 " not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv"]
+
+
 def test_weights_as_large_as_a_double_weigh_by_their_ratio(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT i % 50 AS a, (i * 7) % 13 AS b FROM range(120) AS r(i)")
