@@ -496,10 +496,17 @@ def make_plan(
     for c in info.columns:
         role, origin = roles[c.name]
         kind, temporal = c.kind, c.temporal
+        if role != "identifier" and c.type.upper() in _NO_EQUALITY:
+            raise InputError(
+                f"column '{c.name}' of type {c.type} cannot be {_AS_ROLE[role]}: its values have no "
+                "equality to group or check them by; declare it with --drop, or read a view that "
+                "casts it (e.g. to text) and name that view with --table"
+            )
         if role == "qi" and kind is None:
             raise InputError(
                 f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "
-                "declare it with --drop, --keep or --sensitive"
+                "declare it with --drop, --keep or --sensitive, or read a view that casts it "
+                "(e.g. to text) and name that view with --table"
             )
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
     if not any(c.role == "qi" for c in columns):
@@ -614,6 +621,12 @@ def declared_roles(
                 f"or give the column a role with {', '.join(FLAG_OF_ROLE.values())}"
             )
     return roles
+
+
+#: PostgreSQL's geometric types: no equality operator, so no value of one can be grouped into
+#: classes, nor released verbatim and checked against its source
+_NO_EQUALITY = {"POINT", "LINE", "LSEG", "BOX", "PATH", "POLYGON", "CIRCLE"}
+_AS_ROLE = {"qi": "a quasi-identifier", "sensitive": "released as sensitive", "insensitive": "kept"}
 
 
 def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:

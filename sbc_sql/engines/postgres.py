@@ -82,7 +82,11 @@ _VIEW_READS = (
 _STATES: dict[str, tuple[str, str]] = {
     "42P01": ("a table or view it names does not exist", "missing"),
     "42703": ("a column it names does not exist", "missing"),
-    "3F000": ("a schema it names does not exist", "missing"),
+    "3F000": (
+        "a schema it names does not exist, or the database user lacks USAGE on it; create the "
+        "schema, or GRANT USAGE ON SCHEMA to the user",
+        "missing",
+    ),
     "42501": (
         "the database user lacks a privilege it needs; GRANT it, or connect as another user",
         "permission",
@@ -112,6 +116,30 @@ _CLASSES: dict[str, tuple[str, str]] = {
     "53": ("the database server ran out of a resource (disk, memory or connections)", "memory"),
     "42": ("PostgreSQL rejected the statement; rerun with --sql to see it", "other"),
 }
+
+# a schema the connected user may not use (USAGE), found by name; and those of the search path
+_NO_USAGE = (
+    "SELECT n.nspname, current_user FROM pg_catalog.pg_namespace n "
+    "WHERE n.nspname = $1 AND NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE')"
+)
+_PATH_NO_USAGE = (
+    "SELECT n.nspname, current_user FROM pg_catalog.pg_namespace n "
+    "JOIN LATERAL pg_catalog.unnest(pg_catalog.string_to_array("
+    "pg_catalog.current_setting('search_path'), ',')) WITH ORDINALITY AS p(entry, i) "
+    "ON n.nspname = pg_catalog.btrim(pg_catalog.replace(p.entry, '$user', current_user), ' \"') "
+    "WHERE NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE') ORDER BY p.i LIMIT 1"
+)
+
+
+def _no_usage(what: str, schema: str, user: str) -> str:
+    quoted = SbcPostgres().generate
+    grant = f"GRANT USAGE ON SCHEMA {quoted(ident(schema))} TO {quoted(ident(user))}"
+    return (
+        f"{what}: the database user '{user}' has no USAGE privilege on schema '{schema}', so "
+        f"nothing in it can be read or written; have its owner run {grant}, or connect as "
+        "another user"
+    )
+
 
 _NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _TEMPORAL = {"date": "date", "timestamp": "timestamp", "timestamptz": "timestamp"}
@@ -148,8 +176,9 @@ def display_type(pg_type: str) -> str:
 def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:
     """(kind, temporal) of a PostgreSQL column type, read from pg_type: numbers, dates and
     timestamps are numeric, other scalars categorical; kind None for arrays, composites,
-    binary, JSON and intervals."""
-    if category == "A" or category == "C" or typname in _UNSUPPORTED:
+    binary, JSON, intervals and geometric types (point, box, ...: no equality to group
+    them by, so a QI of one is refused before any work)."""
+    if category in ("A", "C", "G") or typname in _UNSUPPORTED:
         return None, None
     if typname in _TEMPORAL:
         return "numeric", _TEMPORAL[typname]
@@ -331,6 +360,7 @@ class PostgresEngine(Engine):
                 f"'{database}'; PostgreSQL reads one database per connection: name it in --db"
             )
         where = {"schema": name.schema}
+        self._check_usage(name.schema or "", f"table '{table}'")
         if not self._fetch(_KINDS.format(where=_IN_SCHEMA), {"names": [name.name], **where}):
             raise InputError(
                 f"table '{table}' does not exist: no table or view '{name.name}' in schema "
@@ -397,8 +427,25 @@ class PostgresEngine(Engine):
             "other schemas of the same database as schema.table instead"
         )
 
+    def _check_usage(self, schema: str, what: str) -> None:
+        """Refuse ``schema`` (``what`` is in it) when it exists and the database user has no
+        USAGE on it: PostgreSQL then says its tables do not exist, or denies them, without
+        naming the schema."""
+        rows = self._fetch(_NO_USAGE, {"schema": schema})
+        if rows:
+            raise InputError(_no_usage(what, rows[0][0], str(rows[0][1])))
+
     def working(self) -> tuple[str, str]:
         database, schema = self._fetch("SELECT current_database(), current_schema()", None)[0]
+        if schema is None:
+            # current_schema() skips the search path's schemas the user has no USAGE on
+            rows = self._fetch(_PATH_NO_USAGE, None)
+            if rows:
+                raise InputError(_no_usage("the connection's search_path", rows[0][0], str(rows[0][1])))
+            raise InputError(
+                "no schema of the connection's search_path exists; set one (e.g. "
+                "?options=-csearch_path%3Dpublic in the URL) or create it"
+            )
         return str(database), str(schema)
 
     def use(self, database: str | None, schema: str | None) -> None:
@@ -414,6 +461,7 @@ class PostgresEngine(Engine):
                 f"schema '{schema}' does not exist in database '{here_db}'; create it first "
                 f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
             )
+        self._check_usage(schema, f"schema '{schema}'")
         use = f"SET search_path TO {self.sql(ident(schema))}"
         with self.driver_call(f"using schema '{schema}'"):
             self._fetch(use, None)
