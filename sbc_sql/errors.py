@@ -54,7 +54,9 @@ _KEYWORDS = {
     "paper": "algorithm='sbca-paper'",
     "hierarchy": "hierarchies",
 }
-_FLAG = re.compile(r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?")
+_FLAG = re.compile(
+    r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|-?(?:inf|nan)\b|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?"
+)
 
 
 def in_python_terms(message: str) -> str:
@@ -99,6 +101,8 @@ def _in_terms(message: str, renamed: dict[str, str], binds: str) -> str:
             return name + (f" {value}" if value else "")
         if value is None:
             return f"{name}{binds}..."
+        if re.fullmatch(r"-?(?:inf|nan)", value):  # a float without a literal of its own
+            return f"{name}{binds}" + (f"float('{value}')" if binds == "=" else f"'{value}'")
         if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
             return f"{name}{binds}{value}"
         return f"{name}{binds}'{value}'"

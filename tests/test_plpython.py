@@ -247,3 +247,29 @@ def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
         signature = next(f for f in install_sql.FUNCTIONS if f.startswith(name + "("))
         types = [t.strip() for t in signature[len(name) + 1 : -1].split(",") if t.strip()]
         assert len(types) == len(parameters)
+
+
+@pytest.mark.parametrize(
+    ("setup", "extra", "needles"),
+    [
+        (
+            "UPDATE t SET seen = 'infinity' WHERE id % 7 = 0",
+            "",
+            ["numeric quasi-identifier 'seen' (", "infinite value(s)", "keep => ...", "drop_columns => ..."],
+        ),
+        (
+            "SELECT 1",
+            ", beta_likeness => 'Infinity'",
+            ["beta_likeness => 'inf' is not a finite number above 0", "beta_likeness => 1"],
+        ),
+    ],
+    ids=["infinite timestamp", "infinite beta"],
+)
+def test_a_refusal_names_the_functions_own_arguments_and_the_fix(pl: str, setup, extra, needles) -> None:
+    """An infinite timestamp QI failed with an unexplained 0A000 advising 'debug => ...', an
+    argument sbc.anonymize does not have; an infinite beta was 'not above 0'."""
+    state, message = failure(pl, setup, ANONYMIZE.format(extra=extra))
+    assert state == "22023", message
+    for needle in needles:
+        assert needle in message, (needle, message)
+    assert "debug" not in message and "sql =>" not in message and "--" not in message
