@@ -11,6 +11,7 @@ import math
 import numbers
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -522,7 +523,7 @@ def make_plan(
     if options.output and parse_name(options.output).qualified:
         raise InputError(
             f"--output '{options.output}' names a schema, which a comparison's releases cannot "
-            f"take; give a name without one, e.g. --output {parse_name(options.output).name}"
+            f"take; give a name without one, e.g. --output {shlex.quote(parse_name(options.output).name)}"
         )
     output = options.output or _default_output(name, options.k, info.output_folder)
     plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)
@@ -821,7 +822,7 @@ def check_output(plan: Plan, taken: Mapping[str, str], owners: Mapping[str, str]
             raise OutputExistsError(
                 f"'{n}' belongs to the release '{owner}'; --output '{plan.output}' would "
                 f"replace it even under --replace: choose another --output (or replace "
-                f"'{owner}' itself with --output {owner})"
+                f"'{owner}' itself with --output {shlex.quote(owner)})"
             )
     read = {n.lower(): n for n in plan.source.reads}
     for n in plan.release_objects:

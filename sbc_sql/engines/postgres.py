@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import re
+import shlex
 import typing
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -411,7 +412,7 @@ class PostgresEngine(Engine):
             return (
                 f"table '{table}' does not exist, but '{cased[0]}' does: names are case-sensitive "
                 "(PostgreSQL folds unquoted names to lower case when they are created); "
-                f"pass --table {cased[0]}"
+                f"pass --table {shlex.quote(cased[0])}"
             )
         elsewhere = [f"{r[0]}.{r[1]}" for r in rows if r[0] != here]
         if elsewhere:
