@@ -8,14 +8,24 @@ declarations; the package's __init__ loads nothing), and a command loads DuckDB,
 numpy and the kernels inside its error handling (cli.reported), so Ctrl-C at start-up is
 that one line too. The library installs no handler: only this entry point does.
 
+Python runs a handler only between bytecodes, so a signal that arrives while the main thread
+waits in native code is handled when that call returns. The PostgreSQL driver (ADBC) answers
+SIGINT there with a handler of its own, which cancels the statement on the server; SIGTERM
+it does not know, and a long statement went on to its end (the run ignored SIGTERM for as long,
+and the server kept the query). So every SIGTERM also reaches a watcher thread (Python's wakeup
+fd), which turns the first one into a SIGINT to this process: whatever the main thread waits in,
+SIGTERM stops it the way Ctrl-C does.
+
 ``sbc-sql --version`` alone is answered here, before typer loads (it is what scripts ask
 most, to check what is installed); with anything else beside it the app answers it.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 #: what an interrupted command says (cli.py says the same)
@@ -40,12 +50,44 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _forward_sigterm(read: int) -> None:
+    """Read the signal numbers Python's C handler writes to the wakeup fd; the first SIGTERM
+    (unless Ctrl-C came first) is sent on as SIGINT, so a native wait that cancels on SIGINT
+    (the PostgreSQL driver's) cancels on SIGTERM too. Later ones are left to the handler,
+    which ignores them while the clean-up runs."""
+    while True:
+        try:
+            received = os.read(read, 64)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not received:
+            return
+        if signal.SIGTERM in received and not _stopping:
+            os.kill(os.getpid(), signal.SIGINT)
+            return
+
+
+def _watch_sigterm() -> None:
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread, or no such fd
+        os.close(read)
+        os.close(write)
+        return
+    threading.Thread(target=_forward_sigterm, args=(read,), name="sbc-sql-sigterm", daemon=True).start()
+
+
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(version_line() + "\n")
         return
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    _watch_sigterm()
     try:
         from .cli import app
     except KeyboardInterrupt:

@@ -28,6 +28,7 @@ import enum
 import functools
 import json
 import re
+import shlex
 import sys
 import time
 import traceback
@@ -44,6 +45,7 @@ from .__main__ import INTERRUPTED, version_line
 from .errors import EngineError, ResourceError, SbcError, VerificationError
 
 if TYPE_CHECKING:
+    from .engines.base import Engine
     from .quality.suggest import Step
     from .session import Result
 
@@ -951,12 +953,29 @@ def _shown(database: str) -> str:
     return shown_url(database) if looks_like_url(database) else database
 
 
+#: a name SQL reads as it is written, unquoted (any dialect folds other names or rejects them)
+_PLAIN_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def _sql_name(engine: "Engine", schema: str, name: str) -> str:
+    """``schema.name`` (``name`` alone when no schema) as the engine's SQL reads it: each part
+    an identifier, quoted unless it is a plain lower-case word (or the dialect reserves it),
+    so a hint copied into SQL names that object and nothing else."""
+    from sqlglot import exp
+
+    parts = [schema, name] if schema else [name]
+    return ".".join(
+        exp.Identifier(this=part, quoted=not _PLAIN_NAME.fullmatch(part)).sql(dialect=engine.dialect)
+        for part in parts
+    )
+
+
 def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> str:
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
     plan = result.plan
-    db = "".join(f" --{flag} {_shown(value)}" for flag, value in (where or {}).items())
+    db = "".join(f" --{flag} {shlex.quote(_shown(value))}" for flag, value in (where or {}).items())
     exported = []
     if result.exported is not None:
         from .plan import export_format
@@ -971,10 +990,14 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> st
     # an engine that writes the release's rows and its class table, without views
     views = result.engine.capabilities.release_views
     beside = f"view '{view}'" if views else f"classes '{prefix}{plan.classes_table}'"
+    # the hint's SQL names each object as an identifier, however it is spelt
+    # (a path, as it is)
+    in_sql = functools.partial(_sql_name, result.engine, schema if prefix else "") if not path else str
     read = (
-        f"SELECT * FROM {view} (readable) or {release} (ranges and sets)"
+        f"SELECT * FROM {in_sql(result.view)} (readable) or {in_sql(result.release)} (ranges and sets)"
         if views
-        else f"read {release} (ranges and sets) and {prefix}{plan.classes_table} (a row per class)"
+        else f"read {in_sql(result.release)} (ranges and sets) and "
+        f"{in_sql(plan.classes_table)} (a row per class)"
     )
     lines = [
         f"release '{release}' ({beside}): verified {plan.k}-anonymous and complete",
@@ -991,7 +1014,8 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> st
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
         *exported,
         f"next: {read}; "
-        f"sbc-sql evaluate{db} --original {plan.display_name} --release {release} for risk and loss",
+        f"sbc-sql evaluate{db} --original {shlex.quote(plan.display_name)} --release {shlex.quote(release)}"
+        " for risk and loss",
     ]
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
     held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"

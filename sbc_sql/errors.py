@@ -54,7 +54,9 @@ _KEYWORDS = {
     "paper": "algorithm='sbca-paper'",
     "hierarchy": "hierarchies",
 }
-_FLAG = re.compile(r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?")
+_FLAG = re.compile(
+    r"--([a-z][a-z-]*)(?: (-?\d[\w.]*|-?(?:inf|nan)\b|'[^']*'|[\w.]+=[\w.,=]+|\S+\.(?:parquet|csv|png)\b))?"
+)
 
 
 def in_python_terms(message: str) -> str:
@@ -73,10 +75,18 @@ _ARGUMENTS = {
 }
 
 
+#: advice to rerun the command line with a flag the SQL functions have no argument for
+#: (--debug, --sql): left out of their messages, which name only their own arguments
+_COMMAND_LINE_ONLY = re.compile(
+    r"[;,]? (?:or )?rerun with --(?:debug|sql) to see (?:where(?: it happened)?|it)"
+)
+
+
 def in_sql_terms(message: str) -> str:
     """A message in the terms of the SQL functions' named arguments: '--k 2' reads 'k => 2',
-    '--table' reads 'source => ...', '--weights age=2' reads "weights => 'age=2'"."""
-    return _in_terms(message, _ARGUMENTS, " => ")
+    '--table' reads 'source => ...', '--weights age=2' reads "weights => 'age=2'"; advice
+    to rerun with --debug or --sql, which they do not take, is left out."""
+    return _in_terms(_COMMAND_LINE_ONLY.sub("", message), _ARGUMENTS, " => ")
 
 
 def _in_terms(message: str, renamed: dict[str, str], binds: str) -> str:
@@ -91,6 +101,8 @@ def _in_terms(message: str, renamed: dict[str, str], binds: str) -> str:
             return name + (f" {value}" if value else "")
         if value is None:
             return f"{name}{binds}..."
+        if re.fullmatch(r"-?(?:inf|nan)", value):  # a float without a literal of its own
+            return f"{name}{binds}" + (f"float('{value}')" if binds == "=" else f"'{value}'")
         if value.startswith("'") or re.fullmatch(r"-?\d+(\.\d+)?", value):
             return f"{name}{binds}{value}"
         return f"{name}{binds}'{value}'"

@@ -11,6 +11,7 @@ import math
 import numbers
 import os
 import re
+import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -496,10 +497,17 @@ def make_plan(
     for c in info.columns:
         role, origin = roles[c.name]
         kind, temporal = c.kind, c.temporal
+        if role != "identifier" and c.type.upper() in _NO_EQUALITY:
+            raise InputError(
+                f"column '{c.name}' of type {c.type} cannot be {_AS_ROLE[role]}: its values have no "
+                "equality to group or check them by; declare it with --drop, or read a view that "
+                "casts it (e.g. to text) and name that view with --table"
+            )
         if role == "qi" and kind is None:
             raise InputError(
                 f"column '{c.name}' of type {c.type} cannot be a quasi-identifier; "
-                "declare it with --drop, --keep or --sensitive"
+                "declare it with --drop, --keep or --sensitive, or read a view that casts it "
+                "(e.g. to text) and name that view with --table"
             )
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
     if not any(c.role == "qi" for c in columns):
@@ -515,7 +523,7 @@ def make_plan(
     if options.output and parse_name(options.output).qualified:
         raise InputError(
             f"--output '{options.output}' names a schema, which a comparison's releases cannot "
-            f"take; give a name without one, e.g. --output {parse_name(options.output).name}"
+            f"take; give a name without one, e.g. --output {shlex.quote(parse_name(options.output).name)}"
         )
     output = options.output or _default_output(name, options.k, info.output_folder)
     plan = Plan(info, name, tuple(columns), options, output, release_objects_of(output)[3], weights)
@@ -614,6 +622,12 @@ def declared_roles(
                 f"or give the column a role with {', '.join(FLAG_OF_ROLE.values())}"
             )
     return roles
+
+
+#: PostgreSQL's geometric types: no equality operator, so no value of one can be grouped into
+#: classes, nor released verbatim and checked against its source
+_NO_EQUALITY = {"POINT", "LINE", "LSEG", "BOX", "PATH", "POLYGON", "CIRCLE"}
+_AS_ROLE = {"qi": "a quasi-identifier", "sensitive": "released as sensitive", "insensitive": "kept"}
 
 
 def _resolve_roles(info: TableInfo, options: Options, name: str) -> dict[str, tuple[str, str]]:
@@ -816,7 +830,7 @@ def check_output(
             raise OutputExistsError(
                 f"'{n}' belongs to the release '{owner}'; --output '{plan.output}' would "
                 f"replace it even under --replace: choose another --output (or replace "
-                f"'{owner}' itself with --output {owner})"
+                f"'{owner}' itself with --output {shlex.quote(owner)})"
             )
     same = identities or _by_name
     reads = plan.source.reads

@@ -64,8 +64,9 @@ def test_a_criterion_that_fails_is_a_failing_release(clinic, cli):
         ({"l_diversity": 2, "l_model": "recursive"}, "'recursive' is not one of distinct, entropy"),
         ({"t_closeness": 0.0}, "outside (0, 1)"),
         ({"t_closeness": 1.0}, "outside (0, 1)"),
-        ({"beta_likeness": 0.0}, "not above 0"),
-        ({"beta_likeness": float("inf")}, "not above 0"),
+        ({"beta_likeness": 0.0}, "not a finite number above 0"),
+        ({"beta_likeness": float("inf")}, "is not a finite number above 0"),
+        ({"beta_likeness": float("nan")}, "is not a finite number above 0"),
     ],
 )
 def test_bad_thresholds(clinic, kwargs, message):
@@ -209,7 +210,7 @@ def test_the_paper_algorithm_refuses_criteria_in_one_line(clinic, cli):
     [
         ({"l_diversity": 5}, "above the 4 distinct value(s) of the sensitive column 'dx'"),
         ({"t_closeness": 0.0}, "t_closeness=0.0 is outside (0, 1)"),
-        ({"beta_likeness": -1.0}, "beta_likeness=-1.0 is not above 0"),
+        ({"beta_likeness": -1.0}, "beta_likeness=-1.0 is not a finite number above 0"),
         ({"l_diversity": 5, "l_model": "entropy"}, "above the 4 distinct value(s)"),
         ({"l_diversity": 2, "sensitive": (), "keep": "dx,ward"}, "no column is declared sensitive"),
     ],

@@ -62,6 +62,11 @@ CASES = [
     ("missing csv", ["--table", "missing.csv", "--k", "2"], ["missing.csv", "--table"]),
     ("missing column", ["--table", "patients", "--k", "2", "--qi", "age,nope"], ["'nope'", "--qi", "age"]),
     ("k below 2", ["--table", "patients", "--k", "1", *GOOD], ["k=1", "--k 2"]),
+    (
+        "beta infinite",
+        ["--table", "patients", "--k", "2", *GOOD, "--beta-likeness", "inf"],
+        ["--beta-likeness inf", "is not a finite number above 0", "--beta-likeness 1"],
+    ),
     ("k above rows", ["--table", "patients", "--k", "9", *GOOD], ["k=9", "4 rows", "'patients'", "k <= 4"]),
     ("empty table", ["--table", "empty", "--k", "2"], ["'empty'", "empty"]),
     (
@@ -527,6 +532,20 @@ def test_a_ragged_csv_names_the_line_not_its_values(cli, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ragged.csv"]
 
 
+def test_a_csv_line_over_duckdbs_line_size_names_that_line_and_the_option(cli, tmp_path):
+    """A 10.8 MB cell on line 9: DuckDB counts it as line 1 of its buffer; the message names
+    the file's line, the limit and the option that lifts it, and never the cell."""
+    lines = ["age,zip,dis", *(f"{20 + i % 9},{100 + i % 4},flu" for i in range(40))]
+    lines[8] = "33," + "SECRET-VALUE-123" * 675_000 + ",flu"
+    data = tmp_path / "long.csv"
+    data.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "new.duckdb"
+    res = cli(["anonymize", "--db", db, "--table", data, "--k", "2"])
+    line = check_failure(res, ["long.csv", "line 9 is 10,800,0", "line-size limit of 2,000,000 bytes"])
+    assert "max_line_size=10800" in line and "line 1 " not in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv"]
+
+
 def test_weights_as_large_as_a_double_weigh_by_their_ratio(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE TABLE t AS SELECT i % 50 AS a, (i * 7) % 13 AS b FROM range(120) AS r(i)")
@@ -949,6 +968,54 @@ def test_reading_commands_work_on_a_file_nobody_may_write(bad_db, cli, command, 
     assert res.exit_code == 0, res.stderr
     assert expect in res.stdout
     assert path.read_bytes() == data
+
+
+def test_report_with_its_curve_works_on_a_file_nobody_may_write(cli, tmp_path):
+    """report only reads the database: the file opened read-only (mode 0444, in a folder
+    nobody may write, and held open read-only by another process, which excludes any writer
+    even for root); its curve re-clusters the original elsewhere, and each k is drawn."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "p.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 50 AS zip, "
+            "'d' || i % 13 AS dis FROM range(400) r(i)"
+        )
+    res = cli(["anonymize", "--db", path, "--table", "people", "--k", "5", "--sensitive", "dis"])
+    assert res.exit_code == 0, res.stderr
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    data = path.read_bytes()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
+            "print(1, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    out = tmp_path / "report.html"
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        res = cli(
+            ["report", "--db", path, "--original", "people", "--release", "people_k5",
+             "--curve-k", "2,10", "-o", out]
+        )  # fmt: skip
+    finally:
+        holder.communicate("")
+        folder.chmod(0o755)
+    assert res.exit_code == 0, res.stderr
+    assert "report: k=2 NCP" in res.stderr and "report: k=10 NCP" in res.stderr
+    assert out.exists()
+    assert path.read_bytes() == data
+    assert sorted(p.name for p in folder.iterdir()) == ["p.duckdb"]
 
 
 @pytest.mark.parametrize("other", ["patients_k2_rows", "patients_k2_classes", "patients_k2_view"])

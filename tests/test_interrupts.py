@@ -218,3 +218,44 @@ def test_ctrl_c_at_start_up(tmp_path):
     _, err = stopped(proc, signal.SIGINT)
     assert proc.returncode == 130, err
     assert err == INTERRUPTED + "\n"
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
+    """A view over a slow query (here, one that sleeps): SIGTERM while the run reads it cancels
+    the statement on the server, as Ctrl-C does, instead of waiting for its end."""
+    from helpers import pg_rows
+
+    pg_rows(
+        postgres_url,
+        "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
+        "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
+    )
+    pg_rows(
+        postgres_url,
+        "CREATE VIEW slow_people AS SELECT p.* FROM people p CROSS JOIN (SELECT pg_sleep(120)) AS slow",
+    )
+    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
+    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    proc = sbc_sql(
+        "anonymize", "--db", postgres_url, "--table", "slow_people", "--k", "5", "--sensitive", "dis"
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pg_rows(postgres_url, sleeping):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never reached the view's statement"
+            time.sleep(0.05)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        seconds = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert_interrupted(proc, err)
+    assert seconds < 5, seconds
+    assert pg_rows(postgres_url, sleeping) == []  # cancelled on the server, not left running
+    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    assert sorted(after) == sorted(before)

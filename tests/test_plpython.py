@@ -352,3 +352,29 @@ def test_unqualified_names_are_read_in_the_schema_the_sessions_default_path_make
     assert sql(pl, "SELECT pg_catalog.to_regclass('public.r') IS NULL") == [(True,)]
     (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3)")[0]
     assert json.loads(checked)["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("setup", "extra", "needles"),
+    [
+        (
+            "UPDATE t SET seen = 'infinity' WHERE id % 7 = 0",
+            "",
+            ["numeric quasi-identifier 'seen' (", "infinite value(s)", "keep => ...", "drop_columns => ..."],
+        ),
+        (
+            "SELECT 1",
+            ", beta_likeness => 'Infinity'",
+            ["beta_likeness => 'inf' is not a finite number above 0", "beta_likeness => 1"],
+        ),
+    ],
+    ids=["infinite timestamp", "infinite beta"],
+)
+def test_a_refusal_names_the_functions_own_arguments_and_the_fix(pl: str, setup, extra, needles) -> None:
+    """An infinite timestamp QI failed with an unexplained 0A000 advising 'debug => ...', an
+    argument sbc.anonymize does not have; an infinite beta was 'not above 0'."""
+    state, message = failure(pl, setup, ANONYMIZE.format(extra=extra))
+    assert state == "22023", message
+    for needle in needles:
+        assert needle in message, (needle, message)
+    assert "debug" not in message and "sql =>" not in message and "--" not in message

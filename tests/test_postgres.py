@@ -771,3 +771,112 @@ def test_unqualified_names_are_in_the_schema_the_logins_search_path_makes_curren
     assert done.exit_code == 0, done.stderr
     assert pg_run(pg, "SELECT count(*) FROM public.pr") == [(60,)]
     assert pg_run(pg, "SELECT pg_catalog.to_regclass('work.pr') IS NULL") == [(True,)]
+
+
+# ---- messages that name what is wrong and the fix ----
+
+
+def pg_people(url: str, extra: str = "", name: str = "t") -> None:
+    """A table of 60 people (age, zip, dis) and ``extra`` columns (SQL over i)."""
+    pg_rows(
+        url,
+        f"CREATE TABLE {name} AS SELECT 20 + i % 9 AS age, 'z' || i % 4 AS zip, 'd' || i % 3 AS dis"
+        f"{extra} FROM generate_series(1, 60) AS g(i)",
+    )
+
+
+def public_tables(url: str) -> list[tuple]:
+    return sorted(pg_rows(url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"))
+
+
+@pytest.mark.parametrize(
+    ("role", "needle"), [("--qi", "cannot be a quasi-identifier"), ("--keep", "cannot be kept")]
+)
+def test_a_geometric_column_is_refused_before_any_work(postgres_url, role, needle) -> None:
+    """point has no equality: a QI of it failed when the class table was made (42883), a kept
+    one when the rows were; both are refused at once, with the column, its type and the fix."""
+    pg_people(postgres_url, ", point(i % 4, i % 3) AS spot")
+    before = public_tables(postgres_url)
+    res = run_cli(
+        ["anonymize", "--db", postgres_url, "--table", "t", "--k", "3", "--qi", "age,zip", role, "spot",
+         "--sensitive", "dis"]
+    )  # fmt: skip
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"Error: column 'spot' of type POINT {needle}"), res.stderr
+    assert "--drop" in line and "casts it" in line and "SQLSTATE" not in line
+    assert "clustering:" not in res.stderr
+    assert public_tables(postgres_url) == before
+
+
+@pytest.mark.parametrize("sql_type", ["date", "timestamp", "timestamptz"])
+def test_an_infinite_date_or_timestamp_qi_is_named_with_the_fix(postgres_url, sql_type) -> None:
+    """'infinity' has no number: on PostgreSQL its conversion failed (0A000 for a timestamp,
+    22008 for a date) with no word of the column; it is counted and refused as DuckDB's is."""
+    pg_people(postgres_url, f", CAST('2020-01-01' AS {sql_type}) + i * interval '1 day' AS seen")
+    pg_rows(postgres_url, "UPDATE t SET seen = 'infinity' WHERE age = 20")  # 6 rows
+    pg_rows(postgres_url, "UPDATE t SET seen = '-infinity' WHERE age = 21")  # 7 rows
+    res = run_cli(
+        [
+            "anonymize",
+            "--db",
+            postgres_url,
+            "--table",
+            "t",
+            "--k",
+            "3",
+            "--qi",
+            "age,zip,seen",
+            "--sensitive",
+            "dis",
+        ]
+    )
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert line.startswith("Error: numeric quasi-identifier 'seen' ("), line
+    assert "holds 13 infinite value(s)" in line and "--keep/--drop" in line
+
+
+def test_a_schema_the_user_may_not_use_is_named_with_the_grant(postgres_url, postgres_cluster) -> None:
+    """A role without USAGE on a schema: PostgreSQL denies its tables without naming it, or
+    (in the search path) acts as if it were not there."""
+    import uuid
+
+    role = f"sbc_reader_{uuid.uuid4().hex[:8]}"
+    pg_rows(postgres_url, "CREATE SCHEMA s")
+    pg_rows(postgres_url, "CREATE SCHEMA w")
+    pg_people(postgres_url, name="s.t")
+    pg_people(postgres_url)
+    postgres_cluster.sql(f"CREATE ROLE {role} LOGIN")
+    try:
+        pg_rows(postgres_url, f"GRANT SELECT ON s.t, public.t TO {role}")
+        pg_rows(postgres_url, f"GRANT CREATE ON SCHEMA public TO {role}")
+        url = postgres_url.replace("://postgres@", f"://{role}@")
+        assert url != postgres_url
+        runs = {
+            "s": ["--db", url, "--table", "s.t"],
+            "s ": ["--db", url + "?options=-csearch_path%3Ds", "--table", "t"],
+            "w": ["--db", url, "--table", "t", "--output", "w.rel"],
+        }
+        for schema, args in runs.items():
+            schema = schema.strip()
+            res = run_cli(["anonymize", *args, "--k", "3", "--sensitive", "dis"])
+            assert res.exit_code == 1
+            line = res.stderr.strip().splitlines()[-1]
+            assert f"the database user '{role}' has no USAGE privilege on schema '{schema}'" in line, line
+            assert f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"' in line
+    finally:
+        pg_rows(postgres_url, f"DROP OWNED BY {role} CASCADE")
+        postgres_cluster.sql(f"DROP ROLE {role}")
+
+
+def test_the_sql_functions_are_not_told_to_rerun_with_a_flag_they_lack() -> None:
+    """--debug and --sql are the command line's: a SQL function's message (in_sql_terms)
+    names only its own arguments, so the advice to rerun with them is left out."""
+    from sbc_sql.engines.postgres import _CLASSES, _STATES, by_state
+    from sbc_sql.errors import in_sql_terms
+
+    for state in ["", "0A000", "42883", *_STATES, *(c + "000" for c in _CLASSES)]:
+        said = in_sql_terms(str(by_state(state, "reading 't'")))
+        assert "debug" not in said and "sql =>" not in said and "--" not in said, said
+        assert said.startswith("reading 't': ")

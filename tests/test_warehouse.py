@@ -38,7 +38,7 @@ L_DIVERSE = Criteria(2, "distinct", None, None, False)
 ROLES = {"qi": ["age", "born", "seen", "sex", "zip"], "sensitive": ["dis", "pay"]}
 # functions each warehouse has that sqlglot's parser does not know by name
 NATIVE: dict[str, set[str]] = {
-    "postgres": {"CARDINALITY"},
+    "postgres": {"CARDINALITY", "ISFINITE"},
     "snowflake": {"ARRAY_COMPACT"},
     "bigquery": set(),
     "trino": set(),

@@ -64,6 +64,11 @@ _CSV_COLUMNS = re.compile(r"^Expected Number of Columns: (?P<want>\d+) Found: (?
 _CSV_CONVERTED = re.compile(
     r"^Column (?P<col>.+) is being converted as type (?P<type>[A-Z][A-Z0-9_]*)$", re.MULTILINE
 )
+_CSV_LINE_SIZE = re.compile(
+    r"^Maximum line size of (?P<limit>\d+) bytes exceeded\. Actual Size:\s*(?P<size>\d+) bytes\.$",
+    re.MULTILINE,
+)
+_CSV_LINE_SIZE_FIX = re.compile(r"^Possible Solution: .*max_line_size=(?P<size>\d+)$", re.MULTILINE)
 _CSV_SETTINGS = "\n  delimiter = "
 # the messages that say a file is not what it should be, each at the start of DuckDB's text
 _CORRUPT = re.compile(
@@ -241,6 +246,26 @@ def _conversion(rest: str, doing: str) -> EngineError:
     )
 
 
+def _first_line_over(path: str, limit: int) -> int | None:
+    """The number of the file's first line longer than ``limit`` bytes (its end of line
+    left out), read by its length alone; None when the file cannot be read or has none."""
+    number, length = 1, 0
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(1 << 20):
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    if length + end - start > limit:
+                        return number
+                    number, length, start = number + 1, 0, end + 1
+                length += len(chunk) - start
+                if length > limit:
+                    return number
+    except OSError:
+        return None
+    return None
+
+
 def _csv(rest: str, cls: str) -> EngineError:
     """A CSV file DuckDB could not read: the file, the line number and why, never a line's
     content. DuckDB's summary (the column it converted, its settings) follows the line it
@@ -278,6 +303,21 @@ def _csv(rest: str, cls: str) -> EngineError:
             f"{typed or 'its detected type'}, the type DuckDB detected from the first lines; "
             "fix that line, or "
             + _REREAD.format(options="types={...} with the column's type, or sample_size=-1"),
+            "csv",
+        )
+    too_long = list(_CSV_LINE_SIZE.finditer(body))
+    if too_long:
+        # DuckDB numbers the line in its buffer, not in the file (a long line 9 is its line
+        # 1): the file's own line is found by reading it, its length compared, never shown
+        limit, size = int(too_long[-1].group("limit")), int(too_long[-1].group("size"))
+        found = _first_line_over(path, limit) if path else None
+        at = f"line {found:,}" if found is not None else "a line"
+        suggested = _CSV_LINE_SIZE_FIX.search(body[too_long[-1].end() :])
+        wanted = int(suggested.group("size")) if suggested else size + 2
+        return EngineError(
+            f"{where}: {at} is {size:,} bytes long, over DuckDB's line-size limit of {limit:,} "
+            "bytes (max_line_size); shorten that line, or "
+            + _REREAD.format(options=f"max_line_size={wanted}"),
             "csv",
         )
     if "\nInvalid unicode (byte sequence mismatch) detected." in body:

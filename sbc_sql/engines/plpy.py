@@ -142,6 +142,7 @@ class PlpyEngine(PostgresEngine):
         self.connection = None
         self.url = "the calling session"
         self.schema = None  # the caller's, read when the run begins (borrowed)
+        self._unusable = None
         self._subtransactions: list[Any] = []
 
     # ---- running: every server call inside the boundary ----

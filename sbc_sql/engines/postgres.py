@@ -25,6 +25,7 @@ import contextlib
 import dataclasses
 import os
 import re
+import shlex
 import typing
 import urllib.parse
 from collections.abc import Hashable, Iterator, Sequence
@@ -126,7 +127,11 @@ _TEMP_NAMES = (
 _STATES: dict[str, tuple[str, str]] = {
     "42P01": ("a table or view it names does not exist", "missing"),
     "42703": ("a column it names does not exist", "missing"),
-    "3F000": ("a schema it names does not exist", "missing"),
+    "3F000": (
+        "a schema it names does not exist, or the database user lacks USAGE on it; create the "
+        "schema, or GRANT USAGE ON SCHEMA to the user",
+        "missing",
+    ),
     "42501": (
         "the database user lacks a privilege it needs; GRANT it, or connect as another user",
         "permission",
@@ -156,6 +161,30 @@ _CLASSES: dict[str, tuple[str, str]] = {
     "53": ("the database server ran out of a resource (disk, memory or connections)", "memory"),
     "42": ("PostgreSQL rejected the statement; rerun with --sql to see it", "other"),
 }
+
+# a schema the connected user may not use (USAGE), found by name; and those of the search path
+_NO_USAGE = (
+    "SELECT n.nspname, current_user FROM pg_catalog.pg_namespace n "
+    "WHERE n.nspname = $1 AND NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE')"
+)
+_PATH_NO_USAGE = (
+    "SELECT n.nspname, current_user FROM pg_catalog.pg_namespace n "
+    "JOIN LATERAL pg_catalog.unnest(pg_catalog.string_to_array("
+    "pg_catalog.current_setting('search_path'), ',')) WITH ORDINALITY AS p(entry, i) "
+    "ON n.nspname = pg_catalog.btrim(pg_catalog.replace(p.entry, '$user', current_user), ' \"') "
+    "WHERE NOT pg_catalog.has_schema_privilege(n.oid, 'USAGE') ORDER BY p.i LIMIT 1"
+)
+
+
+def _no_usage(what: str, schema: str, user: str) -> str:
+    quoted = SbcPostgres().generate
+    grant = f"GRANT USAGE ON SCHEMA {quoted(ident(schema))} TO {quoted(ident(user))}"
+    return (
+        f"{what}: the database user '{user}' has no USAGE privilege on schema '{schema}', so "
+        f"nothing in it can be read or written; have its owner run {grant}, or connect as "
+        "another user"
+    )
+
 
 _NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _TEMPORAL = {"date": "date", "timestamp": "timestamp", "timestamptz": "timestamp"}
@@ -192,8 +221,9 @@ def display_type(pg_type: str) -> str:
 def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:
     """(kind, temporal) of a PostgreSQL column type, read from pg_type: numbers, dates and
     timestamps are numeric, other scalars categorical; kind None for arrays, composites,
-    binary, JSON and intervals."""
-    if category == "A" or category == "C" or typname in _UNSUPPORTED:
+    binary, JSON, intervals and geometric types (point, box, ...: no equality to group
+    them by, so a QI of one is refused before any work)."""
+    if category in ("A", "C", "G") or typname in _UNSUPPORTED:
         return None, None
     if typname in _TEMPORAL:
         return "numeric", _TEMPORAL[typname]
@@ -216,6 +246,9 @@ class PostgresEngine(Engine):
         #: the working schema: where unqualified names are read and written (the session's
         #: own search_path never holds it: see SEARCH_PATH)
         self.schema: str | None = None
+        #: when no schema of the login's search_path is usable: the first one the user has
+        #: no USAGE on, and the user (current_schema() skips such schemas)
+        self._unusable: tuple[str, str] | None = None
 
     @classmethod
     def connect(cls, url: str) -> PostgresEngine:
@@ -272,6 +305,9 @@ class PostgresEngine(Engine):
         self._fetch("SELECT pg_catalog.set_config('search_path', $1, false)", {"path": path})
         try:
             (schema,) = self._fetch("SELECT pg_catalog.current_schema()", None)[0]
+            if schema is None:
+                rows = self._fetch(_PATH_NO_USAGE, None)
+                self._unusable = (str(rows[0][0]), str(rows[0][1])) if rows else None
         finally:
             self._fetch(f"SET search_path = {SEARCH_PATH}", None)
         return None if schema is None else str(schema)
@@ -305,6 +341,8 @@ class PostgresEngine(Engine):
 
     def _working_schema(self) -> str:
         if self.schema is None:
+            if self._unusable is not None:
+                raise InputError(_no_usage("the connection's search_path", *self._unusable))
             raise InputError(
                 "the connection has no current schema (no schema of its search_path exists); "
                 "name one with --output schema.name or create the schema"
@@ -476,6 +514,7 @@ class PostgresEngine(Engine):
                 f"'{database}'; PostgreSQL reads one database per connection: name it in --db"
             )
         where = {"schema": name.schema}
+        self._check_usage(name.schema or "", f"table '{table}'")
         if not self._fetch(_KINDS.format(where=_IN_SCHEMA), {"names": [name.name], **where}):
             raise InputError(
                 f"table '{table}' does not exist: no table or view '{name.name}' in schema "
@@ -521,13 +560,13 @@ class PostgresEngine(Engine):
             "AND n.nspname NOT LIKE 'pg_temp%' ORDER BY 1, 2",
             {"name": bare},
         )
-        here = self.working()[1]
+        here = self._working_schema()
         cased = [r[1] for r in rows if r[0] == here and r[1] != bare]
         if cased:
             return (
                 f"table '{table}' does not exist, but '{cased[0]}' does: names are case-sensitive "
                 "(PostgreSQL folds unquoted names to lower case when they are created); "
-                f"pass --table {cased[0]}"
+                f"pass --table {shlex.quote(cased[0])}"
             )
         elsewhere = [f"{r[0]}.{r[1]}" for r in rows if r[0] != here]
         if elsewhere:
@@ -543,23 +582,32 @@ class PostgresEngine(Engine):
             "other schemas of the same database as schema.table instead"
         )
 
+    def _check_usage(self, schema: str, what: str) -> None:
+        """Refuse ``schema`` (``what`` is in it) when it exists and the database user has no
+        USAGE on it: PostgreSQL then says its tables do not exist, or denies them, without
+        naming the schema."""
+        rows = self._fetch(_NO_USAGE, {"schema": schema})
+        if rows:
+            raise InputError(_no_usage(what, rows[0][0], str(rows[0][1])))
+
     def working(self) -> tuple[str, str]:
         (database,) = self._fetch("SELECT pg_catalog.current_database()", None)[0]
         return str(database), str(self.schema)
 
     def use(self, database: str | None, schema: str | None) -> None:
-        here_db, here_schema = self.working()
+        here_db = self.working()[0]
         if database is not None and database != here_db:
             raise InputError(
                 f"database '{database}' is not the one --db connects to ('{here_db}'); "
                 "PostgreSQL reads one database per connection: name it in --db"
             )
-        schema = schema or here_schema
+        schema = schema or self._working_schema()
         if not self._fetch("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1", {"schema": schema}):
             raise InputError(
                 f"schema '{schema}' does not exist in database '{here_db}'; create it first "
                 f"(CREATE SCHEMA {self.sql(ident(schema))}) or name another"
             )
+        self._check_usage(schema, f"schema '{schema}'")
         # the session's search_path stays SEARCH_PATH: the statements are run with their
         # tables qualified (runnable); the log says what the same statements mean in a
         # session of its own

@@ -58,7 +58,8 @@ class Criteria:
         b = self.beta_likeness
         if b is not None and not (math.isfinite(b) and b > 0):
             raise InputError(
-                f"--beta-likeness {b} is not above 0; it bounds a relative gain: give e.g. --beta-likeness 1"
+                f"--beta-likeness {b} is not a finite number above 0; it bounds a relative gain: "
+                "give e.g. --beta-likeness 1"
             )
 
     def rule(self) -> Rule:

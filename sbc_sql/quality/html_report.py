@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import html
 import importlib.resources
 import math
@@ -42,7 +43,7 @@ import secrets
 import string
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -356,9 +357,10 @@ def report(
     """The HTML report of ``release`` against ``original`` (contents: this module's
     docstring), written to ``output`` when given (an existing file only with ``replace``).
 
-    ``curve_k``: the k of the NCP-against-k curve (None or empty: no curve, and the database
-    is only read); the curve re-clusters the original, so a database file is then opened
-    for writing, though nothing is kept. ``sensitive``: the column of the diversity figures
+    ``curve_k``: the k of the NCP-against-k curve (None or empty: no curve). A database
+    file is only read, opened read-only (it may be one the user cannot write, or one another
+    process reads): the curve re-clusters the original in an in-memory database that reads
+    the file (see :func:`_scratch`); nothing is kept. ``sensitive``: the column of the diversity figures
     (default: the first sensitive column the release declares). ``log`` receives a line per
     step.
     """
@@ -370,13 +372,17 @@ def report(
             f"curve_k holds {bad[0]}, below 2; give k values of 2 or more, e.g. curve_k=[2, 5, 10]"
         )
     path = check_path(output, replace=replace, protected=[database]) if output is not None else None
-    engine = engines.connect(database, read_only=not ks)
+    engine = engines.connect(database, read_only=True)
     try:
         from ..plan import parse_attach
 
-        for file, name in (parse_attach(a) for a in attach):
+        files = [parse_attach(a) for a in attach]
+        for file, name in files:
             engine.attach(file, name)
-        found = _report(engine, original, release, ks, sensitive, say)
+        # a file opened here is written by nothing: the curve's trials go to a scratch engine
+        opened = engine is not database and isinstance(database, (str, Path)) and _is_duckdb(engine)
+        scratch = functools.partial(_scratch, Path(database), files) if opened else None  # type: ignore[arg-type]
+        found = _report(engine, original, release, ks, sensitive, say, scratch)
     finally:
         if engine is not database:  # an engine given is left open; a connection given stays open
             engine.close()
@@ -386,6 +392,39 @@ def report(
     return found
 
 
+def _is_duckdb(engine: Engine) -> bool:
+    from ..engines.duckdb import DuckDBEngine
+
+    return isinstance(engine, DuckDBEngine)
+
+
+#: the alias the curve's scratch engine reads the report's database file under
+_SOURCE_ALIAS = "sbc_report_source"
+
+
+@contextlib.contextmanager
+def _scratch(
+    path: Path, files: Sequence[tuple[Path, str]], engine: Engine, original: str
+) -> Iterator[tuple[Engine, str]]:
+    """An in-memory DuckDB that reads the report's database file (and the --attach files)
+    read-only, and the original's name there: the curve writes its trial releases into it,
+    never into the file, which therefore needs no write access."""
+    from ..engines.duckdb import DuckDBEngine
+    from ..names import Name
+
+    scratch = DuckDBEngine.connect(None)
+    try:
+        scratch.attach(path, _SOURCE_ALIAS)
+        for file, alias in files:
+            scratch.attach(file, alias)
+        catalog, schema = engine.working()
+        named = engine.parse_name(original)
+        where = _SOURCE_ALIAS if named.catalog in (None, catalog) else named.catalog
+        yield scratch, str(Name(named.name, named.schema or schema, where))
+    finally:
+        scratch.close()
+
+
 def _report(
     engine: Engine,
     original: str,
@@ -393,6 +432,7 @@ def _report(
     ks: Sequence[int],
     sensitive: str | None,
     say: Callable[[str], None],
+    scratch: Callable[[Engine, str], contextlib.AbstractContextManager[tuple[Engine, str]]] | None = None,
 ) -> Report:
     seconds: dict[str, float] = {}
     shown_original, shown_release = original, release
@@ -435,7 +475,11 @@ def _report(
         if note is None:
             t = time.perf_counter()
             say(f"report: NCP against k, re-clustering at k = {', '.join(map(str, sorted(set(ks))))} ...")
-            points = curve(engine, original, doc, ks, own, say, failed)
+            if scratch is None:
+                points = curve(engine, original, doc, ks, own, say, failed)
+            else:
+                with scratch(engine, original) as (trials, source):
+                    points = curve(trials, source, doc, ks, own, say, failed)
             seconds["curve"] = time.perf_counter() - t
         else:
             note = f"no curve: {note}"

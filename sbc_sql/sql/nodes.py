@@ -50,10 +50,17 @@ def conj(parts: Sequence[exp.Expr]) -> exp.Expr:
     """AND of the parts (TRUE when empty)."""
     if not parts:
         return exp.true()
-    out: exp.Expr = parts[0]
+    # one flat chain (a AND b AND c): nesting each AND in parentheses made a statement over a
+    # table of 1,000 columns deeper than sqlglot renders (its recursion) or DuckDB parses
+    # (max_expression_depth); a part that is an OR keeps its own parentheses
+    out: exp.Expr = _operand(parts[0])
     for p in parts[1:]:
-        out = exp.and_(out, p)
+        out = exp.And(this=out, expression=_operand(p))
     return out
+
+
+def _operand(part: exp.Expr) -> exp.Expr:
+    return exp.paren(part, copy=False) if isinstance(part, exp.Connector) else part
 
 
 def list_size(values: exp.Expression) -> exp.Expression:

@@ -47,6 +47,10 @@ class Stats:
         return self.distinct[name] + (1 if self.nulls[name] > 0 else 0)
 
 
+#: the columns one distinct-count statement profiles (a wide table takes several)
+PROFILE_BATCH = 200
+
+
 def row_count_sql(plan: Plan) -> exp.Expression:
     return render("row_count", source=plan.source.name)
 
@@ -65,12 +69,16 @@ def distinct_and_nulls(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """Per column of ``source``: its distinct non-NULL values, and its NULLs (``tuples``:
     ``source`` is a table of distinct tuples, whose row counts are summed)."""
-    if not columns:
-        return {}, {}
-    row = engine.fetch_one(distinct_counts_sql(source, columns, tuples))
-    total, m = int(row[0]), len(columns)
-    distinct = {c.name: int(row[1 + i]) for i, c in enumerate(columns)}
-    nulls = {c.name: total - int(row[1 + m + i]) for i, c in enumerate(columns)}
+    distinct: dict[str, int] = {}
+    nulls: dict[str, int] = {}
+    # a statement per PROFILE_BATCH columns: each is a subquery, and DuckDB's binder refuses
+    # a statement nested deeper than its max_expression_depth (1,000) on a wide table
+    for start in range(0, len(columns), PROFILE_BATCH):
+        part = columns[start : start + PROFILE_BATCH]
+        row = engine.fetch_one(distinct_counts_sql(source, part, tuples))
+        total, m = int(row[0]), len(part)
+        distinct.update({c.name: int(row[1 + i]) for i, c in enumerate(part)})
+        nulls.update({c.name: total - int(row[1 + m + i]) for i, c in enumerate(part)})
     return distinct, nulls
 
 

@@ -24,8 +24,22 @@ def _postgres_value_set(self: Generator, e: ValueSet) -> str:
 
 
 def _postgres_unix_micros(self: Generator, e: exp.UnixMicros) -> str:
-    # EXTRACT is exact (numeric) from PostgreSQL 14; sqlglot's UNIX_MICROS does not exist there
-    return f"CAST(EXTRACT(EPOCH FROM {self.sql(e, 'this')}) * 1000000 AS BIGINT)"
+    # EXTRACT is exact (numeric) from PostgreSQL 14; sqlglot's UNIX_MICROS does not exist there.
+    # A timestamp of 'infinity' or '-infinity' has no number: NULL, as DuckDB gives it, so the
+    # statistics count it apart (casting its infinite epoch to BIGINT failed with 0A000)
+    value = self.sql(e, "this")
+    return f"CASE WHEN ISFINITE({value}) THEN CAST(EXTRACT(EPOCH FROM {value}) * 1000000 AS BIGINT) END"
+
+
+_DATE_DIFF = _Postgres.Generator.TRANSFORMS[exp.DateDiff]
+
+
+def _postgres_date_diff(self: Generator, e: exp.DateDiff) -> str:
+    # a date of 'infinity' or '-infinity' has no number of days: NULL, as in DuckDB (the
+    # subtraction of infinite timestamps failed with 22008)
+    diff = _DATE_DIFF(self, e)
+    finite = f"ISFINITE({self.sql(e, 'this')}) AND ISFINITE({self.sql(e, 'expression')})"
+    return f"CASE WHEN {finite} THEN {diff} END"
 
 
 def _postgres_array_size(self: Generator, e: exp.ArraySize) -> str:
@@ -107,6 +121,7 @@ class SbcPostgres(_Postgres):
             ListHasNull: _postgres_has_null,
             ValueSet: _postgres_value_set,
             exp.UnixMicros: _postgres_unix_micros,
+            exp.DateDiff: _postgres_date_diff,
             exp.ArraySize: _postgres_array_size,
             exp.ArraySort: _postgres_array_sort,
             exp.Transform: _postgres_transform,

@@ -356,18 +356,16 @@ SELECT
       ON g.eq_class = s.sbc_eq_class
     WHERE
       NOT COALESCE(
-        (
-          CASE
-            WHEN s.`age` IS NULL
-            THEN g.`age_has_null`
-            ELSE s.`age` BETWEEN g.`age_min` AND g.`age_max`
-          END
-          AND CASE
-            WHEN s.`born` IS NULL
-            THEN g.`born_has_null`
-            ELSE s.`born` BETWEEN g.`born_min` AND g.`born_max`
-          END
-        )
+        CASE
+          WHEN s.`age` IS NULL
+          THEN g.`age_has_null`
+          ELSE s.`age` BETWEEN g.`age_min` AND g.`age_max`
+        END
+        AND CASE
+          WHEN s.`born` IS NULL
+          THEN g.`born_has_null`
+          ELSE s.`born` BETWEEN g.`born_min` AND g.`born_max`
+        END
         AND CASE
           WHEN s.`seen` IS NULL
           THEN g.`seen_has_null`
