@@ -43,7 +43,7 @@ DUCKDB_ONLY = re.compile(
     re.IGNORECASE,
 )
 # functions PostgreSQL and Spark have that sqlglot's parser does not know by name
-NATIVE = {"postgres": {"CARDINALITY"}, "spark": set()}
+NATIVE = {"postgres": {"CARDINALITY", "ISFINITE"}, "spark": set()}
 
 
 def people(n: int = 60) -> pd.DataFrame:
