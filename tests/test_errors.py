@@ -4,7 +4,11 @@ nothing written, and never a cell value in the message (the data is private).
 
 from __future__ import annotations
 
+import contextlib
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -920,6 +924,28 @@ def test_an_unfinished_progress_line_is_ended_before_the_message(capsys):
     assert capsys.readouterr().err.endswith("eta   0.0s\n")
 
 
+@contextlib.contextmanager
+def held_read_only(path: Path) -> Iterator[None]:
+    """``path`` held open read-only by another process meanwhile: DuckDB then refuses any
+    writer, root included, whom mode bits do not stop."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
+            "print(1, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "1"
+        yield
+    finally:
+        holder.communicate("")
+
+
 def read_only_copy(bad_db: Path, cli) -> Path:
     res = cli(["anonymize", "--db", bad_db, "--table", "patients", "--k", "2", *GOOD])
     assert res.exit_code == 0, res.stderr
@@ -944,27 +970,10 @@ def test_reading_commands_work_on_a_file_nobody_may_write(bad_db, cli, command, 
     """Opened read-only: the file may be one the user cannot write (mode 0444), and one
     another process has open read-only (which excludes any writer: the test holds for root
     too, whom mode bits do not stop)."""
-    import subprocess
-    import sys
-
     path = read_only_copy(bad_db, cli)
     data = path.read_bytes()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
-            "print(1, flush=True); sys.stdin.read()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "1"
+    with held_read_only(path):
         res = cli([command[0], "--db", path, *command[1:]])
-    finally:
-        holder.communicate("")
     assert res.exit_code == 0, res.stderr
     assert expect in res.stdout
     assert path.read_bytes() == data
@@ -974,9 +983,6 @@ def test_report_with_its_curve_works_on_a_file_nobody_may_write(cli, tmp_path):
     """report only reads the database: the file opened read-only (mode 0444, in a folder
     nobody may write, and held open read-only by another process, which excludes any writer
     even for root); its curve re-clusters the original elsewhere, and each k is drawn."""
-    import subprocess
-    import sys
-
     folder = tmp_path / "ro"
     folder.mkdir()
     path = folder / "p.duckdb"
@@ -990,26 +996,14 @@ def test_report_with_its_curve_works_on_a_file_nobody_may_write(cli, tmp_path):
     path.chmod(0o444)
     folder.chmod(0o555)
     data = path.read_bytes()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            f"import duckdb, sys; c = duckdb.connect({str(path)!r}, read_only=True); "
-            "print(1, flush=True); sys.stdin.read()",
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
     out = tmp_path / "report.html"
     try:
-        assert holder.stdout.readline().strip() == "1"
-        res = cli(
-            ["report", "--db", path, "--original", "people", "--release", "people_k5",
-             "--curve-k", "2,10", "-o", out]
-        )  # fmt: skip
+        with held_read_only(path):
+            res = cli(
+                ["report", "--db", path, "--original", "people", "--release", "people_k5",
+                 "--curve-k", "2,10", "-o", out]
+            )  # fmt: skip
     finally:
-        holder.communicate("")
         folder.chmod(0o755)
     assert res.exit_code == 0, res.stderr
     assert "report: k=2 NCP" in res.stderr and "report: k=10 NCP" in res.stderr
