@@ -5,13 +5,14 @@ needs (case-sensitive names, 63-byte identifiers, error text that may quote valu
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 from unittest import mock
 
 import duckdb
 import pytest
-from helpers import assert_same_measures, make_table, pg_rows, q, run_cli, to_postgres
+from helpers import assert_same_measures, make_table, pg_rows, q, run_cli, run_module, to_postgres
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import tables_and_k
@@ -880,3 +881,140 @@ def test_the_sql_functions_are_not_told_to_rerun_with_a_flag_they_lack() -> None
         said = in_sql_terms(str(by_state(state, "reading 't'")))
         assert "debug" not in said and "sql =>" not in said and "--" not in said, said
         assert said.startswith("reading 't': ")
+
+
+# ------------------------------------------------------------- joins PostgreSQL can hash
+
+
+def dated_people(con: duckdb.DuckDBPyConnection, n: int) -> None:
+    """Table t of n rows: a DATE QI of about 13,000 distinct days, a text and a boolean QI,
+    each with NULLs, a sensitive column with NULLs and an insensitive number released as is."""
+    con.execute(
+        f"""
+        CREATE TABLE t AS
+        SELECT
+          CASE WHEN hash(i, 1) % 31 = 0 THEN NULL
+               ELSE DATE '1950-01-01' + CAST(hash(i, 2) % 14000 AS INTEGER) END AS birth,
+          CASE WHEN hash(i, 3) % 47 = 0 THEN NULL ELSE 'Z' || CAST(hash(i, 4) % 300 AS VARCHAR) END AS zip,
+          CASE WHEN hash(i, 5) % 97 = 0 THEN NULL ELSE hash(i, 6) % 2 = 0 END AS smoker,
+          CASE WHEN hash(i, 7) % 23 = 0 THEN NULL ELSE chr(97 + CAST(hash(i, 8) % 4 AS INTEGER)) END
+            AS diagnosis,
+          CAST(hash(i, 9) % 50 AS INTEGER) AS visit
+        FROM range({n}) AS r(i)
+        """
+    )
+    for column, role in (
+        ("birth", "qi"),
+        ("zip", "qi"),
+        ("smoker", "qi"),
+        ("diagnosis", "sensitive"),
+        ("visit", "insensitive"),
+    ):
+        con.execute(f"COMMENT ON COLUMN t.{column} IS 'sbc:{role}'")
+
+
+def verify_cli(url: str, release: str, k: int, timeout: float) -> tuple[int, str, float]:
+    """``sbc-sql verify`` of ``release`` against t, in a fresh interpreter: exit code, output
+    and seconds taken."""
+    started = time.perf_counter()
+    done = run_module(
+        ["verify", "--db", url, "--original", "t", "--release", release, "--k", k], timeout=timeout
+    )
+    return done.returncode, done.stdout + done.stderr, time.perf_counter() - started
+
+
+@pytest.mark.slow
+def test_standalone_verify_of_a_release_with_many_dates_and_nulls_takes_seconds(postgres_url) -> None:
+    # 30,000 rows, a DATE QI of some 13,000 distinct days and NULLs in every QI: joins whose
+    # only key was IS NOT DISTINCT FROM ran as nested loops (20,000 rows: 50 s, 30,000 rows:
+    # beyond this bound); as hash joins verify takes a few seconds
+    con = duckdb.connect()
+    dated_people(con, 30_000)
+    to_postgres(con, "t", postgres_url)
+    anonymize(postgres_url, "t", 10, output="rel")
+    code, out, seconds = verify_cli(postgres_url, "rel", 10, timeout=60)
+    assert code == 0, out
+    assert "is 10-anonymous and complete" in out
+    assert seconds < 60
+
+
+@pytest.mark.parametrize(
+    ("column", "sentinel"),
+    [("diagnosis", "''"), ("zip", "''"), ("birth", "DATE '1970-01-01'"), ("smoker", "FALSE")],
+)
+def test_verify_tells_a_null_from_the_value_that_stands_for_it_in_a_join(postgres_url, column, sentinel):
+    # the joins compare COALESCE(value, constant) and the NULL flags: a NULL turned into that
+    # constant (in the source, after the release was made) must not match the NULL released
+    con = duckdb.connect()
+    dated_people(con, 600)
+    to_postgres(con, "t", postgres_url)
+    anonymize(postgres_url, "t", 5, output="rel")
+    assert sbc_sql.verify(postgres_url, "t", "rel", 5).ok
+    nulls = pg_rows(postgres_url, f"SELECT COUNT(*) FROM t WHERE {column} IS NULL")[0][0]
+    assert nulls > 0
+    import adbc_driver_postgresql.dbapi as adbc
+
+    with adbc.connect(postgres_url, autocommit=True) as pg, pg.cursor() as cur:
+        first_null = f"(SELECT MIN(ctid) FROM t WHERE {column} IS NULL)"
+        cur.execute(f"UPDATE t SET {column} = {sentinel} WHERE ctid = {first_null}")
+    verdict = sbc_sql.verify(postgres_url, "t", "rel", 5)
+    assert not verdict.ok
+    assert verdict.facts["overdrawn"] >= 1
+
+
+def join_filters(plan: dict) -> list[str]:
+    """Every join's filter in a plan of EXPLAIN (FORMAT JSON): the conditions it tests row
+    pair by row pair, beyond its hash or merge keys."""
+    found = [plan["Join Filter"]] if "Join Filter" in plan else []
+    for child in plan.get("Plans", ()):
+        found += join_filters(child)
+    return found
+
+
+def inlined(sql: str, params) -> str | None:
+    """A statement with its parameters' values written in, for EXPLAIN (the values are the
+    run's limits and thresholds, and names in catalog queries); None when one is a list."""
+    from sbc_sql.engines.postgres import _positional
+
+    text, values = _positional(sql, params)
+    for i in reversed(range(len(values))):
+        value = values[i]
+        if isinstance(value, (list, tuple)):
+            return None
+        if isinstance(value, str):
+            shown = "'" + value.replace("'", "''") + "'"
+        else:
+            shown = "NULL" if value is None else str(value).upper()
+        text = text.replace(f"${i + 1}", shown)
+    return text
+
+
+def test_no_join_of_a_run_tests_null_safe_equality_pair_by_pair(postgres_url, monkeypatch) -> None:
+    # every query anonymize, verify (with criteria on the sensitive column) and evaluate send
+    # is EXPLAINed first, in the run's session: no join may keep IS NOT DISTINCT FROM as a
+    # filter, which only a nested loop can apply (PostgreSQL neither hashes nor merges it)
+    con = duckdb.connect()
+    dated_people(con, 400)
+    to_postgres(con, "t", postgres_url)
+    plans: list[dict] = []
+    fetch = PostgresEngine._fetch
+
+    def explained(self, sql, params):
+        query = inlined(sql, params)
+        if query is not None and query.lstrip().upper().startswith(("SELECT", "WITH", "CREATE TEMPORARY")):
+            explain = (
+                "CREATE OR REPLACE FUNCTION pg_temp.sbc_plan(q text) RETURNS SETOF json LANGUAGE plpgsql "
+                "AS $f$ BEGIN RETURN QUERY EXECUTE 'EXPLAIN (FORMAT JSON) ' || q; END $f$"
+            )
+            fetch(self, explain, None)
+            (row,) = fetch(self, "SELECT pg_temp.sbc_plan($1) AS plan", {"q": query})
+            plans.append(json.loads(row[0])[0]["Plan"])
+        return fetch(self, sql, params)
+
+    monkeypatch.setattr(PostgresEngine, "_fetch", explained)
+    anonymize(postgres_url, "t", 5, output="rel", t_closeness=0.99, beta_likeness=1000.0)
+    assert sbc_sql.verify(postgres_url, "t", "rel", 5, t_closeness=0.99, beta_likeness=1000.0).ok
+    assert run_cli(["evaluate", "--db", postgres_url, "--original", "t", "--release", "rel"]).exit_code == 0
+    filters = [f for plan in plans for f in join_filters(plan)]
+    assert len(plans) > 20
+    assert not [f for f in filters if "DISTINCT FROM" in f]

@@ -26,7 +26,7 @@ from strategies import NUMERIC_TYPES, TableCase, tables
 from sbc_sql import engines
 from sbc_sql import plan as spec
 from sbc_sql.sql import templates
-from sbc_sql.sql.nodes import alias, as_category, conj, ref, value_set
+from sbc_sql.sql.nodes import alias, as_category, conj, ref, same_key, value_set
 from sbc_sql.sql.nodes import as_number as sql_number
 from sbc_sql.stages import measure as metrics
 from sbc_sql.stages import pull, stats
@@ -240,6 +240,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
     range_pairs = templates.render("value_pairs_range", release=RELEASE, original=SOURCE, key=NUM)
     set_pairs = templates.render("value_pairs_set", release=RELEASE, key="c at")
     joined = generalize.release_view_sql(plan.columns, RELEASE, ROWS, CLASSES).expression
+    column = {c.name: c for c in plan.columns}
     return {
         "row_count": {"source": SOURCE},
         "distinct_counts": {
@@ -315,6 +316,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "qi": [c.name for c in layout.qis],
             "inside": conj([verification.inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
             "cat": cats,
+            "same": [same_key(ref(c, "s"), exp.column("sbc_value", "u"), column[c]) for c in cats],
         },
         "rows_missing": {
             "source": SOURCE,
@@ -327,7 +329,12 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         "value_pairs_set": {"release": RELEASE, "key": "c at"},
         "value_pairs_range": {"release": RELEASE, "original": SOURCE, "key": NUM},
         "value_pairs_two": {"first": range_pairs, "second": set_pairs},
-        "key_cost": {"pairs": range_pairs, "original": SOURCE, "key": NUM},
+        "key_cost": {
+            "pairs": range_pairs,
+            "original": SOURCE,
+            "key": NUM,
+            "match": same_key(exp.column("sbc_key", "p"), exp.column("sbc_key", "n"), column[NUM]),
+        },
         "verbatim_tuples": {"original": SOURCE, "verb": ["dis"]},
         "class_values": {
             "release": RELEASE,
@@ -336,8 +343,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "keys": [ref("sbc_key", "p"), ref("sbc_key2", "p")],
             "match": conj(
                 [
-                    exp.NullSafeEQ(this=ref(NUM, "s"), expression=ref("sbc_key", "r")),
-                    exp.NullSafeEQ(this=ref("c at", "s"), expression=ref("sbc_key2", "r")),
+                    same_key(ref(NUM, "s"), ref("sbc_key", "r"), column[NUM]),
+                    same_key(ref("c at", "s"), ref("sbc_key2", "r"), column["c at"]),
                 ]
                 + [verification._same(c, "s", "r") for c in layout.verbatim]
             ),
@@ -501,7 +508,8 @@ def test_names_that_look_like_slots_stay_names():
 def test_a_table_slot_takes_a_query():
     # a slot in a table position bound to a query reads that query's result, under the alias
     pairs = templates.render("value_pairs_set", release="rel", key="c at")
-    sql = templates.render_sql("key_cost", pairs=pairs, original="src", key="c at")
+    match = exp.NullSafeEQ(this=exp.column("sbc_key", "p"), expression=exp.column("sbc_key", "n"))
+    sql = templates.render_sql("key_cost", pairs=pairs, original="src", key="c at", match=match)
     assert 'FROM (SELECT b.eq_class, UNNEST(b."c at") AS sbc_key FROM (SELECT DISTINCT' in sql
     assert ') AS p LEFT JOIN (SELECT "c at" AS sbc_key' in sql
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from ..plan import Column
+from ..sql.nodes import same_key
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param
 
@@ -37,7 +38,13 @@ class BetaLikeness(PrivacyModel):
     def per_class_sql(self, release: str, original: str | None = None) -> exp.Expression:
         if original is None:
             raise ValueError("beta-likeness compares a release with its original; none was given")
-        return render("beta_likeness", original=original, release=release, sens=self.column.name)
+        return render(
+            "beta_likeness",
+            original=original,
+            release=release,
+            sens=self.column.name,
+            same=same_key(exp.column("sbc_value", "p"), exp.column("sbc_value", "q"), self.column),
+        )
 
     def folds(self) -> list[tuple[str, exp.Expression]]:
         zero = exp.Literal.number(0)

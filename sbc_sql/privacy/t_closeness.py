@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from ..plan import Column
+from ..sql.nodes import same_key
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param
 
@@ -41,7 +42,15 @@ class TCloseness(PrivacyModel):
         if original is None:
             raise ValueError("t-closeness compares a release with its original; none was given")
         template = "t_closeness_ordered" if self.ordered else "t_closeness"
-        return render(template, original=original, release=release, sens=self.column.name)
+        released = exp.column("sbc_value", "q")
+        original_value = exp.column("sbc_value", "r" if self.ordered else "p")
+        return render(
+            template,
+            original=original,
+            release=release,
+            sens=self.column.name,
+            same=same_key(original_value, released, self.column),
+        )
 
     def folds(self) -> list[tuple[str, exp.Expression]]:
         largest: exp.Expression = exp.Max(this=figure("sbc_emd"))

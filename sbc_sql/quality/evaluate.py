@@ -96,7 +96,7 @@ from ..engines.base import Engine
 from ..errors import InputError
 from ..plan import Column
 from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
-from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref
+from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref, same_key
 from ..sql.templates import ident, render
 from ..stages import measure as metrics
 from ..stages.measure import Layout, cost_expression
@@ -483,9 +483,7 @@ def tuples_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
 
 def coverage_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
     covers = conj([inside(c, "t", "g") for c in layout.qis])
-    same = conj(
-        [exp.NullSafeEQ(this=ref(c.name, "t"), expression=ref(c.name, "cv")) for c in layout.verbatim]
-    )
+    same = conj([same_key(ref(c.name, "t"), ref(c.name, "cv"), c) for c in layout.verbatim])
     return render(
         "eval_coverage",
         target=names.cov,

@@ -16,7 +16,8 @@
 -- Slots: __classes (class table), __rows (row table), __source (table: the source, or its
 -- distinct tuples), __row_id (its row id, aliased s), __labels (row_id, eq_class), __qi (list
 -- of the QIs), __inside (one expression over s and g: numeric values inside), __cat (list of
--- categorical QIs).
+-- categorical QIs), __same (list, one per categorical QI: s's value equals u.sbc_value, NULL
+-- equal to NULL, a condition every engine hashes, see nodes.same_key).
 -- Parameters: none.
 WITH sizes AS MATERIALIZED (
   SELECT eq_class, COUNT(*) AS sbc_size FROM __rows GROUP BY eq_class
@@ -48,5 +49,5 @@ SELECT
     SELECT COUNT(*)
     FROM labelled AS s
     ANTI JOIN (SELECT eq_class, UNNEST(__cat) AS sbc_value FROM __classes) AS u
-      ON s.sbc_eq_class = u.eq_class AND s.__cat IS NOT DISTINCT FROM u.sbc_value
+      ON s.sbc_eq_class = u.eq_class AND __same
   ) AS __cat_outside

@@ -6,12 +6,13 @@ NCP are the same in SQL and in the clustering step (both are ratios of differenc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sqlglot import exp
 
 from ..plan import Column
-from .dialects import ListHasNull, ValueSet
+from .dialects import ListHasNull, SameKey, ValueSet
 from .templates import col, ident
 
 
@@ -40,6 +41,44 @@ def as_category(expr: exp.Expression, column: Column) -> exp.Expression:
     ):
         return expr
     return exp.cast(expr, "VARCHAR")
+
+
+#: categorical types whose values are text: the sentinel '' is one of their own values
+_TEXT_TYPES = {"VARCHAR", "CHAR", "CHARACTER", "BPCHAR", "NCHAR", "NVARCHAR", "TEXT", "STRING", "CITEXT"}
+
+
+def same_key(left: exp.Expression, right: exp.Expression, column: Column) -> exp.Expression:
+    """Join condition: ``left`` and ``right``, two values of ``column``'s type, are equal, NULL
+    equal to NULL (IS NOT DISTINCT FROM), in a form every engine's planner hashes (see
+    :class:`~sbc_sql.sql.dialects.SameKey`). Every join on a value of the data takes it: a
+    join whose only key is IS NOT DISTINCT FROM is a nested loop on PostgreSQL.
+
+    The sentinel that stands for NULL is a constant of the column's type: 0 for a number,
+    1970-01-01 for a date or a timestamp, '' for text, FALSE for a boolean; any other
+    categorical type (an enum, a UUID, a time) is compared as its text. A column of no kind
+    (a nested, binary or JSON column released verbatim) has no sentinel and keeps IS NOT
+    DISTINCT FROM: it is never the only key of a join (the QIs or the class id are hashed)."""
+    if column.kind is None:
+        return exp.NullSafeEQ(this=left, expression=right)
+    text = False
+    sentinel: exp.Expression
+    if column.temporal == "date":
+        sentinel = exp.cast(exp.Literal.string("1970-01-01"), "DATE")
+    elif column.temporal == "timestamp":
+        zoned = re.search(r"TIME ZONE|TZ", column.type.upper()) is not None
+        epoch = exp.Literal.string("1970-01-01 00:00:00")
+        sentinel = exp.cast(epoch, "TIMESTAMPTZ" if zoned else "TIMESTAMP")
+    elif column.kind == "numeric":
+        sentinel = exp.Literal.number(0)
+    else:
+        t = column.type.upper().strip()
+        base = re.split(r"[(\s\[]", t, maxsplit=1)[0]
+        if base in ("BOOLEAN", "BOOL") and not t.endswith("]"):
+            sentinel = exp.false()
+        else:
+            text = base not in _TEXT_TYPES or t.endswith("]")
+            sentinel = exp.Literal.string("")
+    return SameKey(this=left, expression=right, sentinel=sentinel, text=exp.true() if text else None)
 
 
 def alias(expr: exp.Expr, name: str) -> exp.Alias:

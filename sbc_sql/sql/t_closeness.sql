@@ -7,7 +7,8 @@
 -- privacy/t_closeness.py folds these rows into its check (classes above $t) and its
 -- measure (the largest distance).
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
--- column). Parameters: none.
+-- column), __same (p.sbc_value equals q.sbc_value, NULL equal to NULL: a condition every
+-- engine hashes, see nodes.same_key). Parameters: none.
 WITH p AS (
   SELECT
     __sens AS sbc_value,
@@ -27,7 +28,7 @@ WITH p AS (
     COALESCE(p.sbc_p, 0) AS sbc_p
   FROM q
   JOIN sizes AS s ON s.eq_class = q.eq_class
-  LEFT JOIN p ON p.sbc_value IS NOT DISTINCT FROM q.sbc_value
+  LEFT JOIN p ON __same
 )
 SELECT
   eq_class,

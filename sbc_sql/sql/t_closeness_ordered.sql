@@ -6,7 +6,8 @@
 -- over DECIMAL terms, exact whatever the order.
 -- privacy/t_closeness.py folds these rows as those of t_closeness.
 -- Slots: __original (input table), __release (release table), __sens (the sensitive
--- column). Parameters: none.
+-- column), __same (q.sbc_value equals r.sbc_value, NULL equal to NULL: a condition every
+-- engine hashes, see nodes.same_key). Parameters: none.
 WITH vals AS (
   SELECT __sens AS sbc_value, COUNT(*) AS sbc_count FROM __original GROUP BY __sens
 ), ranked AS (
@@ -29,7 +30,7 @@ WITH vals AS (
     COALESCE(CAST(q.sbc_count AS DOUBLE) / NULLIF(s.sbc_size, 0), 0) AS sbc_q
   FROM sizes AS s
   CROSS JOIN ranked AS r
-  LEFT JOIN q ON q.eq_class = s.eq_class AND q.sbc_value IS NOT DISTINCT FROM r.sbc_value
+  LEFT JOIN q ON q.eq_class = s.eq_class AND __same
 ), running AS (
   SELECT
     eq_class,

@@ -26,7 +26,7 @@ from ..cluster.model import QIData
 from ..cluster.sensitive import Sensitive
 from ..engines.base import Engine
 from ..plan import Column, Plan
-from ..sql.nodes import as_category, as_number, ref
+from ..sql.nodes import as_category, as_number, ref, same_key
 from ..sql.templates import render
 from .stats import Stats, encode_column
 
@@ -70,7 +70,7 @@ def tuple_labels_sql(
 ) -> exp.Expression:
     """The row labels (row_id, eq_class) of a run that clustered tuples: each source row
     (aliased s) takes its tuple's class, joined on every QI with NULL equal to NULL."""
-    on = exp.and_(*(exp.NullSafeEQ(this=ref(c.name, "s"), expression=ref(c.name, "t")) for c in plan.qis))
+    on = exp.and_(*(same_key(ref(c.name, "s"), ref(c.name, "t"), c) for c in plan.qis))
     return render(
         "tuple_labels",
         labels=labels,

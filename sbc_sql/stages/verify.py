@@ -27,7 +27,7 @@ from ..engines.base import Engine
 from ..plan import Column
 from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..provenance import Provenance
-from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref
+from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref, same_key
 from ..sql.templates import render
 from . import write
 from .measure import Layout, class_sizes_sql
@@ -60,7 +60,7 @@ def inside(c: Column, row: str, cls: str) -> exp.Expression:
 
 
 def _same(c: Column, row: str, cls: str) -> exp.Expression:
-    return exp.NullSafeEQ(this=ref(c.name, row), expression=ref(c.name, cls))
+    return same_key(ref(c.name, row), ref(c.name, cls), c)
 
 
 def tuple_sizes_sql(layout: Layout, release: str) -> exp.Expression:
@@ -233,6 +233,7 @@ def rows_missing_sql(
 def class_checks_sql(
     layout: Layout, source: str, labels: str, rows: str, classes: str, row_id: exp.Expression
 ) -> exp.Expression:
+    cats = [c for c in layout.qis if c.kind != "numeric"]
     return render(
         "class_checks",
         classes=classes,
@@ -242,7 +243,8 @@ def class_checks_sql(
         labels=labels,
         qi=[c.name for c in layout.qis],
         inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
-        cat=[c.name for c in layout.qis if c.kind != "numeric"],
+        cat=[c.name for c in cats],
+        same=[same_key(ref(c.name, "s"), exp.column("sbc_value", "u"), c) for c in cats],
     )
 
 
@@ -345,7 +347,13 @@ def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:
 
 
 def key_cost_sql(c: Column, original: str, release: str) -> exp.Expression:
-    return render("key_cost", pairs=value_pairs_sql(c, original, release), original=original, key=c.name)
+    return render(
+        "key_cost",
+        pairs=value_pairs_sql(c, original, release),
+        original=original,
+        key=c.name,
+        match=same_key(exp.column("sbc_key", "p"), exp.column("sbc_key", "n"), c),
+    )
 
 
 def join_keys(
@@ -389,10 +397,7 @@ def class_values_sql(layout: Layout, original: str, release: str, keys: Sequence
         pairs=pairs[0] if len(pairs) == 1 else render("value_pairs_two", first=pairs[0], second=pairs[1]),
         keys=[ref(name, "p") for name in names],
         match=conj(
-            [
-                exp.NullSafeEQ(this=ref(c.name, "s"), expression=ref(name, "r"))
-                for c, name in zip(keys, names, strict=True)
-            ]
+            [same_key(ref(c.name, "s"), ref(name, "r"), c) for c, name in zip(keys, names, strict=True)]
             + [_same(c, "s", "r") for c in layout.verbatim]
         ),
         qi=[c.name for c in layout.qis],

@@ -54,6 +54,44 @@ def transform_parts(self: Generator, e: exp.Transform) -> tuple[str, str] | None
     return self.sql(fn.expressions[0]), self.sql(fn, "this")
 
 
+class SameKey(exp.Expression, exp.Func):
+    """A join key's two sides equal, NULL equal to NULL (``this IS NOT DISTINCT FROM
+    expression``), in a form the dialect's planner can hash. ``sentinel`` is a constant of the
+    key's type (of VARCHAR when ``text`` is set: both sides are compared as their text).
+
+    DuckDB and Spark hash IS NOT DISTINCT FROM itself and keep it. PostgreSQL can neither
+    hash nor merge it: a join whose only key it is becomes a nested loop, quadratic in the
+    rows (verifying 20,000 rows: 50 s; 40,000: over 300 s). There, and in the warehouses'
+    SQL, it is an equality on a key that is never NULL and one on the NULL flags:
+    ``COALESCE(a, s) = COALESCE(b, s) AND (a IS NULL) = (b IS NULL)``, which holds exactly
+    when a IS NOT DISTINCT FROM b whatever the sentinel's value (see :func:`hashable_same_key`)."""
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": True, "sentinel": True, "text": False}
+
+
+def null_safe_same_key(self: Generator, e: SameKey) -> str:
+    """IS NOT DISTINCT FROM, for a dialect whose planner hashes it."""
+    return self.sql(exp.NullSafeEQ(this=e.this.copy(), expression=e.expression.copy()))
+
+
+def hashable_same_key(self: Generator, e: SameKey) -> str:
+    """Two equalities a planner hashes: the sides with NULL replaced by the sentinel, and
+    their NULL flags. A NULL meets only a NULL (the flags), and two values meet when they are
+    equal (the sentinel is never compared with a value, as a value's flag is FALSE)."""
+    sentinel = e.args["sentinel"]
+
+    def key(side: exp.Expr) -> exp.Expr:
+        value = exp.cast(side.copy(), "VARCHAR") if e.args.get("text") else side.copy()
+        return exp.Coalesce(this=value, expressions=[sentinel.copy()])
+
+    def null_flag(side: exp.Expr) -> exp.Expr:
+        return exp.Paren(this=exp.Is(this=side.copy(), expression=exp.Null()))
+
+    values = exp.EQ(this=key(e.this), expression=key(e.expression))
+    flags = exp.EQ(this=null_flag(e.this), expression=null_flag(e.expression))
+    return self.sql(exp.Paren(this=exp.and_(values, flags)))
+
+
 #: value sets per grouping up to which DuckDB takes them as DISTINCT aggregates
 DISTINCT_VALUE_SETS = 32
 
@@ -86,4 +124,5 @@ class SbcDuckDB(_DuckDB):
             **_DuckDB.Generator.TRANSFORMS,
             ListHasNull: _duckdb_has_null,
             ValueSet: _duckdb_value_set,
+            SameKey: null_safe_same_key,
         }

@@ -15,7 +15,7 @@ from sqlglot import exp
 from sqlglot.dialects.bigquery import BigQuery as _BigQuery
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet, transform_parts
+from . import ListHasNull, SameKey, ValueSet, hashable_same_key, transform_parts
 
 
 def _bigquery_has_null(self: Generator, e: ListHasNull) -> str:
@@ -54,6 +54,7 @@ class SbcBigQuery(_BigQuery):
     class Generator(_BigQuery.Generator):  # type: ignore[misc,valid-type]
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_BigQuery.Generator.TRANSFORMS,
+            SameKey: hashable_same_key,
             ListHasNull: _bigquery_has_null,
             ValueSet: _bigquery_value_set,
             exp.CTE: _bigquery_cte,

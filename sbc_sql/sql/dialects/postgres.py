@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres as _Postgres
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet, transform_parts
+from . import ListHasNull, SameKey, ValueSet, hashable_same_key, transform_parts
 
 
 def _postgres_has_null(self: Generator, e: ListHasNull) -> str:
@@ -118,6 +118,7 @@ class SbcPostgres(_Postgres):
     class Generator(_Postgres.Generator):  # type: ignore[misc,valid-type]
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Postgres.Generator.TRANSFORMS,
+            SameKey: hashable_same_key,
             ListHasNull: _postgres_has_null,
             ValueSet: _postgres_value_set,
             exp.UnixMicros: _postgres_unix_micros,

@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.snowflake import Snowflake as _Snowflake
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet
+from . import ListHasNull, SameKey, ValueSet, hashable_same_key
 
 
 def _snowflake_has_null(self: Generator, e: ListHasNull) -> str:
@@ -44,6 +44,7 @@ class SbcSnowflake(_Snowflake):
     class Generator(_Snowflake.Generator):  # type: ignore[misc,valid-type]
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Snowflake.Generator.TRANSFORMS,
+            SameKey: hashable_same_key,
             ListHasNull: _snowflake_has_null,
             ValueSet: _snowflake_value_set,
             exp.UnixMicros: _snowflake_unix_micros,

@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark as _Spark
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet
+from . import ListHasNull, SameKey, ValueSet, null_safe_same_key
 
 
 def _spark_has_null(self: Generator, e: ListHasNull) -> str:
@@ -66,6 +66,7 @@ class SbcSpark(_Spark):
     class Generator(_Spark.Generator):  # type: ignore[misc,valid-type]
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Spark.Generator.TRANSFORMS,
+            SameKey: null_safe_same_key,
             ListHasNull: _spark_has_null,
             ValueSet: _spark_value_set,
             exp.ArrayAgg: _spark_array_agg,

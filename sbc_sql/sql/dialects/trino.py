@@ -9,7 +9,7 @@ from sqlglot import exp
 from sqlglot.dialects.trino import Trino as _Trino
 from sqlglot.generator import Generator
 
-from . import ListHasNull, ValueSet
+from . import ListHasNull, SameKey, ValueSet, hashable_same_key
 
 
 def _trino_has_null(self: Generator, e: ListHasNull) -> str:
@@ -43,6 +43,7 @@ class SbcTrino(_Trino):
     class Generator(_Trino.Generator):  # type: ignore[misc,valid-type]
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Callable[..., str]]] = {
             **_Trino.Generator.TRANSFORMS,
+            SameKey: hashable_same_key,
             ListHasNull: _trino_has_null,
             ValueSet: _trino_value_set,
             exp.UnixMicros: _trino_unix_micros,

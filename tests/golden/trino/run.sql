@@ -402,7 +402,15 @@ SELECT
             )
         ) AS u
         WHERE
-          s.sbc_eq_class = u.eq_class AND s."sex" IS NOT DISTINCT FROM u.sbc_value
+          s.sbc_eq_class = u.eq_class
+          AND (
+            COALESCE(s."sex", '') = COALESCE(u.sbc_value, '')
+            AND (
+              s."sex" IS NULL
+            ) = (
+              u.sbc_value IS NULL
+            )
+          )
       )
   ) AS "sex_outside",
   (
@@ -427,7 +435,15 @@ SELECT
             )
         ) AS u
         WHERE
-          s.sbc_eq_class = u.eq_class AND s."zip" IS NOT DISTINCT FROM u.sbc_value
+          s.sbc_eq_class = u.eq_class
+          AND (
+            COALESCE(s."zip", '') = COALESCE(u.sbc_value, '')
+            AND (
+              s."zip" IS NULL
+            ) = (
+              u.sbc_value IS NULL
+            )
+          )
       )
   ) AS "zip_outside";
 
