@@ -140,17 +140,26 @@ def verify(
     t_closeness: float | None = None,
     beta_likeness: float | None = None,
     beta_basic: bool = False,
+    max_suppression: float | None = None,
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
     source's comments), no identifier and no QI published raw, k-anonymity, each class's
     released values against the source, the class table against the rows, the release view
     against its tables and the text view against the text they give. ``l_diversity``
     (``l_model`` distinct or entropy), ``t_closeness`` and ``beta_likeness`` (enhanced unless
-    ``beta_basic``) are checked too, on every sensitive column the release declares."""
+    ``beta_basic``) are checked too, on every sensitive column the release declares.
+    ``max_suppression``: the share of the input rows the auditor allows to be missing from a
+    release without provenance (0 unless given: a deleted class is not a suppression), and a
+    bound over the suppression a provenance records, beside the run's own."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     criteria = Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic)
     criteria.check()
+    if max_suppression is not None and not 0.0 <= max_suppression < 1.0:
+        raise InputError(
+            f"--max-suppression {max_suppression} is outside [0, 1); give the share of input rows "
+            "a release may lack, e.g. --max-suppression 0.01"
+        )
     with engines.reading(database, attach) as engine:
         original, release = _located(engine, original, release)
         _tables(engine, original, release)
@@ -169,6 +178,7 @@ def verify(
                 models(k, criteria, sensitive),
                 recorded=read.provenance,
                 limits=_recorded_limits(read),
+                max_suppression=max_suppression,
             )
             problems += verdict.problems
             facts = verdict.facts

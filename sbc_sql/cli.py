@@ -1088,6 +1088,15 @@ def verify_cmd(
     t_closeness: TClosenessOption = None,
     beta_likeness: BetaOption = None,
     beta_basic: BetaBasicOption = False,
+    max_suppression: Annotated[
+        float | None,
+        typer.Option(
+            "--max-suppression",
+            help="Share of the input rows a release without provenance may lack (default 0: a "
+            "deleted class is not a suppression); over a provenance, a bound on the suppression "
+            "it records beside the run's own, e.g. --max-suppression 0.01.",
+        ),
+    ] = None,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
@@ -1121,6 +1130,7 @@ def verify_cmd(
             t_closeness=t_closeness,
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
+            max_suppression=max_suppression,
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if as_json:

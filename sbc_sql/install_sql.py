@@ -48,11 +48,32 @@ MARK = "sbc-sql install-sql"
 FUNCTIONS = (
     "anonymize(text, integer, text, text[], text[], text[], text[], boolean, text, text, text, text, "
     "double precision, integer, text, double precision, double precision, boolean, integer)",
-    "verify(text, text, integer, integer, text, double precision, double precision, boolean)",
+    "verify(text, text, integer, integer, text, double precision, double precision, boolean, "
+    "double precision)",
     "measure(text, text, text)",
     "version()",
 )
 _PLACEHOLDER = "__PRELUDE__"
+#: the functions of the schema sbc, each as DROP FUNCTION names it (schema, name, types)
+_SIGNATURES = (
+    "SELECT p.oid::pg_catalog.regprocedure::text FROM pg_catalog.pg_proc p "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'sbc'"
+)
+
+
+def _drop_former_signatures(engine: Any) -> None:
+    """Drop the functions an earlier install made whose arguments have changed since (a new
+    argument of sbc.verify, say): CREATE OR REPLACE would leave the old one beside the new
+    as an overload, callable and making a call ambiguous. Everything in the schema is a
+    superuser's by then (_trusted)."""
+    current = {f"{SCHEMA}.{f}".replace(", ", ",") for f in FUNCTIONS}
+    names = {f.split("(")[0] for f in FUNCTIONS}
+    for (signature,) in engine._fetch(_SIGNATURES, None):
+        bare = str(signature).removeprefix(f"{SCHEMA}.")
+        if bare.split("(")[0] in names and f"{SCHEMA}.{bare}".replace(", ", ",") not in current:
+            engine._fetch(f"DROP FUNCTION {SCHEMA}.{bare}", None)
+
+
 #: each function body's first lines: the directories checked (path_trust.py's text, then its
 #: call), then sbc_sql importable from the path install-sql found
 _PRELUDE = """{check}
@@ -244,6 +265,7 @@ def install(url: str, *, python_path: Sequence[str] | None = None, grant: Sequen
                 engine._fetch(
                     f"COMMENT ON SCHEMA {SCHEMA} IS " + engine.sql(_literal(json.dumps(mark))), None
                 )
+                _drop_former_signatures(engine)
                 for statement in statements:
                     engine._fetch(statement, None)
                 for function in FUNCTIONS:

@@ -63,6 +63,7 @@ PARAMETERS: dict[str, tuple[str, ...]] = {
         "t_closeness",
         "beta_likeness",
         "beta_basic",
+        "max_suppression",
     ),
     "measure": ("original", "release", "weights"),
     "version": (),
@@ -189,6 +190,7 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         t_closeness=a["t_closeness"],
         beta_likeness=a["beta_likeness"],
         beta_basic=bool(a["beta_basic"]),
+        max_suppression=a["max_suppression"],
     )
     from .cli import verify_dict
 

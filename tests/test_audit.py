@@ -68,12 +68,15 @@ def test_a_release_without_provenance_is_verified_on_inferred_roles(released):
     v = verdict(released)
     assert v.ok, v.problems
     assert v.notes == (audit.NO_PROVENANCE,)
-    # without a record of what the run suppressed, a class deleted from both tables reads as
-    # suppressed rows: the verdict can only say that it had no provenance
+    # without a record of what the run suppressed, a class deleted from both tables is rows
+    # lost, unless the auditor allows that many missing
     released.execute("DELETE FROM rel_rows WHERE eq_class = 0")
     released.execute("DELETE FROM rel_classes WHERE eq_class = 0")
     v = verdict(released)
-    assert v.ok and v.facts["suppressed"] == 3 and v.notes == (audit.NO_PROVENANCE,)
+    assert not v.ok and v.facts["suppressed"] == 3 and v.notes == (audit.NO_PROVENANCE,)
+    assert any("the release lacks 3 of the 24 input rows" in p for p in v.problems), v.problems
+    v = sbc_sql.verify(released, "t", "rel", K, max_suppression=0.125)
+    assert v.ok and v.facts["suppressed"] == 3, v.problems
 
 
 # 1. an identifier, or a QI published raw
@@ -457,3 +460,99 @@ def test_values_moved_between_classes_fail(case_k):
     assert not v.ok
     assert v.facts["overdrawn"] >= 1 and v.facts["extra"] == 0
     con.close()
+
+
+# --------------------------------------------------------------------------- suppression
+
+
+def forge(con: duckdb.DuckDBPyConnection, change: Callable[[dict[str, Any]], None]) -> None:
+    """Rewrite the provenance on the release's three objects alike, as its owner could."""
+    import json
+
+    doc = json.loads(comment(con, "rel"))
+    change(doc)
+    literal = json.dumps(doc).replace("'", "''")
+    for name, kind in (("rel", "VIEW"), ("rel_rows", "TABLE"), ("rel_classes", "TABLE")):
+        con.execute(f"COMMENT ON {kind} {name} IS '{literal}'")
+
+
+def _released_file(file_con, db_path) -> None:
+    make_table(file_con, "t", patients(), TYPES)
+    file_con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
+    file_con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
+    sbc_sql.anonymize(file_con, "t", K, output="rel")
+
+
+def test_a_recorded_suppression_above_the_runs_own_bound_fails(file_con, db_path, cli):
+    """A class deleted from both tables, and the provenance rewritten to record its rows as
+    suppressed: every count agrees, but the run kept --max-suppression 0.01 (0 of 24 rows)."""
+    _released_file(file_con, db_path)
+    (size,) = file_con.execute("SELECT class_size FROM rel_classes WHERE eq_class = 0").fetchone()
+    file_con.execute("DELETE FROM rel_rows WHERE eq_class = 0")
+    file_con.execute("DELETE FROM rel_classes WHERE eq_class = 0")
+
+    def suppressed(doc: dict[str, Any]) -> None:
+        doc["rows"]["released"] -= size
+        doc["rows"]["suppressed"] += size
+        doc["classes"] -= 1
+
+    forge(file_con, suppressed)
+    file_con.close()
+    res = cli(["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K])
+    assert res.exit_code == VERIFY_FAILED, res.stdout
+    assert (
+        f"Error: the provenance records {size} of 24 input rows suppressed, above the run's own "
+        "--max-suppression 0.01 (0 rows)"
+    ) in res.stderr.splitlines()
+    # the auditor's own bound is checked beside the run's
+    with duckdb.connect(str(db_path)) as con:
+        forge(con, lambda doc: doc["options"].update(max_suppression=0.5))
+    ok = cli(["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K])
+    assert ok.exit_code == 0, ok.stderr
+    strict = cli(
+        [
+            "verify",
+            "--db",
+            db_path,
+            "--original",
+            "t",
+            "--release",
+            "rel",
+            "--k",
+            K,
+            "--max-suppression",
+            "0.05",
+        ]
+    )
+    assert strict.exit_code == VERIFY_FAILED
+    assert "above the auditor's --max-suppression 0.05 (1 rows)" in strict.stderr
+
+
+def test_a_copy_without_provenance_missing_a_class_fails_unless_the_auditor_allows_it(file_con, db_path, cli):
+    """Without provenance nothing records a suppression: rows the release lacks are lost,
+    not suppressed, unless the auditor says how many may be missing."""
+    make_table(
+        file_con,
+        "t",
+        pd.concat([patients()] * 5, ignore_index=True).assign(pid=lambda d: d.index.astype(str)),
+        TYPES,
+    )
+    file_con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
+    sbc_sql.anonymize(file_con, "t", K, output="rel")
+    file_con.execute("CREATE TABLE c AS SELECT * FROM rel")
+    (lost,) = file_con.execute(
+        "SELECT COUNT(*) FROM c WHERE eq_class = (SELECT MIN(eq_class) FROM c)"
+    ).fetchone()
+    file_con.execute("DELETE FROM c WHERE eq_class = (SELECT MIN(eq_class) FROM c)")
+    file_con.close()
+    args = ["verify", "--db", db_path, "--original", "t", "--release", "c", "--k", K]
+    whole = cli(["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K])
+    assert whole.exit_code == 0, whole.stderr
+    res = cli(args)
+    assert res.exit_code == VERIFY_FAILED, res.stdout
+    assert f"Error: the release lacks {lost} of the 120 input rows, and no provenance records" in res.stderr
+    allowed = cli([*args, "--max-suppression", "0.05"])
+    assert allowed.exit_code == 0, allowed.stderr
+    bad = cli([*args, "--max-suppression", "1.5"])
+    assert bad.exit_code == 1
+    assert bad.stderr.startswith("Error: --max-suppression 1.5 is outside [0, 1)")

@@ -378,3 +378,35 @@ def test_a_refusal_names_the_functions_own_arguments_and_the_fix(pl: str, setup,
     for needle in needles:
         assert needle in message, (needle, message)
     assert "debug" not in message and "sql =>" not in message and "--" not in message
+
+
+def test_verify_takes_the_auditors_suppression_bound_and_an_upgrade_leaves_one_verify(
+    pl: str, server_path: list[str]
+) -> None:
+    """sbc.verify's max_suppression: a copy of a release without provenance that lacks a
+    class fails unless the auditor allows that many rows; an install over one whose verify
+    took fewer arguments leaves a single sbc.verify (CREATE OR REPLACE would add an overload
+    beside it, and a call would be ambiguous)."""
+    sql(pl, ANONYMIZE.format(extra=""))
+    sql(
+        pl,
+        "CREATE TABLE c AS SELECT * FROM r",
+        "DELETE FROM c WHERE eq_class = (SELECT MIN(eq_class) FROM c)",
+    )
+    verdict = json.loads(sql(pl, "SELECT sbc.verify('t', 'c', 3)::text")[0][0])
+    assert not verdict["ok"]
+    assert any("no provenance records them as suppressed" in p for p in verdict["problems"]), verdict
+    allowed = json.loads(sql(pl, "SELECT sbc.verify('t', 'c', 3, max_suppression => 0.5)::text")[0][0])
+    assert allowed["ok"], allowed
+    # the verify of the version before the argument, as an earlier install left it
+    sql(
+        pl,
+        "CREATE FUNCTION sbc.verify(text, text, integer, integer DEFAULT NULL, text DEFAULT 'distinct', "
+        "double precision DEFAULT NULL, double precision DEFAULT NULL, boolean DEFAULT false) "
+        "RETURNS jsonb LANGUAGE sql AS $$ SELECT '{}'::jsonb $$",
+    )
+    install_sql.install(pl, python_path=server_path)
+    assert sql(
+        pl, "SELECT count(*) FROM pg_proc WHERE proname = 'verify' AND pronamespace = 'sbc'::regnamespace"
+    ) == [(1,)]
+    assert json.loads(sql(pl, "SELECT sbc.verify('t', 'r', 3)::text")[0][0])["ok"]

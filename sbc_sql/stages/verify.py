@@ -416,13 +416,17 @@ def verify_pair(
     models: Models | None = None,
     recorded: Provenance | None = None,
     limits: Sequence[Limit] = (),
+    max_suppression: float | None = None,
 ) -> Verdict:
     """Verification of any original + release pair (no class labels at hand) against the
     privacy models (k-anonymity unless named): one tuple per class, and each class's
     released values against the source rows inside its generalization. With the run's
     provenance (``recorded``) the release must hold exactly the rows and classes the run
-    wrote; without it, every input row the release lacks counts as suppressed. The
-    per-column ``limits`` are checked over the release's classes."""
+    wrote, and its suppressed rows must fit the bound the run recorded; without it, an
+    input row the release lacks is a problem unless the auditor allows it
+    (``max_suppression``, a share of the input rows, 0 unless given). The auditor's bound
+    holds over a recorded suppression too. The per-column ``limits`` are checked over the
+    release's classes."""
     problems, facts = check_release(engine, layout, release, k, models, original)
     limit_problems, limit_facts = limits_problems(engine, limits, release)
     problems += limit_problems
@@ -433,9 +437,14 @@ def verify_pair(
         problems.append(f"the release has {facts['released']} rows, more than the {n_rows} input rows")
     if recorded is None:
         facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
+        problems += unrecorded_loss_problems(facts["suppressed"], int(n_rows), max_suppression or 0.0)
     else:
         problems += recorded_problems(recorded, facts)
         facts["suppressed"] = recorded.suppressed
+        if max_suppression is not None:
+            problems += suppression_bound_problems(
+                recorded.suppressed, recorded.input_rows, max_suppression, "the auditor's --max-suppression"
+            )
     keys = join_keys(engine, layout, original, release, facts["classes"], int(n_rows))
     overdrawn, uncovered, extra = engine.fetch_one(class_values_sql(layout, original, release, keys))
     facts.update(overdrawn=int(overdrawn), uncovered=int(uncovered), extra=int(extra))
@@ -453,6 +462,33 @@ def verify_pair(
     if extra:
         problems.append(f"{extra} release row(s) carry released values that the input lacks")
     return Verdict(k, tuple(problems), facts)
+
+
+def unrecorded_loss_problems(missing: int, n_rows: int, share: float) -> list[str]:
+    """Input rows a release without provenance lacks: nothing records that a run suppressed
+    them (a deleted class looks the same), so they are lost unless the auditor allows that
+    many (``share`` of the input rows, as a run's --max-suppression counts them)."""
+    allowed = int(share * n_rows)
+    if missing <= allowed:
+        return []
+    need = min(math.ceil(missing / n_rows * 10_000) / 10_000, 0.9999) if n_rows else 0.0
+    return [
+        f"the release lacks {missing} of the {n_rows} input rows, and no provenance records them "
+        f"as suppressed (--max-suppression {share:g} allows {allowed}); a class may have been "
+        f"deleted: verify against the run's release, or allow them with --max-suppression {need:g}"
+    ]
+
+
+def suppression_bound_problems(suppressed: int, n_rows: int, share: float, bound: str) -> list[str]:
+    """More suppressed rows than ``share`` of the ``n_rows`` input rows allows (as a run
+    counts its budget: the whole number of rows under the share)."""
+    allowed = int(share * n_rows)
+    if suppressed <= allowed:
+        return []
+    return [
+        f"the provenance records {suppressed} of {n_rows} input rows suppressed, above {bound} "
+        f"{share:g} ({allowed} rows)"
+    ]
 
 
 def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
@@ -478,6 +514,16 @@ def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
         )
     if classes != recorded.classes:
         problems.append(f"the release has {classes} classes; the run wrote {recorded.classes}")
+    bound = (recorded.document.get("options") or {}).get("max_suppression")
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+        problems += suppression_bound_problems(
+            recorded.suppressed, recorded.input_rows, float(bound), "the run's own --max-suppression"
+        )
+    else:
+        problems.append(
+            "the provenance records no --max-suppression, so its suppressed rows cannot be checked "
+            "against the bound the run kept"
+        )
     return problems
 
 

@@ -48,7 +48,8 @@ CREATE OR REPLACE FUNCTION sbc.verify(
     l_model text DEFAULT 'distinct',
     t_closeness double precision DEFAULT NULL,
     beta_likeness double precision DEFAULT NULL,
-    beta_basic boolean DEFAULT false
+    beta_basic boolean DEFAULT false,
+    max_suppression double precision DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
