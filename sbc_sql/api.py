@@ -10,7 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 from . import engines
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
-from .plan import Column
+from .plan import Column, split_names
 from .privacy.criteria import Criteria, check_sensitive, models
 from .stages import audit
 from .stages import measure as metrics
@@ -96,14 +96,35 @@ def _recorded_limits(read: audit.Release) -> tuple[Limit, ...]:
     return limits_of(read.layout.qis, width, values)
 
 
-def _read(engine: Engine, original: str, release: str, weights: Mapping[str, float] | None) -> audit.Release:
-    read = audit.read(engine, original, release, weights)
+def _read(
+    engine: Engine,
+    original: str,
+    release: str,
+    weights: Mapping[str, float] | None,
+    auditor: Mapping[str, str] | None = None,
+) -> audit.Release:
+    read = audit.read(engine, original, release, weights, auditor)
     if not read.layout.qis:
         raise InputError(
             f"'{release}' has no generalized column of '{original}' (no c_min/c_max "
             "or value list); pass the release made from that original"
         )
     return read
+
+
+def auditor_roles(**given: Iterable[str]) -> dict[str, str]:
+    """The auditor's role for each column named (role: columns), one role a column."""
+    roles: dict[str, str] = {}
+    flags = {"insensitive": "keep"}
+    for role, columns in given.items():
+        for column in split_names(columns):
+            if column in roles and roles[column] != role:
+                raise InputError(
+                    f"column '{column}' is given two roles (--{flags.get(roles[column], roles[column])} "
+                    f"and --{flags.get(role, role)}); give it one"
+                )
+            roles[column] = role
+    return roles
 
 
 def measure(
@@ -141,6 +162,10 @@ def verify(
     beta_likeness: float | None = None,
     beta_basic: bool = False,
     max_suppression: float | None = None,
+    qi: Iterable[str] = (),
+    identifier: Iterable[str] = (),
+    sensitive: Iterable[str] = (),
+    keep: Iterable[str] = (),
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
     source's comments), no identifier and no QI published raw, k-anonymity, each class's
@@ -150,7 +175,10 @@ def verify(
     ``beta_basic``) are checked too, on every sensitive column the release declares.
     ``max_suppression``: the share of the input rows the auditor allows to be missing from a
     release without provenance (0 unless given: a deleted class is not a suppression), and a
-    bound over the suppression a provenance records, beside the run's own."""
+    bound over the suppression a provenance records, beside the run's own. ``qi``,
+    ``identifier``, ``sensitive`` and ``keep`` (insensitive) are the auditor's own roles for
+    those columns, which win over the source's comments and the provenance: a column the
+    source declares an identifier is refused in a release unless the auditor names it so."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     criteria = Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic)
@@ -160,12 +188,13 @@ def verify(
             f"--max-suppression {max_suppression} is outside [0, 1); give the share of input rows "
             "a release may lack, e.g. --max-suppression 0.01"
         )
+    auditor = auditor_roles(qi=qi, identifier=identifier, sensitive=sensitive, insensitive=keep)
     with engines.reading(database, attach) as engine:
         original, release = _located(engine, original, release)
         _tables(engine, original, release)
-        read = _read(engine, original, release, None)
-        sensitive = [c for c in read.columns if c.role == "sensitive"]
-        check_sensitive(criteria, sensitive, _distinct_values(engine, original, sensitive))
+        read = _read(engine, original, release, None, auditor)
+        declared = [c for c in read.columns if c.role == "sensitive"]
+        check_sensitive(criteria, declared, _distinct_values(engine, original, declared))
         problems = list(read.problems)
         facts: dict[str, int] = {}
         if read.readable:
@@ -175,7 +204,7 @@ def verify(
                 original,
                 release,
                 k,
-                models(k, criteria, sensitive),
+                models(k, criteria, declared),
                 recorded=read.provenance,
                 limits=_recorded_limits(read),
                 max_suppression=max_suppression,

@@ -1097,6 +1097,26 @@ def verify_cmd(
             "it records beside the run's own, e.g. --max-suppression 0.01.",
         ),
     ] = None,
+    qi: Annotated[
+        list[str] | None,
+        _names("--qi", None, "The auditor's quasi-identifiers (win over comments and provenance)", "age,zip"),
+    ] = None,
+    identifier: Annotated[
+        list[str] | None,
+        _names("--identifier", None, "The auditor's identifiers, refused in any release", "ssn"),
+    ] = None,
+    sensitive: Annotated[
+        list[str] | None, _names("--sensitive", None, "The auditor's sensitive columns", "diagnosis")
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        _names(
+            "--keep",
+            None,
+            "Columns the auditor accepts released as they are (an identifier included)",
+            "visit_id",
+        ),
+    ] = None,
     engine: EngineOption = EngineName.duckdb,  # type: ignore[attr-defined]
     spark_master: SparkMasterOption = None,
     spark_conf: SparkConfOption = None,
@@ -1131,6 +1151,10 @@ def verify_cmd(
             beta_likeness=beta_likeness,
             beta_basic=beta_basic,
             max_suppression=max_suppression,
+            qi=qi or (),
+            identifier=identifier or (),
+            sensitive=sensitive or (),
+            keep=keep or (),
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if as_json:

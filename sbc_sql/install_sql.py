@@ -49,7 +49,7 @@ FUNCTIONS = (
     "anonymize(text, integer, text, text[], text[], text[], text[], boolean, text, text, text, text, "
     "double precision, integer, text, double precision, double precision, boolean, integer)",
     "verify(text, text, integer, integer, text, double precision, double precision, boolean, "
-    "double precision)",
+    "double precision, text[], text[], text[], text[])",
     "measure(text, text, text)",
     "version()",
 )

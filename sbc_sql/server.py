@@ -64,6 +64,10 @@ PARAMETERS: dict[str, tuple[str, ...]] = {
         "beta_likeness",
         "beta_basic",
         "max_suppression",
+        "qi",
+        "identifier",
+        "sensitive",
+        "keep",
     ),
     "measure": ("original", "release", "weights"),
     "version": (),
@@ -191,6 +195,10 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         beta_likeness=a["beta_likeness"],
         beta_basic=bool(a["beta_basic"]),
         max_suppression=a["max_suppression"],
+        qi=_names(a["qi"], "qi"),
+        identifier=_names(a["identifier"], "identifier"),
+        sensitive=_names(a["sensitive"], "sensitive"),
+        keep=_names(a["keep"], "keep"),
     )
     from .cli import verify_dict
 

@@ -556,3 +556,74 @@ def test_a_copy_without_provenance_missing_a_class_fails_unless_the_auditor_allo
     bad = cli([*args, "--max-suppression", "1.5"])
     assert bad.exit_code == 1
     assert bad.stderr.startswith("Error: --max-suppression 1.5 is outside [0, 1)")
+
+
+# --------------------------------------------------------------------------- the auditor's word
+
+
+def test_a_forged_origin_never_outranks_the_owners_identifier(file_con, db_path, cli):
+    """The owner declares a released QI an identifier after the run; rewriting the release's
+    provenance to say a flag made it a QI does not make the release pass. The auditor's own
+    --qi does, and the auditor's --identifier fails a column nobody else declared."""
+    _released_file(file_con, db_path)
+    file_con.execute("COMMENT ON COLUMN t.zip IS 'sbc:identifier'")
+
+    def flagged(doc: dict[str, Any]) -> None:
+        for c in doc["columns"]:
+            if c["name"] == "zip":
+                c["origin"] = "flag"
+
+    forge(file_con, flagged)
+    file_con.close()
+    args = ["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K]
+    res = cli(args)
+    assert res.exit_code == VERIFY_FAILED, res.stdout
+    assert "which its comment 'sbc:identifier' declares an identifier" in res.stderr
+    assert "verify --keep zip or --qi zip" in res.stderr
+    own = cli([*args, "--qi", "zip"])
+    assert own.exit_code == 0, own.stderr
+    age = cli([*args, "--qi", "zip", "--identifier", "age"])
+    assert age.exit_code == VERIFY_FAILED
+    assert "which the auditor declares an identifier" in age.stderr
+    twice = cli([*args, "--qi", "zip", "--identifier", "zip"])
+    assert twice.exit_code == 1
+    assert twice.stderr.startswith("Error: column 'zip' is given two roles (--qi and --identifier)")
+    unknown = cli([*args, "--keep", "nope"])
+    assert unknown.exit_code == 1 and "column 'nope' given a role by verify" in unknown.stderr
+
+
+def test_an_identifier_kept_by_the_run_is_a_problem_unless_the_auditor_keeps_it(file_con, db_path, cli):
+    """--keep pid over the source's 'sbc:identifier': the run publishes it as asked, and verify
+    says so, whatever the run's flags were, until the auditor accepts it with --keep."""
+    make_table(file_con, "t", patients(), TYPES)
+    file_con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
+    file_con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
+    with pytest.warns(UserWarning, match="column 'pid' .* is distinct on 100% of the rows"):
+        sbc_sql.anonymize(file_con, "t", K, output="rel", keep=["pid"])
+    file_con.close()
+    args = ["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K]
+    res = cli(args)
+    assert res.exit_code == VERIFY_FAILED, res.stdout
+    assert (
+        "'rel' carries column 'pid' of 't'.'pid', which its comment 'sbc:identifier' declares" in res.stderr
+    )
+    ok = cli([*args, "--keep", "pid"])
+    assert ok.exit_code == 0, ok.stderr
+
+
+def test_a_flag_over_a_comment_on_the_source_is_said_in_a_note(released):
+    """A role the run set by a flag outranks the owner's other comments, and verify says so."""
+    released.execute("COMMENT ON COLUMN t.age IS 'sbc:sensitive'")
+
+    def flagged(doc: dict[str, Any]) -> None:
+        for c in doc["columns"]:
+            if c["name"] == "age":
+                c["origin"] = "flag"
+
+    forge(released, flagged)
+    v = verdict(released)
+    assert v.ok, v.problems
+    assert any("column 'age': the run's provenance records role 'qi' from a flag" in n for n in v.notes), (
+        v.notes
+    )
+    assert any("verify --sensitive age" in n for n in v.notes)

@@ -398,6 +398,11 @@ def test_verify_takes_the_auditors_suppression_bound_and_an_upgrade_leaves_one_v
     assert any("no provenance records them as suppressed" in p for p in verdict["problems"]), verdict
     allowed = json.loads(sql(pl, "SELECT sbc.verify('t', 'c', 3, max_suppression => 0.5)::text")[0][0])
     assert allowed["ok"], allowed
+    # the auditor's own roles: an identifier the auditor names is refused in the release
+    said = json.loads(sql(pl, "SELECT sbc.verify('t', 'r', 3, identifier => ARRAY['age'])::text")[0][0])
+    assert not said["ok"] and any("which the auditor declares an identifier" in p for p in said["problems"])
+    state, message = failure(pl, "SELECT sbc.verify('t', 'r', 3, keep => ARRAY[NULL])")
+    assert state == "22023" and message.startswith("Error: keep => holds 1 NULL(s)"), message
     # the verify of the version before the argument, as an earlier install left it
     sql(
         pl,

@@ -22,10 +22,12 @@ What the columns show:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..engines.base import ColumnInfo, Engine
+from ..errors import InputError
 from ..plan import CLASS_SIZE, Column, comment_role, release_objects_of
 from ..provenance import Provenance, ProvenanceError, parse
 from .measure import Layout, infer_layout
@@ -55,17 +57,32 @@ class Release:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def read(engine: Engine, original: str, release: str, weights: Mapping[str, float] | None = None) -> Release:
+def read(
+    engine: Engine,
+    original: str,
+    release: str,
+    weights: Mapping[str, float] | None = None,
+    auditor: Mapping[str, str] | None = None,
+) -> Release:
     """The release ``release`` of ``original``: layout, roles, objects and the problems its
-    columns show. ``weights`` (per QI) override those the run recorded."""
+    columns show. ``weights`` (per QI) override those the run recorded; ``auditor``: the
+    roles the auditor gives columns (verify --qi/--identifier/--sensitive/--keep), which win
+    over the source's comments and the provenance alike."""
     source = engine.describe(original).columns
     problems: list[str] = []
+    auditor = dict(auditor or {})
+    unknown = sorted(set(auditor) - {c.name for c in source})
+    if unknown:
+        raise InputError(
+            f"column '{unknown[0]}' given a role by verify is not a column of '{original}'; name "
+            f"its columns ({', '.join(c.name for c in source)})"
+        )
     try:
         recorded = parse(engine.comment(release))
     except ProvenanceError as err:
         problems.append(f"'{release}': {err}")
         recorded = None
-    declared = _declared_roles(source, recorded)
+    declared, overruled = _declared_roles(source, recorded, auditor, original)
     changed: list[str] = []
     if recorded is not None:
         changed = _source_problems(original, source, recorded)
@@ -79,9 +96,17 @@ def read(engine: Engine, original: str, release: str, weights: Mapping[str, floa
         columns = tuple(roles.get(c.name, _not_released(c)) for c in source)
         w = dict(weights or {})
         notes = (NO_PROVENANCE,)
+    notes = (*notes, *overruled)
     # a column declared an identifier is no part of the layout: any column of it is refused
     columns = tuple(
         _not_released(c) if declared.get(c.name, ("", ""))[0] == "identifier" else c for c in columns
+    )
+    # the auditor's word on a column released as it is: sensitive or not
+    columns = tuple(
+        dataclasses.replace(c, role=auditor[c.name])
+        if auditor.get(c.name) in VERBATIM and c.role in VERBATIM
+        else c
+        for c in columns
     )
     qis = tuple(c for c in columns if c.role == "qi")
     verbatim = tuple(c for c in columns if c.role in ("sensitive", "insensitive"))
@@ -170,20 +195,46 @@ def _not_released(c: ColumnInfo | Column) -> Column:
     return Column(c.name, c.type, "identifier", c.kind, c.temporal)
 
 
-def _declared_roles(source: Sequence[ColumnInfo], recorded: Provenance | None) -> dict[str, tuple[str, str]]:
-    """Each column's declared role and who declares it: the run (its provenance), or the
-    source's column comment, which wins over a role the run took from a comment or by
-    default (the owner's current word) but not over one a flag set."""
+#: the roles of columns released as they are
+VERBATIM = ("sensitive", "insensitive")
+
+
+def _declared_roles(
+    source: Sequence[ColumnInfo], recorded: Provenance | None, auditor: Mapping[str, str], original: str
+) -> tuple[dict[str, tuple[str, str]], tuple[str, ...]]:
+    """Each column's declared role and who declares it, and a note for each comment on the
+    source that a role the run recorded outranks. The auditor's word wins over everything;
+    then a comment declaring an identifier, whatever the run recorded (a provenance is a
+    comment whoever owns the release can rewrite, its origins included); then a role the run
+    set by a flag, said in a note where the source's comment differs; then the source's
+    comment (the owner's current word) over a role the run took from a comment or by
+    default; then the run's."""
     run = {c.name: c for c in recorded.columns} if recorded else {}
     roles: dict[str, tuple[str, str]] = {}
+    notes: list[str] = []
     for c in source:
         commented = comment_role(c.comment)
         r = run.get(c.name)
-        if r is not None and (r.origin == "flag" or commented is None):
+        if c.name in auditor:
+            roles[c.name] = (auditor[c.name], "the auditor")
+        elif commented == "identifier":
+            roles[c.name] = (commented, "its comment 'sbc:identifier'")
+        elif r is not None and (r.origin == "flag" or commented is None):
             roles[c.name] = (r.role, "the run")
+            if commented is not None and commented != r.role:
+                notes.append(
+                    f"column '{c.name}': the run's provenance records role '{r.role}' from a flag, "
+                    f"over its comment 'sbc:{commented}' on '{original}' (the provenance is the "
+                    f"release owner's word; pass verify --{_FLAGS[commented]} {c.name} to hold the "
+                    "comment)"
+                )
         elif commented is not None:
             roles[c.name] = (commented, f"its comment 'sbc:{commented}'")
-    return roles
+    return roles, tuple(notes)
+
+
+#: verify's option that gives a column each role
+_FLAGS = {"qi": "qi", "identifier": "identifier", "sensitive": "sensitive", "insensitive": "keep"}
 
 
 def _owner(column: str, columns: Sequence[Column]) -> Column | None:
@@ -213,7 +264,8 @@ def _column_problems(
         if owner is not None and role == "identifier":
             problems.append(
                 f"'{name}' carries column '{column}' of '{original}'.'{owner.name}', which {who} "
-                "declares an identifier; identifiers must be left out of a release"
+                "declares an identifier; identifiers must be left out of a release (if publishing "
+                f"it is meant, say so with verify --keep {owner.name} or --qi {owner.name})"
             )
         elif owner is not None and (
             role == "qi" or any(c.name == owner.name and c.role == "qi" for c in columns)

@@ -49,7 +49,11 @@ CREATE OR REPLACE FUNCTION sbc.verify(
     t_closeness double precision DEFAULT NULL,
     beta_likeness double precision DEFAULT NULL,
     beta_basic boolean DEFAULT false,
-    max_suppression double precision DEFAULT NULL
+    max_suppression double precision DEFAULT NULL,
+    qi text[] DEFAULT NULL,
+    identifier text[] DEFAULT NULL,
+    sensitive text[] DEFAULT NULL,
+    keep text[] DEFAULT NULL
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
