@@ -476,6 +476,17 @@ def forge(con: duckdb.DuckDBPyConnection, change: Callable[[dict[str, Any]], Non
         con.execute(f"COMMENT ON {kind} {name} IS '{literal}'")
 
 
+def flagged(column: str) -> Callable[[dict[str, Any]], None]:
+    """A forgery: the provenance says a flag gave ``column`` its role."""
+
+    def change(doc: dict[str, Any]) -> None:
+        for c in doc["columns"]:
+            if c["name"] == column:
+                c["origin"] = "flag"
+
+    return change
+
+
 def _released_file(file_con, db_path) -> None:
     make_table(file_con, "t", patients(), TYPES)
     file_con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
@@ -568,12 +579,7 @@ def test_a_forged_origin_never_outranks_the_owners_identifier(file_con, db_path,
     _released_file(file_con, db_path)
     file_con.execute("COMMENT ON COLUMN t.zip IS 'sbc:identifier'")
 
-    def flagged(doc: dict[str, Any]) -> None:
-        for c in doc["columns"]:
-            if c["name"] == "zip":
-                c["origin"] = "flag"
-
-    forge(file_con, flagged)
+    forge(file_con, flagged("zip"))
     file_con.close()
     args = ["verify", "--db", db_path, "--original", "t", "--release", "rel", "--k", K]
     res = cli(args)
@@ -615,12 +621,7 @@ def test_a_flag_over_a_comment_on_the_source_is_said_in_a_note(released):
     """A role the run set by a flag outranks the owner's other comments, and verify says so."""
     released.execute("COMMENT ON COLUMN t.age IS 'sbc:sensitive'")
 
-    def flagged(doc: dict[str, Any]) -> None:
-        for c in doc["columns"]:
-            if c["name"] == "age":
-                c["origin"] = "flag"
-
-    forge(released, flagged)
+    forge(released, flagged("age"))
     v = verdict(released)
     assert v.ok, v.problems
     assert any("column 'age': the run's provenance records role 'qi' from a flag" in n for n in v.notes), (
