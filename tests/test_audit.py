@@ -628,3 +628,17 @@ def test_a_flag_over_a_comment_on_the_source_is_said_in_a_note(released):
         v.notes
     )
     assert any("verify --sensitive age" in n for n in v.notes)
+
+
+def test_rows_a_run_left_over_and_suppressed_are_outside_its_budget(con):
+    """--leftover suppress drops the rows left when fewer than k remain, beyond
+    --max-suppression: such a release verifies (the auditor's own bound still holds)."""
+    people = pd.concat([patients(), patients().head(1).assign(pid="p-extra")], ignore_index=True)
+    make_table(con, "t", people, TYPES)
+    con.execute("COMMENT ON COLUMN t.pid IS 'sbc:identifier'")
+    sbc_sql.anonymize(con, "t", K, output="rel", leftover="suppress", max_suppression=0.0)
+    v = verdict(con)
+    assert v.ok, v.problems
+    assert v.facts["suppressed"] > 0, v.facts
+    strict = sbc_sql.verify(con, "t", "rel", K, max_suppression=0.0)
+    assert not strict.ok and any("above the auditor's --max-suppression 0" in p for p in strict.problems)

@@ -514,8 +514,11 @@ def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
         )
     if classes != recorded.classes:
         problems.append(f"the release has {classes} classes; the run wrote {recorded.classes}")
-    bound = (recorded.document.get("options") or {}).get("max_suppression")
-    if isinstance(bound, (int, float)) and not isinstance(bound, bool):
+    options = recorded.document.get("options") or {}
+    bound = options.get("max_suppression")
+    if options.get("leftover") == "suppress":
+        pass  # the rows left when fewer than k remain are suppressed outside the budget
+    elif isinstance(bound, (int, float)) and not isinstance(bound, bool):
         problems += suppression_bound_problems(
             recorded.suppressed, recorded.input_rows, float(bound), "the run's own --max-suppression"
         )
