@@ -464,6 +464,10 @@ def verify_pair(
     return Verdict(k, tuple(problems), facts)
 
 
+#: the algorithms that leave rows out whatever --max-suppression says (cluster/background)
+UNBOUNDED_ALGORITHMS = ("kagg", "kinc", "beta-ge")
+
+
 def unrecorded_loss_problems(missing: int, n_rows: int, share: float) -> list[str]:
     """Input rows a release without provenance lacks: nothing records that a run suppressed
     them (a deleted class looks the same), so they are lost unless the auditor allows that
@@ -516,8 +520,8 @@ def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
         problems.append(f"the release has {classes} classes; the run wrote {recorded.classes}")
     options = recorded.document.get("options") or {}
     bound = options.get("max_suppression")
-    if options.get("leftover") == "suppress":
-        pass  # the rows left when fewer than k remain are suppressed outside the budget
+    if options.get("leftover") == "suppress" or options.get("algorithm") in UNBOUNDED_ALGORITHMS:
+        pass  # leftover rows, and the rows background knowledge rules out, are outside the budget
     elif isinstance(bound, (int, float)) and not isinstance(bound, bool):
         problems += suppression_bound_problems(
             recorded.suppressed, recorded.input_rows, float(bound), "the run's own --max-suppression"
