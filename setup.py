@@ -1,4 +1,6 @@
-"""Build step: compile the default SBCA's kernels ahead of time (sbc_sql/cluster/sbca_plus/aot.py).
+"""Build steps: the package's layout, with the SQL folder at the repository's root (``sql/``)
+shipped inside the package as ``sbc_sql.sql.text``, and the default SBCA's kernels compiled
+ahead of time (sbc_sql/cluster/sbca_plus/aot.py).
 
 Everything else about the package is in pyproject.toml. The kernels are optional: without
 a C compiler (or with any other failure here) the package installs all the same and
@@ -9,7 +11,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from setuptools import Distribution, setup
+from setuptools import Distribution, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 AOT = Path(__file__).resolve().parent / "sbc_sql" / "cluster" / "sbca_plus" / "aot.py"
@@ -39,4 +41,13 @@ class NativeDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_ext": BuildKernels}, distclass=NativeDistribution)
+#: the SQL text (query templates, the SQL functions' install script) lives in sql/ at the
+#: root, beside the Python; the wheel carries it as this package (templates.sql_root())
+SQL_PACKAGE = "sbc_sql.sql.text"
+
+setup(
+    packages=[*find_packages(include=["sbc_sql", "sbc_sql.*"]), SQL_PACKAGE],
+    package_dir={SQL_PACKAGE: "sql"},
+    cmdclass={"build_ext": BuildKernels},
+    distclass=NativeDistribution,
+)

@@ -6,7 +6,7 @@ fastest: one query with GROUPING SETS (one set per combination, one scan), or on
 
 On Adult's 30,162 clean rows and its 8 QIs (92 combinations), in DuckDB (in memory) and,
 with --url or --postgres (a throwaway cluster, tests/pg_cluster.py), in PostgreSQL (its
-table adult is replaced). Both ways run the same template (``sql/profile_sets.sql``) and
+table adult is replaced). Both ways run the same template (``sql/templates/profile_sets.sql``) and
 must agree; the median of the runs is shown. Prints a Markdown table;
 benchmarks/results/profile.md keeps a run.
 """

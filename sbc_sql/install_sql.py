@@ -40,6 +40,7 @@ from . import __version__
 from .engines.postgres import PostgresEngine
 from .engines.urls import looks_like_url, shown_url
 from .errors import EngineError, InputError
+from .sql import templates
 from .sql.templates import ident
 
 SCHEMA = "sbc"
@@ -112,7 +113,7 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
                 f"--python-path '{path}' is not an absolute directory path (as the server sees "
                 "it); give one like /opt/sbc-sql/lib/python3.11/site-packages"
             )
-    text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
+    text = (templates.sql_root() / "functions" / "install.sql").read_text(encoding="utf-8")
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
     body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
@@ -149,7 +150,7 @@ def _trusted(engine: PostgresEngine) -> str:
             "an untrusted language, whose functions only a superuser may create; give --db a "
             "superuser's URL (e.g. postgresql://postgres@host/database)"
         )
-    text = resources.files("sbc_sql.sql").joinpath("functions", "untrusted.sql").read_text()
+    text = (templates.sql_root() / "functions" / "untrusted.sql").read_text(encoding="utf-8")
     query = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     findings = engine._fetch(query, {"schema": SCHEMA})
     if not findings:

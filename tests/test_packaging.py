@@ -1,6 +1,6 @@
-"""The wheel ships the SQL templates and the kernels compiled at build: sql/ is mapped to
-the package sbc_sql.sql, templates.sql_dir() finds them in an installed copy (not only in
-the checkout), and the installed copy runs the default without numba.
+"""The wheel ships the SQL and the kernels compiled at build: sql/ at the repository's root
+is mapped to the package sbc_sql.sql.text, templates.sql_root() finds it in an installed
+copy (not only in the checkout), and the installed copy runs the default without numba.
 
 The wheel is built once per session (conftest.py's ``wheel``).
 """
@@ -15,15 +15,18 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-SQL_FILES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "sbc_sql" / "sql").rglob("*.sql"))
+#: every SQL file of the checkout's sql/, as the wheel holds it (sbc_sql/sql/text/...)
+SHIPPED = "sbc_sql/sql/text/"
+SQL_FILES = sorted(SHIPPED + p.relative_to(ROOT / "sql").as_posix() for p in (ROOT / "sql").rglob("*.sql"))
 
 
 @pytest.mark.slow
 def test_the_wheel_contains_every_template(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert SQL_FILES, "the checkout has no sbc_sql/sql/*.sql"
-    assert "sbc_sql/sql/functions/install.sql" in SQL_FILES  # install-sql's functions
-    shipped = sorted(n for n in names if n.startswith("sbc_sql/sql/") and n.endswith(".sql"))
+    assert SQL_FILES, "the checkout has no sql/**/*.sql"
+    assert SHIPPED + "functions/install.sql" in SQL_FILES  # install-sql's functions
+    assert SHIPPED + "templates/row_count.sql" in SQL_FILES
+    shipped = sorted(n for n in names if n.endswith(".sql"))
     assert shipped == SQL_FILES
     assert "sbc_sql/sql/templates.py" in names and "sbc_sql/cluster/sbca_paper.py" in names
     schemas = {f"sbc_sql/schemas/{p.name}" for p in (ROOT / "sbc_sql" / "schemas").glob("*.json")}
@@ -86,15 +89,15 @@ def test_installed_copy_finds_its_templates(wheel, tmp_path):
     site = _installed(wheel, tmp_path)
     probe = (
         "import sys; from sbc_sql.sql import templates\n"
-        "d = templates.sql_dir()\n"
+        "d = templates.sql_root()\n"
         "print(d)\n"
         "print(templates.render_sql('row_count', source='t'))\n"
     )
     res = _run_installed(site, tmp_path, probe)
     assert res.returncode == 0, res.stderr
     found, sql = res.stdout.splitlines()[:2]
-    assert Path(found).resolve() == (site / "sbc_sql" / "sql").resolve()
-    shipped = sorted("sbc_sql/sql/" + p.relative_to(found).as_posix() for p in Path(found).rglob("*.sql"))
+    assert Path(found).resolve() == (site / "sbc_sql" / "sql" / "text").resolve()
+    shipped = sorted(SHIPPED + p.relative_to(found).as_posix() for p in Path(found).rglob("*.sql"))
     assert shipped == SQL_FILES
     assert sql == 'SELECT COUNT(*) AS n_rows FROM "t"'
 
@@ -103,5 +106,6 @@ def test_checkout_finds_its_templates():
     from sbc_sql.sql import templates
 
     assert (templates.sql_dir() / "row_count.sql").is_file()
-    found = templates.sql_dir()
-    assert sorted("sbc_sql/sql/" + p.relative_to(found).as_posix() for p in found.rglob("*.sql")) == SQL_FILES
+    found = templates.sql_root()
+    assert found.resolve() == (ROOT / "sql").resolve()
+    assert sorted(SHIPPED + p.relative_to(found).as_posix() for p in found.rglob("*.sql")) == SQL_FILES

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 
 import adbc_driver_manager
 import adbc_driver_postgresql.dbapi as adbc
@@ -20,6 +19,7 @@ from test_postgres import drop_trojan, plant_trojan, trojan_ran
 
 import sbc_sql
 from sbc_sql import install_sql, server
+from sbc_sql.sql import templates
 
 
 @pytest.fixture(scope="module")
@@ -239,7 +239,7 @@ def test_install_without_plpython_names_the_package(postgres_url: str, monkeypat
 
 
 def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
-    text = resources.files("sbc_sql.sql").joinpath("functions", "install.sql").read_text()
+    text = (templates.sql_root() / "functions" / "install.sql").read_text()
     for name, parameters in server.PARAMETERS.items():
         declared = re.search(rf"FUNCTION sbc\.{name}\((.*?)\) RETURNS", text, re.S)
         assert declared is not None

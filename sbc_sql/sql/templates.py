@@ -1,4 +1,4 @@
-"""Load the SQL templates of sql/ and fill their slots through sqlglot's AST.
+"""Load the SQL templates of sql/templates/ and fill their slots through sqlglot's AST.
 
 A template is one query. Identifiers that start with ``__`` are slots:
 
@@ -39,21 +39,32 @@ SlotValue = str | exp.Expr | Sequence[str] | Sequence[exp.Expr]
 _REPEATABLE = (exp.Select, exp.Group, exp.GroupingSets, exp.Order, exp.Tuple, exp.Values)
 
 
+#: where an installed copy keeps the project's SQL folder: the package ``sbc_sql.sql.text``,
+#: which the build maps to ``sql/`` at the repository's root (setup.py)
+SHIPPED = Path(__file__).resolve().parent / "text"
+
+
+def sql_root() -> Path:
+    """The project's SQL folder (``templates/``, ``functions/``): shipped inside an installed
+    copy, or ``sql/`` at the root of a checkout."""
+    return SHIPPED if SHIPPED.is_dir() else Path(__file__).resolve().parents[2] / "sql"
+
+
 def sql_dir() -> Path:
-    """Folder of the templates: this package's own folder, installed or in a checkout."""
-    return Path(__file__).resolve().parent
+    """Folder of the query templates."""
+    return sql_root() / "templates"
 
 
 @cache
 def load(name: str) -> str:
-    """Template text of sql/<name>.sql."""
+    """Template text of sql/templates/<name>.sql."""
     return (sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
 
 
 @cache
 def _parsed(name: str) -> exp.Expression:
     """The template's tree: parsed once per template text and sqlglot version, then kept
-    pickled in sql/__pycache__ like Python's own bytecode (parsing the templates of one run
+    pickled in sql/templates/__pycache__ like Python's own bytecode (parsing the templates of one run
     costs about 50 ms, loading their trees about 5 ms)."""
     text = load(name)
     digest = hashlib.sha256(f"{sqlglot.__version__}\0{text}".encode()).hexdigest()[:16]

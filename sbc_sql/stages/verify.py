@@ -139,7 +139,7 @@ def limits_of(
 
 def limits_sql(limits: Sequence[Limit], relation: str) -> exp.Expression:
     """One row: per limit, the classes of ``relation`` over it, then per limit the widest
-    range or largest set (see sql/class_limits.sql)."""
+    range or largest set (see sql/templates/class_limits.sql)."""
     figures = [f"sbc_figure_{i}" for i in range(len(limits))]
     broken: list[exp.Expr] = [
         exp.Filter(
