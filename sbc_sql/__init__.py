@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .version import __version__
+
 if TYPE_CHECKING:
     from .api import measure, verify
     from .errors import (
@@ -46,6 +48,7 @@ __all__ = [
     "SbcError",
     "Suggestion",
     "VerificationError",
+    "__version__",
     "anonymize",
     "evaluate",
     "measure",
@@ -54,7 +57,6 @@ __all__ = [
     "suggest_k",
     "verify",
 ]
-__version__ = "0.1.0"
 
 #: each public name and the module it lives in
 _HOMES = {

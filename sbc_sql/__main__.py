@@ -28,16 +28,8 @@ import sys
 import threading
 from types import FrameType
 
-#: what an interrupted command says (cli.py says the same)
-INTERRUPTED = "Interrupted; nothing was written."
-
-
-def version_line() -> str:
-    """What --version prints (cli.py prints the same)."""
-    from . import __version__
-
-    return f"sbc-sql {__version__}"
-
+from .errors import INTERRUPTED
+from .version import version_line
 
 _stopping = False
 

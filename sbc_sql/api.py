@@ -10,7 +10,8 @@ from typing import Any, ParamSpec, TypeVar
 from . import engines
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
-from .plan import Column, split_names
+from .model import Column
+from .plan import split_names
 from .privacy.criteria import Criteria, check_sensitive, models
 from .stages import audit
 from .stages import measure as metrics

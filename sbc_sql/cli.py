@@ -41,8 +41,8 @@ import typer.core
 import typer.main
 
 from . import choices, documents
-from .__main__ import INTERRUPTED, version_line
-from .errors import EngineError, ResourceError, SbcError, VerificationError
+from .errors import INTERRUPTED, EngineError, ResourceError, SbcError, VerificationError
+from .version import version_line
 
 if TYPE_CHECKING:
     from .engines.base import Engine
@@ -856,7 +856,7 @@ def anonymize_cmd(
                 typer.echo("\n".join(result.statements))
                 return
             if as_json:
-                typer.echo(json.dumps(summary_dict(result), indent=2))
+                typer.echo(json.dumps(documents.summary_dict(result), indent=2))
             else:
                 # where the evaluate hint finds the release and its source
                 where = {"db": target_db or db, "attach": db if target_db else None}
@@ -868,52 +868,6 @@ def anonymize_cmd(
                     result.engine, result.plan.source.name, result.release, report_file, replace=replace
                 )
                 typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=as_json)
-
-
-def summary_dict(result: "Result") -> dict[str, object]:
-    """The run's summary, ``anonymize --json``'s document (and what sbc.anonymize returns)."""
-    m = result.measures
-    assert m is not None
-    return documents.document(
-        "anonymize",
-        {
-            "release": result.release,
-            "view": result.view,
-            "k": result.plan.k,
-            "mode": result.mode,
-            "tuples": result.tuples,
-            **m.as_dict(),
-            **({"criteria": _criteria_dict(result)} if result.criteria else {}),
-            **_limits_dict(result),
-            **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
-            "seconds": {s: round(t, 4) for s, t in result.timings.items()},
-        },
-    )
-
-
-def _limits_dict(result: "Result") -> dict[str, object]:
-    """The per-column limits the release was verified to keep (none: no key)."""
-    o = result.plan.options
-    if not (o.max_width or o.max_values):
-        return {}
-    return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
-
-
-def _criteria_dict(result: "Result") -> dict[str, object]:
-    c = result.criteria
-    assert c is not None
-    asked = {
-        "l_diversity": c.l_diversity,
-        "l_model": c.l_model if c.l_diversity is not None else None,
-        "t_closeness": c.t_closeness,
-        "beta_likeness": c.beta_likeness,
-        "beta_model": ("basic" if c.beta_basic else "enhanced") if c.beta_likeness is not None else None,
-    }
-    return {
-        "asked": {key: v for key, v in asked.items() if v is not None},
-        "sensitive": [col.name for col in result.plan.sensitive],
-        "achieved": {key: round(v, 6) for key, v in result.achieved.items()},
-    }
 
 
 def _criteria_lines(result: "Result") -> list[str]:
@@ -1044,32 +998,13 @@ def measure_cmd(
 
         m = api.measure(database, original, release, attach=attach or ())
     if as_json:
-        typer.echo(documents.dumps(measure_dict(m)))
+        typer.echo(documents.dumps(documents.measure_dict(m)))
         return
     typer.echo(f"rows {m.n_rows}, released {m.released}, suppressed {m.suppressed}")
     typer.echo(f"classes {m.classes}, smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}")
     typer.echo(f"total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}")
     for q, v in m.ncp.items():
         typer.echo(f"  NCP {q}: {v:.4f}")
-
-
-def measure_dict(m: Any) -> dict[str, Any]:
-    """``measure --json``'s document (and what sbc.measure returns)."""
-    return documents.document("measure", m.as_dict())
-
-
-def verify_dict(verdict: Any) -> dict[str, Any]:
-    """``verify --json``'s document (and what sbc.verify returns): ok false with an error of
-    kind verification, whose message is the first problem, when the release fails."""
-    fields = {
-        "k": verdict.k,
-        "problems": list(verdict.problems),
-        "facts": dict(verdict.facts),
-        "notes": list(verdict.notes),
-    }
-    if verdict.ok:
-        return documents.document("verify", fields)
-    return documents.error("verify", "verification", verdict.problems[0], **fields)
 
 
 #: exit code of a release that fails verification (1 is bad input, 2 typer's usage errors)
@@ -1158,7 +1093,7 @@ def verify_cmd(
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if as_json:
-        typer.echo(documents.dumps(verify_dict(verdict)))
+        typer.echo(documents.dumps(documents.verify_dict(verdict)))
     if verdict.ok and as_json:
         return
     if verdict.ok:

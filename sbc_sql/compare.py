@@ -16,7 +16,8 @@ from .cluster import registry
 from .engines.duckdb import looks_like_file
 from .errors import InputError, OutputExistsError
 from .hierarchies import HierarchySpec
-from .plan import check_writable_path, release_objects_of
+from .model import release_objects_of
+from .plan import check_writable_path
 from .session import cluster, make_options, prepare, publish
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql

@@ -19,7 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .session import Result
 
 #: each command's document and its version (evaluate's and profile's were version 1 under
 #: an integer "schema" before the envelope)
@@ -79,3 +82,71 @@ def schema(command: str) -> dict[str, Any]:
     """The JSON Schema of a command's document (the file shipped in the package)."""
     loaded: dict[str, Any] = json.loads((SCHEMAS / f"{command}.json").read_text(encoding="utf-8"))
     return loaded
+
+
+# ---- the documents of a run, a measure and a verification
+
+
+def summary_dict(result: Result) -> dict[str, object]:
+    """The run's summary, ``anonymize --json``'s document (and what sbc.anonymize returns)."""
+    m = result.measures
+    assert m is not None
+    return document(
+        "anonymize",
+        {
+            "release": result.release,
+            "view": result.view,
+            "k": result.plan.k,
+            "mode": result.mode,
+            "tuples": result.tuples,
+            **m.as_dict(),
+            **({"criteria": _criteria_dict(result)} if result.criteria else {}),
+            **_limits_dict(result),
+            **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
+            "seconds": {s: round(t, 4) for s, t in result.timings.items()},
+        },
+    )
+
+
+def _limits_dict(result: Result) -> dict[str, object]:
+    """The per-column limits the release was verified to keep (none: no key)."""
+    o = result.plan.options
+    if not (o.max_width or o.max_values):
+        return {}
+    return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
+
+
+def _criteria_dict(result: Result) -> dict[str, object]:
+    c = result.criteria
+    assert c is not None
+    asked = {
+        "l_diversity": c.l_diversity,
+        "l_model": c.l_model if c.l_diversity is not None else None,
+        "t_closeness": c.t_closeness,
+        "beta_likeness": c.beta_likeness,
+        "beta_model": ("basic" if c.beta_basic else "enhanced") if c.beta_likeness is not None else None,
+    }
+    return {
+        "asked": {key: v for key, v in asked.items() if v is not None},
+        "sensitive": [col.name for col in result.plan.sensitive],
+        "achieved": {key: round(v, 6) for key, v in result.achieved.items()},
+    }
+
+
+def measure_dict(m: Any) -> dict[str, Any]:
+    """``measure --json``'s document (and what sbc.measure returns)."""
+    return document("measure", m.as_dict())
+
+
+def verify_dict(verdict: Any) -> dict[str, Any]:
+    """``verify --json``'s document (and what sbc.verify returns): ok false with an error of
+    kind verification, whose message is the first problem, when the release fails."""
+    fields = {
+        "k": verdict.k,
+        "problems": list(verdict.problems),
+        "facts": dict(verdict.facts),
+        "notes": list(verdict.notes),
+    }
+    if verdict.ok:
+        return document("verify", fields)
+    return error("verify", "verification", verdict.problems[0], **fields)

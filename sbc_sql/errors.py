@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import re
 
+#: what an interrupted command says (the entry point and the command line alike)
+INTERRUPTED = "Interrupted; nothing was written."
+
 
 class SbcError(Exception):
     """sbc-sql could not do what was asked."""

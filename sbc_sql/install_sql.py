@@ -36,12 +36,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .engines.postgres import PostgresEngine
 from .engines.urls import looks_like_url, shown_url
 from .errors import EngineError, InputError
 from .sql import templates
 from .sql.templates import ident
+from .version import __version__
 
 SCHEMA = "sbc"
 #: what install-sql writes as the schema's comment: its mark, read before touching the schema

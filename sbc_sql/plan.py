@@ -15,20 +15,18 @@ import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from . import choices
 from . import names as table_names
 from .cluster import registry
+from .cluster.background.options import ESTIMATORS
 from .cluster.leftover import LEFTOVER_MODES
 from .cluster.limits import Limits
-from .engines.base import TableInfo
 from .errors import InputError, OutputExistsError, RoleError
+from .model import ROLES, Column, TableInfo, release_objects_of
+from .privacy.criteria import Criteria, require_sensitive
 
-if TYPE_CHECKING:
-    from .privacy.criteria import Criteria
-
-ROLES = ("qi", "sensitive", "identifier", "insensitive")
 FLAG_OF_ROLE = {"qi": "--qi", "sensitive": "--sensitive", "identifier": "--drop", "insensitive": "--keep"}
 COMMENT_PREFIX = "sbc:"
 MODES = choices.MODES
@@ -96,8 +94,6 @@ class Background:
 
     def check(self) -> None:
         """The options' own limits."""
-        from .cluster.background.options import ESTIMATORS
-
         j = self.threshold
         if j is not None and not (isinstance(j, (int, float)) and math.isfinite(j) and 0 < j <= 1):
             raise InputError(
@@ -117,36 +113,7 @@ class Background:
 
 
 def _no_criteria() -> Criteria:
-    from .privacy.criteria import Criteria  # the privacy models read this module's Column
-
     return Criteria()
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str
-    role: str
-    # 'numeric' or 'categorical' as the engine reads the column's type (every QI has one;
-    # None: no QI can have that type)
-    kind: str | None = None
-    # for numeric columns stored as DATE or TIMESTAMP: 'date' or 'timestamp'
-    temporal: str | None = None
-    # where the role came from: 'flag', 'comment' or 'default'
-    origin: str = "default"
-
-    @property
-    def release_columns(self) -> list[str]:
-        """Its columns in the release: a numeric QI's range and NULL flag, else its name."""
-        if self.role == "qi" and self.kind == "numeric":
-            return [self.name + s for s in ("_min", "_max", "_has_null")]
-        return [self.name]
-
-
-def release_objects_of(output: str) -> tuple[str, str, str, str]:
-    """The names a release called ``output`` writes: the release view, its row and class
-    tables, and the text view."""
-    return (output, f"{output}_rows", f"{output}_classes", f"{output}_view")
 
 
 @dataclass(frozen=True)
@@ -392,19 +359,6 @@ def check_csv_options(table: str, delimiter: str | None, header: bool | None) ->
     return char
 
 
-def parse_attach(text: str) -> tuple[Path, str]:
-    """'clinic.duckdb' -> (clinic.duckdb, 'clinic'); 'a/b.duckdb:src' -> (a/b.duckdb, 'src')."""
-    path, sep, alias = text.rpartition(":")
-    if not sep or not alias or "/" in alias or "\\" in alias or not path:
-        path, alias = text, Path(text).stem
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", alias):
-        raise InputError(
-            f"--attach '{text}': the alias '{alias}' is not a plain name; give one, e.g. "
-            f"--attach {path}:other"
-        )
-    return Path(path), alias
-
-
 def check_target_db(target: str | Path, *, protected: Iterable[str | Path]) -> Path:
     """The release's own database file: never one of the ``protected`` files (the source
     database, the input file), and in a folder that exists and can be written."""
@@ -536,8 +490,6 @@ def _check_criteria(options: Options, chosen: registry.Clusterer, sensitive: Seq
     """The criteria's thresholds, a sensitive column for them, and an algorithm that keeps
     them (the data's limits, such as l against the distinct values, come after the
     statistics)."""
-    from .privacy.criteria import require_sensitive  # the privacy models read this module's Column
-
     criteria = options.criteria
     criteria.check()
     if not criteria.asked:

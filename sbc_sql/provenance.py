@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .plan import ROLES, Column, Plan
+from .model import ROLES, Column
+from .plan import Plan
 
 #: what the document's "schema" key says, so a comment of one's own is not mistaken for one
 SCHEMA = "sbc-sql/provenance"

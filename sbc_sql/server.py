@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import documents
 from .errors import (
     EngineError,
     InputError,
@@ -29,6 +29,7 @@ from .errors import (
     VerificationError,
     in_sql_terms,
 )
+from .version import __version__
 
 #: each function's parameters, in the order the SQL functions declare them
 #: (sql/functions/install.sql; a test holds the two together)
@@ -147,7 +148,6 @@ def _table(value: str | None, argument: str, example: str) -> str:
 
 
 def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
-    from .cli import summary_dict
     from .session import anonymize
 
     if a["k"] is None:
@@ -176,7 +176,7 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         workers=1,
     )
     with result:
-        return summary_dict(result)
+        return documents.summary_dict(result)
 
 
 def _verify(engine: Any, **a: Any) -> dict[str, object]:
@@ -200,20 +200,18 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         sensitive=_names(a["sensitive"], "sensitive"),
         keep=_names(a["keep"], "keep"),
     )
-    from .cli import verify_dict
 
-    return verify_dict(verdict)
+    return documents.verify_dict(verdict)
 
 
 def _measure(engine: Any, **a: Any) -> dict[str, object]:
     from .api import measure
-    from .cli import measure_dict
     from .plan import parse_weights
 
     weights = parse_weights(a["weights"]) if a["weights"] else None
     original = _table(a["original"], "original", "public.patients")
     release = _table(a["release"], "release", "public.patients_k5")
-    return measure_dict(measure(engine, original, release, weights=weights))
+    return documents.measure_dict(measure(engine, original, release, weights=weights))
 
 
 def _version(engine: Any) -> dict[str, object]:

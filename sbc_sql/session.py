@@ -39,16 +39,18 @@ from .cluster.model import QIData
 from .cluster.registry import ClusterRun, run_clustering
 from .cluster.sbca_plus.algorithm import MAX_LABELS
 from .cluster.sensitive import REASONS
-from .engines.base import CsvOptions, Engine, drop_table_sql
+from .engines.base import Engine, drop_table_sql
 from .errors import InputError, VerificationError
 from .hierarchies import HierarchySpec
 from .hierarchies import resolve as resolve_hierarchies
 from .knowledge import background_options
+from .model import CsvOptions
 from .privacy.base import PrivacyModel
 from .privacy.criteria import Criteria, check_sensitive
 from .privacy.criteria import models as criteria_models
 from .sql.templates import ident, render
 from .stages import measure, pull, stats, verify, write
+from .version import __version__
 
 Log = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -354,7 +356,7 @@ def anonymize(
         target_weight=target_weight,
         tuples=tuples,
     )
-    attachments = [planning.parse_attach(a) for a in attach]
+    attachments = [engines.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing
     planning.check_memory_limit(memory_limit)
     if database is None and not out_file and not sql_only:
@@ -799,7 +801,7 @@ def _cluster_in_workers(prepared: Prepared, plan: planning.Plan, log: Log | None
     if log is not None:
         log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
     t = time.perf_counter()
-    detail = engine.cluster_blocks(rows, pull.Decoder.of(plan, prepared.stats), job, n_rows, name)
+    detail = engine.cluster_blocks(rows, pull.decoder_of(plan, prepared.stats), job, n_rows, name)
     prepared.stage("cluster", t)
     run = ClusterRun(np.zeros(0, dtype=np.int64), registry.DEFAULT, "blocks", detail, table=name)
     if log is not None:
@@ -993,8 +995,6 @@ def _provenance(
 ) -> dict[str, Any]:
     """How this release was made (see :mod:`sbc_sql.provenance`); a dry run has no counts
     or measures yet, and records none."""
-    from . import __version__
-
     plan, run = clustering.plan, clustering.run
     recorded = [
         {

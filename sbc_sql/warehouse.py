@@ -27,15 +27,16 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel
 
-from . import __version__, choices
+from . import choices
 from . import plan as planning
 from . import session as runs
-from .engines.base import CsvOptions, TableInfo
 from .engines.duckdb import DuckDBEngine, looks_like_file
 from .errors import InputError
+from .model import CsvOptions, TableInfo
 from .privacy.criteria import models as criteria_models
 from .sql.templates import col
 from .stages import measure
+from .version import __version__
 
 #: the warehouses ``sbc-sql sql`` prints for
 DIALECTS = choices.DIALECTS

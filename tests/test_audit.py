@@ -25,7 +25,7 @@ from strategies import NUMERIC_TYPES, TableCase, tables_and_k
 
 import sbc_sql
 from sbc_sql.cli import VERIFY_FAILED
-from sbc_sql.plan import Column
+from sbc_sql.model import Column
 from sbc_sql.stages import audit
 from sbc_sql.stages import write as generalize
 from sbc_sql.stages.verify import Verdict

@@ -164,7 +164,8 @@ def test_a_clustering_that_breaks_a_criterion_writes_nothing(clinic, stand_ins):
 
 
 def test_summary_and_json_name_the_criteria(clinic, stand_ins):
-    from sbc_sql.cli import summary_dict, summary_text
+    from sbc_sql.cli import summary_text
+    from sbc_sql.documents import summary_dict
 
     with duckdb.connect(str(clinic)) as con:
         result = sbc_sql.anonymize(

@@ -120,12 +120,13 @@ def test_no_cell_value_reaches_an_error_document(clinic) -> None:
 
 def test_the_sql_functions_return_the_command_lines_documents() -> None:
     """sbc.anonymize, sbc.verify and sbc.measure return what anonymize, verify and measure
-    --json print: the server builds them with the same functions."""
-    from sbc_sql import cli, server
+    --json print: the server and the command line build them with the same functions."""
+    from sbc_sql import cli, documents, server
 
-    source = Path(server.__file__).read_text()
     for builder in ("summary_dict", "verify_dict", "measure_dict"):
-        assert f"from .cli import {builder}" in source and hasattr(cli, builder)
+        assert hasattr(documents, builder)
+        for module in (server, cli):
+            assert f"documents.{builder}(" in Path(module.__file__).read_text(), (module, builder)
 
 
 def test_docs_name_every_key_of_every_schema() -> None:

@@ -20,10 +20,10 @@ from test_engines import ROLES, TYPES, people
 
 import sbc_sql
 from sbc_sql import engines
-from sbc_sql.engines.base import CsvOptions
 from sbc_sql.engines.postgres import PostgresEngine, safe_url
 from sbc_sql.engines.urls import shown_url
 from sbc_sql.errors import EngineError, InputError
+from sbc_sql.model import CsvOptions
 from sbc_sql.sql.dialects.postgres import SbcPostgres
 
 

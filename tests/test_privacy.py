@@ -14,7 +14,7 @@ from test_evaluate import ORIGINAL, make_original, make_release, random_case
 
 from sbc_sql import engines
 from sbc_sql import plan as spec
-from sbc_sql.plan import Column
+from sbc_sql.model import Column
 from sbc_sql.privacy import BetaLikeness, KAnonymity, LDiversity, TCloseness, check_all
 from sbc_sql.quality.evaluate import evaluate
 from sbc_sql.stages import measure as metrics

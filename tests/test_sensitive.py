@@ -13,7 +13,7 @@ import pytest
 
 from sbc_sql import engines
 from sbc_sql.cluster.sensitive import Rule, Sensitive, beta_cap, emd, rare_values
-from sbc_sql.plan import Column
+from sbc_sql.model import Column
 from sbc_sql.privacy import BetaLikeness, LDiversity, TCloseness
 
 DX = Column("dx", "VARCHAR", "sensitive", kind="categorical")

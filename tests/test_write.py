@@ -14,10 +14,10 @@ from helpers import q
 
 from sbc_sql import engines
 from sbc_sql import plan as spec
+from sbc_sql.cluster.decode import encode as stats_encode
 from sbc_sql.cluster.model import QIData
 from sbc_sql.sql.dialects import DISTINCT_VALUE_SETS
 from sbc_sql.stages import write as generalize
-from sbc_sql.stages.stats import encode as stats_encode
 
 ROWS = 60
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .. import choices
-from .base import Capabilities, ColumnInfo, Engine, TableInfo
+from ..errors import InputError
+from ..model import ColumnInfo, TableInfo
+from .base import Capabilities, Engine
 
 __all__ = [
     "ENGINES",
@@ -29,6 +32,19 @@ __all__ = [
 
 #: the engines a caller names (PostgreSQL is named by its URL)
 ENGINES = choices.ENGINES
+
+
+def parse_attach(text: str) -> tuple[Path, str]:
+    """'clinic.duckdb' -> (clinic.duckdb, 'clinic'); 'a/b.duckdb:src' -> (a/b.duckdb, 'src')."""
+    path, sep, alias = text.rpartition(":")
+    if not sep or not alias or "/" in alias or "\\" in alias or not path:
+        path, alias = text, Path(text).stem
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", alias):
+        raise InputError(
+            f"--attach '{text}': the alias '{alias}' is not a plain name; give one, e.g. "
+            f"--attach {path}:other"
+        )
+    return Path(path), alias
 
 
 def connect(
@@ -67,8 +83,6 @@ def reading(database: Engine | str | Path | Any | None, attach: Iterable[str] = 
     and closed on the way out, so that nothing of it stays open after an error either; an
     engine or connection given is used as it is and left open. ``attach``: other database
     files to read from, each FILE or FILE:ALIAS, attached read-only."""
-    from ..plan import parse_attach
-
     files = [parse_attach(a) for a in attach]
     engine = connect(database, read_only=True)
     try:
@@ -113,7 +127,6 @@ def is_spark_frame(value: Any) -> bool:
 
 def check_engine(engine: str | None, database: Any) -> None:
     """``engine`` is one sbc-sql knows, and fits ``database``."""
-    from ..errors import InputError
 
     if engine is not None and engine not in ENGINES:
         raise InputError(f"engine '{engine}' is not one of {', '.join(ENGINES)}")

@@ -36,12 +36,13 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from ..errors import SbcError
+from ..model import CsvOptions, TableInfo
 from ..names import Name, parse
 from ..sql.templates import ident
 
 if TYPE_CHECKING:
+    from ..cluster.decode import Decoder
     from ..cluster.distributed import BlockJob
-    from ..stages.pull import Decoder
 
 Statement = exp.Expression | str
 Params = Mapping[str, Any] | None
@@ -79,44 +80,6 @@ class Capabilities:
 def drop_table_sql(name: str) -> exp.Expression:
     """DROP TABLE IF EXISTS of a working table (a run's labels, its distinct tuples)."""
     return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    name: str
-    #: the type as the engine names it, without values: an ENUM's categories are data, so
-    #: ``ENUM('a', 'b')`` is ``ENUM`` here (the kind below is read from the full type)
-    type: str
-    comment: str | None
-    #: how the engine's type reads as a QI: 'numeric' (numbers, dates, timestamps) or
-    #: 'categorical'; None when no QI can have that type (nested, binary, intervals)
-    kind: str | None = None
-    #: 'date' or 'timestamp' for a numeric kind counted in days or microseconds
-    temporal: str | None = None
-
-
-@dataclass(frozen=True)
-class TableInfo:
-    name: str
-    columns: tuple[ColumnInfo, ...]
-    #: the user's input when it was copied into a temporary table for this run (a CSV or
-    #: Parquet path, or a view, which has no stable row positions)
-    from_file: str | None = None
-    #: every object of the database the input reads: a table itself; a view, and the tables
-    #: and views it selects from, transitively. No output may replace any of them.
-    reads: tuple[str, ...] = ()
-    #: where a release of this input goes when no output is named: None for the working
-    #: schema; a folder (as the engine names paths) for an engine that writes a file
-    #: input's release beside it
-    output_folder: str | None = None
-
-
-@dataclass(frozen=True)
-class CsvOptions:
-    """How a CSV input is read; None leaves it to the engine's sniffer."""
-
-    delimiter: str | None = None
-    header: bool | None = None
 
 
 class Engine(ABC):

@@ -19,9 +19,10 @@ from sqlglot import exp
 from .. import names
 from .. import names as _names
 from ..errors import InputError
+from ..model import ColumnInfo, CsvOptions, TableInfo
 from ..sql.dialects import SbcDuckDB
 from ..sql.templates import ident
-from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
+from .base import Capabilities, Engine, Params
 from .duckdb_messages import display_type, explain
 from .files import ragged_line
 

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import InputError
-from .base import CsvOptions
+from ..model import CsvOptions
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: the delimiters a CSV file is sniffed for, as DuckDB's sniffer tries them

@@ -28,7 +28,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InputError
-from .base import Capabilities, CsvOptions, Engine, Params, TableInfo
+from ..model import CsvOptions, TableInfo
+from .base import Capabilities, Engine, Params
 from .postgres import SEARCH_PATH, PostgresEngine, _positional, _rows, by_state
 
 #: rows fetched from the server per batch

@@ -40,10 +40,11 @@ from sqlglot import exp
 from .. import names
 from .. import names as _names
 from ..errors import EngineError, InputError
+from ..model import ColumnInfo, CsvOptions, TableInfo
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
 from . import files
-from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+from .base import Capabilities, Engine, Params, Statement
 from .duckdb import looks_like_file
 from .urls import shown_url
 

@@ -51,15 +51,15 @@ from sqlglot import exp
 
 from .. import names
 from ..errors import EngineError, InputError
-from ..plan import release_objects_of
+from ..model import ColumnInfo, CsvOptions, TableInfo, release_objects_of
 from ..sql.dialects.spark import SbcSpark
 from ..sql.templates import ident
 from . import spark_messages
-from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+from .base import Capabilities, Engine, Params, Statement
 
 if TYPE_CHECKING:
+    from ..cluster.decode import Decoder
     from ..cluster.distributed import BlockJob
-    from ..stages.pull import Decoder
 
 #: the cached temporary view the input is read into for the run, and a token of its own
 #: (another run may share the session)

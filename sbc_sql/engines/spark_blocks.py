@@ -16,7 +16,7 @@ per block) and cuts it into the blocks' starts. Then, in the workers, with ``map
 
 The functions the workers run are this module's, imported there (sbc-sql must be installed
 in the workers' Python, which also keeps the compiled kernels' cache), and take the
-:class:`..stages.pull.Decoder` and :class:`..cluster.distributed.BlockJob` as arguments.
+:class:`..cluster.decode.Decoder` and :class:`..cluster.distributed.BlockJob` as arguments.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from ..cluster import distributed
 from ..cluster.distributed import BlockJob, Cuts
 
 if TYPE_CHECKING:
-    from ..stages.pull import Decoder
+    from ..cluster.decode import Decoder
 
 #: rows per partition of the clustering's shuffle (a partition holds whole blocks, which
 #: its task clusters one at a time)

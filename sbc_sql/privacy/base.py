@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from ..engines.base import Engine
-from ..plan import Column
+from ..model import Column
 from ..sql.nodes import alias
 from ..sql.templates import col, ident
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
-from ..plan import Column
+from ..model import Column
 from ..sql.nodes import same_key
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param

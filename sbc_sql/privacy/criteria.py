@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..cluster.sensitive import Rule
 from ..errors import InputError
-from ..plan import Column
+from ..model import Column
 from .base import PrivacyModel
 from .beta_likeness import BetaLikeness
 from .k_anonymity import KAnonymity

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from .. import choices
-from ..plan import Column
+from ..model import Column
 from ..sql.templates import render
 from .base import PrivacyModel, figure, param
 

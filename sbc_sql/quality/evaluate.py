@@ -94,7 +94,7 @@ from .. import engines
 from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import InputError
-from ..plan import Column
+from ..model import Column
 from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
 from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref, same_key
 from ..sql.templates import ident, render

@@ -374,9 +374,7 @@ def report(
     path = check_path(output, replace=replace, protected=[database]) if output is not None else None
     engine = engines.connect(database, read_only=True)
     try:
-        from ..plan import parse_attach
-
-        files = [parse_attach(a) for a in attach]
+        files = [engines.parse_attach(a) for a in attach]
         for file, name in files:
             engine.attach(file, name)
         # a file opened here is written by nothing: the curve's trials go to a scratch engine

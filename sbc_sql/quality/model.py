@@ -47,7 +47,7 @@ from sqlglot import exp
 from .. import choices
 from ..engines.base import Engine
 from ..errors import InputError
-from ..plan import Column
+from ..model import Column
 from ..sql.nodes import alias, as_number, ref
 from ..sql.templates import render
 from ..stages.measure import Layout

@@ -52,8 +52,9 @@ from typing import Any
 from sqlglot import exp
 
 from .. import engines
-from ..engines.base import ColumnInfo, Engine, TableInfo
+from ..engines.base import Engine
 from ..errors import InputError
+from ..model import ColumnInfo, TableInfo
 from ..plan import FLAG_OF_ROLE, declared_roles, identifier_evidence, identifier_word, split_names
 from ..sql.nodes import ref
 from ..sql.templates import render

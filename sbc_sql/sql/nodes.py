@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from ..plan import Column
+from ..model import Column
 from .dialects import ListHasNull, SameKey, ValueSet
 from .templates import col, ident
 

@@ -26,9 +26,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..engines.base import ColumnInfo, Engine
+from ..engines.base import Engine
 from ..errors import InputError
-from ..plan import CLASS_SIZE, Column, comment_role, release_objects_of
+from ..model import Column, ColumnInfo, release_objects_of
+from ..plan import CLASS_SIZE, comment_role
 from ..provenance import Provenance, ProvenanceError, parse
 from .measure import Layout, infer_layout
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..engines.base import Engine
-from ..plan import Column, scaled_weights
+from ..model import Column
+from ..plan import scaled_weights
 from ..sql.nodes import as_number, list_size, ref
 from ..sql.templates import render
 

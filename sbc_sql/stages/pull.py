@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -22,13 +21,15 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import to_numpy
+from ..cluster.decode import Decoder
 from ..cluster.model import QIData
 from ..cluster.sensitive import Sensitive
 from ..engines.base import Engine
-from ..plan import Column, Plan
+from ..model import Column
+from ..plan import Plan
 from ..sql.nodes import as_category, as_number, ref, same_key
 from ..sql.templates import render
-from .stats import Stats, encode_column
+from .stats import Stats
 
 BATCH_ROWS = 1 << 17
 
@@ -83,58 +84,18 @@ def tuple_labels_sql(
     )
 
 
-@dataclass(frozen=True)
-class Decoder:
-    """What turns the pull's rows into a :class:`QIData` wherever they arrive (Spark's
-    workers too: it pickles): the QIs, the domains their codes index, and the table's
-    ranges, cardinalities and weights, so that rows decoded apart compare as in one table."""
-
-    qis: tuple[Column, ...]
-    domains: tuple[pa.Array | None, ...]
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
-    cardinality: tuple[int, ...]
-    weights: tuple[float, ...]
-
-    @classmethod
-    def of(cls, plan: Plan, stats: Stats) -> Decoder:
-        qis = tuple(plan.qis)
-        return cls(
-            qis,
-            tuple(stats.domains.get(c.name) if c.kind != "numeric" else None for c in qis),
-            tuple(stats.lo.get(c.name, float("nan")) for c in qis),
-            tuple(stats.hi.get(c.name, float("nan")) for c in qis),
-            tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
-            plan.weights,
-        )
-
-    def column(self, batch: pa.RecordBatch | pa.Table, i: int) -> np.ndarray:
-        """QI i of a batch of the pull's rows (row id first): numbers as float64, NULL NaN;
-        categories as int32 codes, NULL the code after the domain's."""
-        arr = batch.column(1 + i)
-        c = self.qis[i]
-        if c.kind == "numeric":
-            return to_numpy(arr, np.float64)
-        domain = self.domains[i]
-        assert domain is not None
-        return encode_column(arr, domain, c)
-
-    def frame(self, batch: pa.RecordBatch | pa.Table) -> QIData:
-        """The rows of a batch of the pull's rows as a QIData, positioned by their row ids."""
-        row_id = to_numpy(batch.column(0), np.int64)
-        return self.data(tuple(self.column(batch, i) for i in range(len(self.qis))), row_id)
-
-    def data(self, columns: tuple[np.ndarray, ...], row_id: np.ndarray) -> QIData:
-        return QIData(
-            names=tuple(c.name for c in self.qis),
-            numeric=tuple(c.kind == "numeric" for c in self.qis),
-            columns=columns,
-            lo=self.lo,
-            hi=self.hi,
-            cardinality=self.cardinality,
-            weights=self.weights,
-            position=row_id,
-        )
+def decoder_of(plan: Plan, stats: Stats) -> Decoder:
+    """The decoder of a run's pull: its QIs, their domains, the table's ranges,
+    cardinalities and weights."""
+    qis = tuple(plan.qis)
+    return Decoder(
+        qis,
+        tuple(stats.domains.get(c.name) if c.kind != "numeric" else None for c in qis),
+        tuple(stats.lo.get(c.name, float("nan")) for c in qis),
+        tuple(stats.hi.get(c.name, float("nan")) for c in qis),
+        tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
+        plan.weights,
+    )
 
 
 def pull(
@@ -153,7 +114,7 @@ def pull(
         extra.append(target)
     n = stats.n_rows
     qis = plan.qis
-    decoder = Decoder.of(plan, stats)
+    decoder = decoder_of(plan, stats)
     row_id = np.empty(n, dtype=np.int64)
     columns = [np.empty(n, dtype=np.float64 if c.kind == "numeric" else np.int32) for c in qis]
     raw: list[list[pa.Array]] = [[] for _ in extra]
@@ -187,7 +148,7 @@ def pull_tuples(
     """The distinct QI tuples of ``tuples`` (create_tuples) as a QIData whose rows stand
     for their row counts (``QIData.multiplicity``), positioned in the QIs' order, and each
     tuple's row id in that table."""
-    decoder = Decoder.of(plan, stats)
+    decoder = decoder_of(plan, stats)
     qis = plan.qis
     ids: list[np.ndarray] = []
     counts: list[np.ndarray] = []

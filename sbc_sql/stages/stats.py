@@ -18,9 +18,10 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import mask, to_numpy
+from ..cluster.decode import encode_column
 from ..engines.base import Engine
-from ..errors import InputError
-from ..plan import Column, Plan
+from ..model import Column
+from ..plan import Plan
 from ..sql.nodes import as_category, as_number, ref
 from ..sql.templates import render
 
@@ -175,43 +176,3 @@ def dense(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     return values
-
-
-def encode_column(
-    values: pa.ChunkedArray | pa.Array,
-    domain: pa.Array,
-    column: Column,
-) -> np.ndarray:
-    """:func:`encode` for a named QI, with an error that says what to do."""
-    try:
-        return encode(values, domain)
-    except ValueError:
-        # SQL grouped values that differ byte for byte: a collation such as NOCASE makes
-        # 'a' and 'A' one group there, two values here
-        raise InputError(
-            f"categorical quasi-identifier '{column.name}' ({column.type}) holds "
-            "values that are equal under its collation but differ; read it "
-            'through a view that selects it with COLLATE "binary", or declare '
-            "it with --keep or --drop"
-        ) from None
-
-
-def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:
-    """Category codes of values against the sorted non-NULL domain; NULL -> len(domain).
-
-    Vectorized in Arrow: no Python object per row. Dictionary (ENUM) input is mapped through
-    its dictionary, so only the dictionary is looked up.
-    """
-    if isinstance(values, pa.ChunkedArray):
-        parts = [encode(chunk, domain) for chunk in values.chunks]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-    null_code = len(domain)
-    if pa.types.is_dictionary(values.type):
-        mapping = pc.index_in(values.dictionary, value_set=domain)
-        idx = pc.take(mapping, values.indices)
-    else:
-        idx = pc.index_in(values, value_set=domain)
-    missing = idx.null_count - values.null_count
-    if missing:
-        raise ValueError(f"{missing} value(s) are not in the column's domain")
-    return to_numpy(idx, np.int32, fill=null_code)

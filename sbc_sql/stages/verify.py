@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from ..engines.base import Engine
-from ..plan import Column
+from ..model import Column
 from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..provenance import Provenance
 from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref, same_key

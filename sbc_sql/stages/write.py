@@ -18,7 +18,8 @@ from sqlglot import exp
 
 from ..arrays import from_numpy
 from ..cluster.model import QIData
-from ..plan import CLASS_SIZE, Column, Plan
+from ..model import Column
+from ..plan import CLASS_SIZE, Plan
 from ..sql.nodes import alias, ref, value_set
 from ..sql.templates import SlotValue, ident, render
 
