@@ -189,6 +189,29 @@ def test_names_are_escaped(tmp_path) -> None:
     assert "The release declares no sensitive column." in found.html
 
 
+def test_a_script_in_a_name_is_escaped_and_in_a_category_never_shown() -> None:
+    """Column names are shown, escaped wherever they appear (text, titles, data-* attributes);
+    a category is a cell value, so it is not on the page at all, escaped or not."""
+    qi, sensitive = "<script>alert(1)</script>", "<script>dx</script>"
+    con = duckdb.connect()
+    con.execute(f'CREATE TABLE t ("{qi}" INTEGER, ward VARCHAR, "{sensitive}" VARCHAR)')
+    con.execute(
+        "INSERT INTO t SELECT i % 50, "
+        "CASE WHEN i % 3 = 0 THEN '<script>wardq()</script>' ELSE 'wardq' || (i % 5) END, "
+        "CASE WHEN i % 2 = 0 THEN '<script>dxq()</script>' ELSE 'dxq' || (i % 4) END "
+        "FROM range(160) AS r(i)"
+    )
+    sbc_sql.anonymize(con, "t", 4, qi=[qi, "ward"], sensitive=sensitive, output="r")
+    found = sbc_sql.report(con, "t", "r", curve_k=(2, 8))
+    text = found.html
+    page = parsed(text)
+    assert "<script" not in text.lower() and page.scripts == 0
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "&lt;script&gt;dx&lt;/script&gt;" in text
+    assert {m["qi"] for m in page.of("ncp")} == {qi, "ward"}  # the name, whole, once unescaped
+    assert found.sensitive == sensitive and page.of("diversity") and len(page.of("curve")) == 3
+    assert "wardq" not in text and "dxq" not in text
+
+
 def test_the_curve_keeps_nothing(db, tmp_path) -> None:
     con = duckdb.connect(str(db))
     objects = sorted(con.execute("SELECT table_name FROM information_schema.tables").fetchall())

@@ -38,7 +38,11 @@ def test_the_wheel_contains_every_template(wheel):
 @pytest.mark.slow
 def test_the_wheel_contains_the_report_page(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "sbc_sql/quality/report.html" in names and "sbc_sql/quality/html_report.py" in names
+    folder = ROOT / "sbc_sql" / "quality" / "templates"
+    templates = {f"sbc_sql/quality/templates/{p.name}" for p in folder.iterdir()}
+    assert "sbc_sql/quality/templates/report.html" in templates and templates <= names
+    modules = ("html_report", "report_figures", "report_render")
+    assert {f"sbc_sql/quality/{m}.py" for m in modules} <= names
 
 
 def _installed(wheel: Path, tmp_path: Path) -> Path:
@@ -100,6 +104,28 @@ def test_installed_copy_finds_its_templates(wheel, tmp_path):
     shipped = sorted(SHIPPED + p.relative_to(found).as_posix() for p in Path(found).rglob("*.sql"))
     assert shipped == SQL_FILES
     assert sql == 'SELECT COUNT(*) AS n_rows FROM "t"'
+
+
+@pytest.mark.slow
+def test_installed_copy_renders_the_report_from_its_templates(wheel, tmp_path):
+    site = _installed(wheel, tmp_path)
+    probe = (
+        "import duckdb, sbc_sql\n"
+        "from sbc_sql.quality import report_render\n"
+        "con = duckdb.connect()\n"
+        "con.execute(\"CREATE TABLE t AS SELECT i % 40 AS age, 'z' || (i % 6) AS zip \"\n"
+        '            "FROM range(200) r(i)")\n'
+        "sbc_sql.anonymize(con, 't', 4, output='r')\n"
+        "page = sbc_sql.report(con, 't', 'r', curve_k=None).html\n"
+        "env = report_render.environment()\n"
+        "print(env.loader.get_source(env, 'report.html')[1])\n"
+        "print(page.startswith('<!DOCTYPE html>'), page.count('data-chart='))\n"
+    )
+    res = _run_installed(site, tmp_path, probe)
+    assert res.returncode == 0, res.stderr
+    where, shown = res.stdout.splitlines()[-2:]
+    assert Path(where).resolve() == (site / "sbc_sql" / "quality" / "templates" / "report.html").resolve()
+    assert shown == "True 3"  # risk, NCP, class sizes: no curve asked, no sensitive column
 
 
 def test_checkout_finds_its_templates():

@@ -36,7 +36,7 @@ DATA_STACK = (
 )
 #: what no anonymize run on DuckDB needs
 NEVER_IN_A_RUN = (
-    *("pandas", "rich", "pydantic", "sklearn", "jsonschema", "scipy", "matplotlib"),
+    *("pandas", "rich", "pydantic", "sklearn", "jsonschema", "scipy", "matplotlib", "jinja2"),
     *("pyspark", "adbc_driver_manager", "adbc_driver_postgresql"),
 )
 

@@ -1,0 +1,249 @@
+"""The release report's page: the figures of :mod:`sbc_sql.quality.report_figures`
+rendered by the Jinja2 templates in ``templates/`` (shipped in this package):
+
+- ``report.html``: the page, in sections: 1. how the release was made (its provenance and
+  every column's role), 2. the prosecutor risk before and after, 3. NCP per QI and total,
+  4. the class-size histogram, 5. the total NCP against k, 6. the sensitive column's
+  diversity, 7. suppressed rows per reason, 8. every metric's meaning, as
+  :data:`sbc_sql.quality.report.GROUPS` explains them;
+- ``tables.html``: the table every section lays its rows in;
+- ``charts.html``: the inline SVG charts (bars, a histogram, the curve), each mark carrying
+  its figure in ``data-*`` attributes.
+
+The templates receive names, counts and figures as data, and the environment escapes every
+value they print (autoescape; :func:`_escaped`): only the templates' own markup is markup.
+**No cell value** reaches them. The page holds no script and loads nothing: its CSS is
+inline, its charts are SVG, and it scales to a phone's width.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import jinja2
+from markupsafe import Markup
+
+from . import report as meanings
+from .evaluate import Evaluation
+from .report_figures import ReportFigures, SizeBar
+
+#: the roles as the page names them
+ROLE_LABELS = (
+    ("quasi-identifiers", "qi"),
+    ("sensitive", "sensitive"),
+    ("identifiers, not released", "identifier"),
+    ("released as they are", "insensitive"),
+)
+
+
+class Bar(NamedTuple):
+    """A bar of a horizontal bar chart: its value from 0 to 1 sets its length."""
+
+    label: str
+    value: float
+    #: the value as the bar's text shows it
+    shown: str
+    #: the figures its mark carries as data-* attributes
+    data: Mapping[str, Any]
+    #: the series it belongs to, the class that colours its mark ("": the one series)
+    series: str = ""
+
+
+class Column(NamedTuple):
+    """A bar of a histogram: the number of classes it counts sets its height."""
+
+    label: str
+    classes: int
+    data: Mapping[str, Any]
+
+
+def render_page(r: ReportFigures) -> str:
+    """The page: ``report.html`` given the figures, every name and figure escaped."""
+    e = r.evaluation
+    return (
+        environment()
+        .get_template("report.html")
+        .render(
+            r=r,
+            e=e,
+            doc=r.provenance,
+            facts=provenance_facts(r.provenance) if r.provenance else [],
+            risk_bars=risk_bars(r),
+            ncp_bars=ncp_bars(e),
+            size_columns=size_columns(r.class_sizes),
+            sizes_binned=any(b.lo != b.hi for b in r.class_sizes),
+            diversity_columns=[Column(str(v), c, {"values": v, "classes": c}) for v, c in r.diversity],
+            sensitive_figures=sensitive_figures(e),
+            declared=declared(r.provenance, r.sensitive),
+            metrics=metric_tables(e),
+        )
+    )
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The templates of ``templates/``, escaping every value they print."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("sbc_sql.quality", "templates"),
+        autoescape=True,
+        finalize=_escaped,
+        # a name a template misspells is an error, not an empty string on the page
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(pct=pct, fixed=fixed, thousands=thousands, shown=meanings._shown)
+    return env
+
+
+def _escaped(value: Any) -> Any:
+    """A value a template prints, escaped as :func:`html.escape` escapes it (a quote as
+    ``&#x27;``), so the page is the same bytes whichever markupsafe is installed; the
+    templates' own markup (a macro's output) is left as it is."""
+    if hasattr(value, "__html__"):
+        return value
+    return Markup(html.escape(str(value), quote=True))
+
+
+# ---------------------------------------------------------------------------------------
+# how figures are written
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A share as a percentage; None (no record): '-'."""
+    return "-" if value is None else f"{100 * value:.{digits}f} %"
+
+
+def fixed(value: float, digits: int) -> str:
+    return f"{value:.{digits}f}"
+
+
+def thousands(value: float, digits: int | None = None) -> str:
+    """A count (or with ``digits`` a figure) with thousands separated: 12,345."""
+    return f"{value:,}" if digits is None else f"{value:,.{digits}f}"
+
+
+# ---------------------------------------------------------------------------------------
+# what each section lists
+
+
+def provenance_facts(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """How the release was made, as (what, its value), from its provenance."""
+    rows = doc.get("rows", {})
+    models = []
+    for m in doc.get("privacy_models", []):
+        params = ", ".join(f"{key} {value}" for key, value in m.items() if key != "name")
+        models.append(f"{m.get('name')} ({params})" if params else str(m.get("name")))
+    options = doc.get("options", {})
+    return [
+        ("sbc-sql version", doc.get("sbc_sql")),
+        ("source", doc.get("source")),
+        ("release", (doc.get("release") or {}).get("view")),
+        ("algorithm", doc.get("algorithm")),
+        ("k", doc.get("k")),
+        ("mode", doc.get("mode")),
+        ("criteria", "; ".join(models) or "k-anonymity"),
+        ("leftover rows", options.get("leftover")),
+        ("max suppression", options.get("max_suppression")),
+        *(
+            (label, ", ".join(f"{name}={value:g}" for name, value in limits.items()))
+            for label, key in (("max width", "max_width"), ("max values", "max_values"))
+            if (limits := options.get(key) or {})
+        ),
+        *(
+            (f"{label} ({len(names)})", ", ".join(names))
+            for label, role in ROLE_LABELS
+            if (names := [str(c.get("name")) for c in doc.get("columns", []) if c.get("role") == role])
+        ),
+        ("rows in", rows.get("input")),
+        ("rows released", rows.get("released")),
+        ("rows suppressed", rows.get("suppressed")),
+        ("classes", doc.get("classes")),
+        ("seconds", ", ".join(f"{s} {t}" for s, t in (doc.get("seconds") or {}).items())),
+    ]
+
+
+def risk_bars(r: ReportFigures) -> list[Bar]:
+    """A bar per risk band before, then after: the share of records in it."""
+    return [
+        Bar(
+            f"{b.label} ({name})",
+            b.share,
+            f"{pct(b.share)} ({b.records:,})",
+            {"series": name, "band": b.label, "records": b.records, "share": b.share},
+            name,
+        )
+        for before, after in zip(r.risk_before.bands, r.risk_after.bands, strict=True)
+        for name, b in (("before", before), ("after", after))
+    ]
+
+
+def ncp_bars(e: Evaluation) -> list[Bar]:
+    """A bar per QI, the most generalized first: its NCP."""
+    return [
+        Bar(q, v, f"{v:.4f}", {"qi": q, "value": v}) for q, v in sorted(e.ncp.items(), key=lambda kv: -kv[1])
+    ]
+
+
+def size_columns(bars: Sequence[SizeBar]) -> list[Column]:
+    """The class-size histogram's bars, labelled by the sizes each covers."""
+    return [
+        Column(
+            str(b.lo) if b.lo == b.hi else f"{b.lo}-{b.hi}",
+            b.classes,
+            {"lo": b.lo, "hi": b.hi, "classes": b.classes},
+        )
+        for b in bars
+    ]
+
+
+def sensitive_figures(e: Evaluation) -> list[tuple[str, float]]:
+    """The privacy models' figures on the sensitive column that were measured."""
+    return [
+        (name, value)
+        for name, value in (
+            ("l-diversity", e.l_diversity),
+            ("t-closeness", e.t_closeness),
+            ("beta-likeness", e.beta_likeness),
+            ("enhanced beta-likeness", e.enhanced_beta_likeness),
+        )
+        if value is not None
+    ]
+
+
+def declared(doc: Mapping[str, Any], sensitive: str | None) -> str:
+    """The privacy models the run declared on ``sensitive``, with their parameters ('': none)."""
+    if sensitive is None:
+        return ""
+    return "; ".join(
+        f"{m['name']} " + ", ".join(f"{key} {v}" for key, v in m.items() if key not in ("name", "column"))
+        for m in doc.get("privacy_models", [])
+        if m.get("column") == sensitive
+    )
+
+
+def metric_tables(e: Evaluation) -> list[tuple[str, list[tuple[str, Any, str, str]]]]:
+    """Per group of :data:`sbc_sql.quality.report.GROUPS` measured, its title and a row per
+    metric: (label, value, which way is better, meaning); a per-QI metric has a row per QI."""
+    doc = meanings.grouped(e)
+    out = []
+    for key, title, metrics in meanings.GROUPS:
+        if key not in doc:
+            continue
+        rows = []
+        for m in metrics:
+            entry = doc[key].get(m.key)
+            if entry is None:
+                continue
+            better = f"{m.better} is better" if m.better else ""
+            if isinstance(entry, dict) and "value" not in entry:
+                prefix = "NCP" if m.key == "ncp" else m.label
+                rows += [(f"{prefix} {q}", v["value"], better, m.meaning) for q, v in entry.items()]
+            else:
+                rows.append((m.label, entry["value"], better, m.meaning))
+        out.append((title, rows))
+    return out
