@@ -367,7 +367,7 @@ def anonymize(
             f"memory_limit '{memory_limit}' applies to connections sbc-sql opens; "
             f"on your own connection run SET memory_limit = '{memory_limit}' first"
         )
-    from .engines.duckdb import looks_like_file
+    from .engines.paths import looks_like_file
     from .engines.urls import looks_like_url
 
     # a database file named (a URL names a server's database, no file)
@@ -435,7 +435,7 @@ def anonymize(
 
 def _qualified_input(engine: Engine, table: str) -> str:
     """``table`` with its database and schema (a file input as it is)."""
-    from .engines.duckdb import looks_like_file
+    from .engines.paths import looks_like_file
 
     name = engine.parse_name(table)
     if looks_like_file(table) or name.path or (name.catalog is not None and name.schema is not None):

@@ -31,7 +31,8 @@ from . import __version__, choices
 from . import plan as planning
 from . import session as runs
 from .engines.base import CsvOptions, TableInfo
-from .engines.duckdb import DuckDBEngine, looks_like_file
+from .engines.duckdb import DuckDBEngine
+from .engines.paths import looks_like_file
 from .errors import InputError
 from .privacy.criteria import models as criteria_models
 from .sql.templates import col

@@ -24,8 +24,8 @@ from ..sql.templates import ident
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, TableInfo
 from .duckdb_messages import display_type, explain
 from .files import ragged_line
+from .paths import is_parquet, looks_like_file
 
-FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
 
@@ -105,10 +105,6 @@ def type_kind(sql_type: str) -> tuple[str | None, str | None]:
     if base in _INTEGER or base in _FLOAT or base in ("DECIMAL", "NUMERIC"):
         return "numeric", None
     return "categorical", None
-
-
-def looks_like_file(table: str) -> bool:
-    return table.lower().endswith(FILE_SUFFIXES)
 
 
 class DuckDBEngine(Engine):
@@ -324,7 +320,7 @@ class DuckDBEngine(Engine):
                     f"input file '{table}' does not exist; pass an existing CSV or "
                     "Parquet file, or a table name, with --table"
                 )
-            parquet = table.lower().endswith((".parquet", ".pq"))
+            parquet = is_parquet(table)
             with self.driver_call(f"reading {'Parquet' if parquet else 'CSV'} file '{table}'"):
                 if parquet:
                     self._read_file(path, "read_parquet($path)")

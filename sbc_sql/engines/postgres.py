@@ -44,7 +44,7 @@ from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
 from . import files
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
-from .duckdb import looks_like_file
+from .paths import kind_of, looks_like_file
 from .urls import shown_url
 
 #: the temporary table a view or an input file is read into for the run
@@ -534,7 +534,7 @@ class PostgresEngine(Engine):
         into the temporary table SOURCE_ALIAS, in order, a part of bounded size at a time."""
         target = f"pg_temp.{self.sql(ident(SOURCE_ALIAS))}"
         part = f"{SOURCE_ALIAS}_part"
-        with self.driver_call(f"reading {files.kind_of(path)} file '{path}'"):
+        with self.driver_call(f"reading {kind_of(path)} file '{path}'"):
             self._fetch(f"DROP TABLE IF EXISTS {target}", None)
             for i, rows in enumerate(files.parts(path, csv, _LOAD_IT)):
                 if i == 0:

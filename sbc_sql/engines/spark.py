@@ -56,6 +56,7 @@ from ..sql.dialects.spark import SbcSpark
 from ..sql.templates import ident
 from . import spark_messages
 from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+from .paths import is_csv, is_parquet, looks_like_path
 
 if TYPE_CHECKING:
     from ..cluster.distributed import BlockJob
@@ -69,8 +70,6 @@ ROW_ID = "sbc_row_id"
 #: the provenance of a release written as a folder: a file beside its Parquet files (Spark
 #: and other readers skip files whose names start with '_')
 PROVENANCE_FILE = "_sbc_sql.json"
-FILE_SUFFIXES = (".parquet", ".pq", ".csv", ".tsv", ".csv.gz", ".tsv.gz")
-CSV_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
 DEFAULT_MASTER = "local[*]"
 #: what a session sbc-sql builds is set to (the caller's own session is used as it is)
 SESSION_CONF = {
@@ -95,12 +94,6 @@ def _local_cores(master: str) -> int:
     if threads is None:
         return 1
     return every if threads == "*" else max(int(threads), 1)
-
-
-def looks_like_path(text: str) -> bool:
-    """A path (file or folder) rather than a table name: it has a slash in it, or a file's
-    ending."""
-    return "/" in text or os.sep in text or text.lower().endswith(FILE_SUFFIXES)
 
 
 def quoted(name: str) -> str:
@@ -473,9 +466,9 @@ class SparkEngine(Engine):
 
     def _format(self, path: str, shown: str) -> str:
         """'parquet' or 'csv': by the file's ending, or for a folder by its files' endings."""
-        if path.lower().endswith(CSV_SUFFIXES):
+        if is_csv(path):
             return "csv"
-        if path.lower().endswith((".parquet", ".pq")):
+        if is_parquet(path):
             return "parquet"
         with self._driver(f"reading the folder '{shown}'"):
             fs, p = self._fs(path)
@@ -483,7 +476,7 @@ class SparkEngine(Engine):
                 return "parquet"
             files = [str(s.getPath().getName()).lower() for s in fs.listStatus(p)]
         visible = [f for f in files if not f.startswith(("_", "."))]
-        return "csv" if visible and all(f.endswith(CSV_SUFFIXES) for f in visible) else "parquet"
+        return "csv" if visible and all(is_csv(f) for f in visible) else "parquet"
 
     def _reader(self, fmt: str, csv: CsvOptions, path: str) -> Any:
         """Spark's reader of the file or folder ``path`` (a CSV file with a header and the
