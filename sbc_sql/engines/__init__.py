@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ __all__ = [
     "Engine",
     "TableInfo",
     "as_frame",
+    "builds_session",
     "check_engine",
     "connect",
     "duckdb_from_frame",
@@ -37,19 +38,22 @@ def connect(
     must_exist: bool = True,
     read_only: bool = False,
     engine: str | None = None,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
 ) -> Engine:
     """The engine for ``database``: an Engine as it is; a DuckDB connection, a DuckDB file
     path or None (in memory) for DuckDB. ``read_only`` opens a file read-only (what only
     reads: measure, verify, evaluate and a dry run). A ``postgresql://`` URL (any libpq
     URL) is a PostgreSQL database, read and written in place. A SparkSession, or None with
-    ``engine='spark'`` (a local session, built here), is Apache Spark."""
+    ``engine='spark'`` (a local session, built here on ``master`` with the Spark properties
+    ``conf``), is Apache Spark."""
     if isinstance(database, Engine):
         return database
     check_engine(engine, database)
     if engine == "spark" or is_spark_session(database):
         from .spark import SparkEngine
 
-        return SparkEngine.connect(database)
+        return SparkEngine.connect(database, master=master, conf=conf)
     from .urls import looks_like_url
 
     if looks_like_url(database):
@@ -109,6 +113,12 @@ def is_spark_session(value: Any) -> bool:
 
 def is_spark_frame(value: Any) -> bool:
     return _from_pyspark(value, "DataFrame")
+
+
+def builds_session(engine: str | None) -> bool:
+    """The engine named ``engine`` (one of :data:`ENGINES`) runs in a session that
+    :func:`connect` builds from None, not in a database a file or URL names."""
+    return engine == "spark"
 
 
 def check_engine(engine: str | None, database: Any) -> None:
