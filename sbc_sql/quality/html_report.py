@@ -379,8 +379,10 @@ def report(
         files = [parse_attach(a) for a in attach]
         for file, name in files:
             engine.attach(file, name)
-        # a file opened here is written by nothing: the curve's trials go to a scratch engine
-        opened = engine is not database and isinstance(database, (str, Path)) and _is_duckdb(engine)
+        # a database file opened here is written by nothing: the curve's trials go to a
+        # scratch engine that reads it (a URL names a server's database, which has no files)
+        in_file = isinstance(database, (str, Path)) and bool(engine.database_files())
+        opened = engine is not database and in_file
         scratch = functools.partial(_scratch, Path(database), files) if opened else None  # type: ignore[arg-type]
         found = _report(engine, original, release, ks, sensitive, say, scratch)
     finally:
@@ -392,12 +394,6 @@ def report(
     return found
 
 
-def _is_duckdb(engine: Engine) -> bool:
-    from ..engines.duckdb import DuckDBEngine
-
-    return isinstance(engine, DuckDBEngine)
-
-
 #: the alias the curve's scratch engine reads the report's database file under
 _SOURCE_ALIAS = "sbc_report_source"
 
@@ -406,13 +402,12 @@ _SOURCE_ALIAS = "sbc_report_source"
 def _scratch(
     path: Path, files: Sequence[tuple[Path, str]], engine: Engine, original: str
 ) -> Iterator[tuple[Engine, str]]:
-    """An in-memory DuckDB that reads the report's database file (and the --attach files)
+    """An in-memory engine that reads the report's database file (and the --attach files)
     read-only, and the original's name there: the curve writes its trial releases into it,
     never into the file, which therefore needs no write access."""
-    from ..engines.duckdb import DuckDBEngine
     from ..names import Name
 
-    scratch = DuckDBEngine.connect(None)
+    scratch = engines.connect(None)
     try:
         scratch.attach(path, _SOURCE_ALIAS)
         for file, alias in files:
