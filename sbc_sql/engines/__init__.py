@@ -23,6 +23,7 @@ __all__ = [
     "duckdb_from_frame",
     "is_spark_frame",
     "is_spark_session",
+    "keyed",
     "reading",
     "spark_from_frame",
 ]
@@ -142,6 +143,19 @@ def spark_from_frame(frame: Any, name: str) -> Engine:
     from .spark import SparkEngine
 
     return SparkEngine.from_frame(frame, name)
+
+
+def keyed(database: Any, row_key: str | None, *, read_only: bool) -> Engine:
+    """The DuckDB engine over ``database`` (as :func:`connect` takes it) with the source's
+    rows named by the integer key column ``row_key`` (None: by their position), for the
+    runs whose class ids a warehouse joins back (:mod:`sbc_sql.warehouse`)."""
+    from .row_keys import KeyedDuckDB
+
+    engine = KeyedDuckDB.connect(database, read_only=read_only)
+    if not isinstance(engine, KeyedDuckDB):  # pragma: no cover - connect makes its own class
+        raise TypeError("expected the keyed engine")
+    engine.row_key = row_key
+    return engine
 
 
 def duckdb_from_frame(frame: Any, name: str) -> Engine:
