@@ -21,6 +21,7 @@ __all__ = [
     "check_engine",
     "connect",
     "duckdb_from_frame",
+    "in_server",
     "is_spark_frame",
     "is_spark_session",
     "keyed",
@@ -143,6 +144,14 @@ def spark_from_frame(frame: Any, name: str) -> Engine:
     from .spark import SparkEngine
 
     return SparkEngine.from_frame(frame, name)
+
+
+def in_server(plpy: Any) -> Engine:
+    """The engine of a function running inside PostgreSQL (PL/Python): the calling session,
+    reached through ``plpy``."""
+    from .plpy import PlpyEngine
+
+    return PlpyEngine(plpy)
 
 
 def keyed(database: Any, row_key: str | None, *, read_only: bool) -> Engine:

@@ -76,6 +76,17 @@ class Capabilities:
     value_sets: bool = False
 
 
+class ServerError(Exception):
+    """A statement's failure as the server reports it: its SQLSTATE and its message, for a
+    caller that reads a message sbc-sql's own code raised inside the server (install-sql's
+    check that the server's Python imports sbc-sql). Never shown as it is."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+        self.message = message
+
+
 def drop_table_sql(name: str) -> exp.Expression:
     """DROP TABLE IF EXISTS of a working table (a run's labels, its distinct tuples)."""
     return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
@@ -381,6 +392,21 @@ class Engine(ABC):
         table ``name`` (row_id, eq_class; dropped with :meth:`discard`). Returns a line that
         says how. Only an engine whose ``capabilities.cluster_blocks`` says so has it."""
         raise NotImplementedError(f"the {self.name} engine clusters in this process")
+
+    @contextlib.contextmanager
+    def borrowed(self) -> Iterator[None]:
+        """Run inside: an engine that runs in a caller's own session (a function inside
+        PostgreSQL) puts the session's settings a run changes, and the temporary tables it
+        makes, back as they were on the way out. Any other engine's connection is its own,
+        and this does nothing."""
+        yield
+
+    def server_value(self, sql: str) -> Any:
+        """The first value of the query ``sql`` (which binds no values), run outside
+        :meth:`driver_call`: a failure is a :class:`ServerError` with the server's own
+        message. Only an engine that runs sbc-sql's SQL functions in its server (PostgreSQL,
+        where install-sql puts them) has it."""
+        raise NotImplementedError(f"the {self.name} engine runs no sbc-sql functions in a server")
 
     def discard(self, name: str) -> None:
         """Drop a working table the run made (the class labels)."""

@@ -43,7 +43,7 @@ from ..errors import EngineError, InputError
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
 from . import files
-from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, Statement, TableInfo
+from .base import Capabilities, ColumnInfo, CsvOptions, Engine, Params, ServerError, Statement, TableInfo
 from .paths import kind_of, looks_like_file
 from .urls import shown_url
 
@@ -665,6 +665,19 @@ class PostgresEngine(Engine):
 
     def rollback(self) -> None:
         self._fetch("ROLLBACK", None)
+
+    def server_value(self, sql: str) -> Any:
+        import adbc_driver_manager
+
+        try:
+            cursor = self.connection.cursor()
+            try:
+                cursor.execute(sql)
+                return cursor.fetchone()[0]
+            finally:
+                cursor.close()
+        except adbc_driver_manager.Error as err:
+            raise ServerError(str(err.sqlstate or ""), str(err)) from None
 
     def limit_memory(self, size: str) -> None:
         raise InputError(
