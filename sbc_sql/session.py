@@ -856,7 +856,9 @@ def publish(
                 if sets is not None and clustering.sets is not None:
                     uploaded.enter_context(engine.upload(sets, clustering.sets))
                 engine.execute(
-                    write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
+                    write.create_classes_sql(
+                        plan, classes_tmp, classes_labels, row_id, classes_from, sets, engine.list_type
+                    )
                 )
             if clustering.sets is not None:
                 clustering.sets = None

@@ -284,6 +284,12 @@ class Engine(ABC):
     def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
 
+    def list_type(self, element: str) -> exp.DataType:
+        """The type of a list of ``element``, a column type as this engine names it
+        (:attr:`ColumnInfo.type`): the type of an uploaded value set of such a column."""
+        item = exp.DataType.build(element, dialect=self.dialect)
+        return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[item], nested=True)
+
     def parse_name(self, text: str, *, output: bool = False) -> Name:
         """A table name as the user gave it (``name``, ``schema.name``, ``catalog.schema.name``;
         see :mod:`sbc_sql.names`), for reading or, with ``output``, for writing a release.
