@@ -49,14 +49,11 @@ Params = Mapping[str, Any] | None
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What an engine can do, for the stages that have a choice."""
+    """What an engine can do, for the stages that have a choice. (Every engine stores a
+    categorical QI's value set as one list value, and writes a release all or nothing: in a
+    transaction, or as Spark's own one (:meth:`Engine.transaction`). Whether it takes
+    ``--memory-limit`` is its :meth:`Engine.limit_memory`'s to say, with the fix.)"""
 
-    #: DDL inside a transaction that a failure rolls back whole
-    transactional_ddl: bool
-    #: list-typed columns (a categorical QI's value set is one array value)
-    arrays: bool
-    #: a memory cap the engine enforces by spilling (``--memory-limit``)
-    memory_limit: bool
     #: writes a release to a local file (``--out-file``)
     exports: bool = True
     #: keeps a release as the stages build it: the release view over its row and class

@@ -112,9 +112,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = SbcDuckDB
-    capabilities = Capabilities(
-        transactional_ddl=True, arrays=True, memory_limit=True, tuples=True, value_sets=True
-    )
+    capabilities = Capabilities(tuples=True, value_sets=True)
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()

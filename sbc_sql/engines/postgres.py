@@ -237,7 +237,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = SbcPostgres
-    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False, exports=False)
+    capabilities = Capabilities(exports=False)
 
     def __init__(self, connection: Any, url: str) -> None:
         super().__init__()

@@ -166,9 +166,6 @@ class SparkEngine(Engine):
     name = "spark"
     dialect = SbcSpark
     capabilities = Capabilities(
-        transactional_ddl=False,
-        arrays=True,
-        memory_limit=False,
         exports=False,
         release_views=False,
         cluster_blocks=True,
