@@ -350,7 +350,10 @@ def _spark_conf(values: list[str] | None) -> dict[str, str]:
 
 def _check_engine(engine: Any, db: str | None, master: str | None, conf: list[str] | None) -> dict[str, str]:
     """The engine options fit together (a usage error otherwise); the Spark properties."""
-    if engine.value == "spark":
+    with reported():  # the engines load here: Ctrl-C meanwhile is one line too
+        from . import engines
+
+    if engines.builds_session(engine.value):
         if db is not None:
             raise typer.BadParameter(
                 "--db names a DuckDB file or a PostgreSQL URL; with --engine spark tables are "
@@ -372,14 +375,14 @@ def _database(
 ) -> Iterator[Any]:
     """What the command reads and writes: --db, or with --engine spark a Spark engine (a
     session built here, stopped on the way out). Inside :func:`reported`."""
-    if engine.value != "spark":
+    from . import engines
+
+    if not engines.builds_session(engine.value):
         if db is None and needs_db:
             raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
         yield db
         return
-    from .engines.spark import SparkEngine
-
-    spark = SparkEngine.connect(master=master, conf=conf)
+    spark = engines.connect(None, engine=engine.value, master=master, conf=conf)
     try:
         yield spark
     finally:
@@ -774,6 +777,7 @@ def anonymize_cmd(
     """
     conf = _check_engine(engine, db, spark_master, spark_conf)
     with reported():  # what the run needs loads here: Ctrl-C meanwhile is one line too
+        from . import engines
         from .cluster import registry
         from .hierarchies import parse_hierarchy_options
         from .session import anonymize
@@ -860,8 +864,8 @@ def anonymize_cmd(
             else:
                 # where the evaluate hint finds the release and its source
                 where = {"db": target_db or db, "attach": db if target_db else None}
-                if engine.value == "spark":
-                    where = {"engine": "spark", "spark-master": spark_master}
+                if engines.builds_session(engine.value):
+                    where = {"engine": engine.value, "spark-master": spark_master}
                 typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
             if report_file is not None:
                 page = html_report.report(

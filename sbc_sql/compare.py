@@ -13,7 +13,7 @@ from typing import Any
 
 from . import engines
 from .cluster import registry
-from .engines.duckdb import looks_like_file
+from .engines.paths import looks_like_file
 from .errors import InputError, OutputExistsError
 from .hierarchies import HierarchySpec
 from .model import release_objects_of

@@ -36,7 +36,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .engines.postgres import PostgresEngine
+from . import engines
+from .engines.base import Engine, ServerError
 from .engines.urls import looks_like_url, shown_url
 from .errors import EngineError, InputError
 from .sql import templates
@@ -121,13 +122,13 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _connected(url: str) -> Iterator[PostgresEngine]:
+def _connected(url: str) -> Iterator[Engine]:
     if not looks_like_url(url):
         raise InputError(
             f"--db '{url}' is not a PostgreSQL URL; install-sql installs into a PostgreSQL "
             "database: give --db postgresql://user@host:port/database"
         )
-    engine = PostgresEngine.connect(url)
+    engine = engines.connect(url)
     try:
         # install-sql's statements name types, functions and operators that must be
         # pg_catalog's: a search_path set for the role or the database (whose owner need not
@@ -138,7 +139,7 @@ def _connected(url: str) -> Iterator[PostgresEngine]:
         engine.close()
 
 
-def _trusted(engine: PostgresEngine) -> str:
+def _trusted(engine: Engine) -> str:
     """The connected role, a superuser, when nothing in the schema sbc (if there is one) is
     another role's to change; else an InputError naming what, whose, and the fix."""
     who, superuser = engine._fetch(
@@ -206,7 +207,7 @@ _DROPPABLE = (
 )
 
 
-def _mark(engine: PostgresEngine) -> dict[str, Any] | None:
+def _mark(engine: Engine) -> dict[str, Any] | None:
     """The schema's install-sql record; None when there is no schema sbc. A schema sbc that
     install-sql did not make, or that is not only superusers' (:func:`_trusted`), is an
     InputError."""
@@ -230,7 +231,7 @@ def _mark(engine: PostgresEngine) -> dict[str, Any] | None:
     return record
 
 
-def _plpython(engine: PostgresEngine) -> bool:
+def _plpython(engine: Engine) -> bool:
     """Whether plpython3u is installed already; an InputError naming the package to install
     when the server does not have it at all."""
     rows = engine._fetch(
@@ -287,22 +288,15 @@ def _literal(text: str) -> Any:
     return exp.Literal.string(text)
 
 
-def _probe(engine: PostgresEngine, path: Sequence[str]) -> dict[str, Any]:
+def _probe(engine: Engine, path: Sequence[str]) -> dict[str, Any]:
     """``sbc.version()`` run in the server: sbc-sql imports there, and is this version."""
-    import adbc_driver_manager
-
     try:
-        cursor = engine.connection.cursor()
-        try:
-            cursor.execute(f"SELECT {SCHEMA}.version()")
-            text = cursor.fetchone()[0]
-        finally:
-            cursor.close()
-    except adbc_driver_manager.Error as err:
-        refused = re.search(r"ERROR:\s+Error: ([^\n]*)", str(err))
+        text = engine.server_value(f"SELECT {SCHEMA}.version()")
+    except ServerError as err:
+        refused = re.search(r"ERROR:\s+Error: ([^\n]*)", err.message)
         if err.sqlstate == "42501" and refused is not None:  # path_trust.py's refusal
             raise InputError(refused.group(1).split(". SQLSTATE")[0].strip()) from None
-        said = _python_error(str(err))
+        said = _python_error(err.message)
         raise InputError(
             f"the server's Python cannot run sbc-sql from {', '.join(path)} ({said}); install "
             "sbc-sql where the server's operating-system user can read it, for the Python the "

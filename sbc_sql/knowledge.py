@@ -19,7 +19,7 @@ from .cluster.background.knowledge import from_table
 from .cluster.background.options import BackgroundOptions, UserKnowledge
 from .cluster.model import QIData
 from .engines.base import Engine
-from .engines.duckdb import looks_like_file
+from .engines.paths import looks_like_file
 from .errors import InputError
 from .plan import Plan
 from .sql.templates import col, ident

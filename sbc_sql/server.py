@@ -3,7 +3,7 @@ database: ``sbc.anonymize``, ``sbc.verify``, ``sbc.measure`` and ``sbc.version``
 :func:`call` from PL/Python, inside the server, in the caller's session and transaction.
 
 Each runs the same function as the command line (``session.anonymize``, ``api.verify``,
-``api.measure``) on a :class:`~sbc_sql.engines.plpy.PlpyEngine` and returns its summary as JSON.
+``api.measure``) on the engine of :func:`sbc_sql.engines.in_server` and returns its summary as JSON.
 An error is raised as a PostgreSQL error carrying the one-line message the command line
 prints after ``Error:`` and a SQLSTATE a caller can catch; an error that is not sbc-sql's
 own (a fault) names only its type and place, since its text may quote the data.
@@ -88,10 +88,10 @@ _STATES: tuple[tuple[type[SbcError], str], ...] = (
 def call(plpy: Any, function: str, args: Sequence[Any]) -> Any:
     """Run ``function`` with the SQL function's arguments (positional, as declared), inside
     the server: its JSON summary, or a PostgreSQL error."""
-    from .engines.plpy import PlpyEngine
+    from . import engines
 
     named = dict(zip(PARAMETERS[function], args, strict=True))
-    engine = PlpyEngine(plpy)
+    engine = engines.in_server(plpy)
     try:
         with engine.borrowed():
             return json.dumps(_FUNCTIONS[function](engine, **named))

@@ -369,7 +369,7 @@ def anonymize(
             f"memory_limit '{memory_limit}' applies to connections sbc-sql opens; "
             f"on your own connection run SET memory_limit = '{memory_limit}' first"
         )
-    from .engines.duckdb import looks_like_file
+    from .engines.paths import looks_like_file
     from .engines.urls import looks_like_url
 
     # a database file named (a URL names a server's database, no file)
@@ -437,7 +437,7 @@ def anonymize(
 
 def _qualified_input(engine: Engine, table: str) -> str:
     """``table`` with its database and schema (a file input as it is)."""
-    from .engines.duckdb import looks_like_file
+    from .engines.paths import looks_like_file
 
     name = engine.parse_name(table)
     if looks_like_file(table) or name.path or (name.catalog is not None and name.schema is not None):
@@ -858,7 +858,9 @@ def publish(
                 if sets is not None and clustering.sets is not None:
                     uploaded.enter_context(engine.upload(sets, clustering.sets))
                 engine.execute(
-                    write.create_classes_sql(plan, classes_tmp, classes_labels, row_id, classes_from, sets)
+                    write.create_classes_sql(
+                        plan, classes_tmp, classes_labels, row_id, classes_from, sets, engine.list_type
+                    )
                 )
             if clustering.sets is not None:
                 clustering.sets = None

@@ -12,7 +12,6 @@ warehouse's copy of the table.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -27,12 +26,12 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel
 
-from . import choices
+from . import choices, engines
 from . import plan as planning
 from . import session as runs
-from .engines.duckdb import DuckDBEngine, looks_like_file
+from .engines.base import Engine
+from .engines.paths import looks_like_file
 from .errors import InputError
-from .model import CsvOptions, TableInfo
 from .privacy.criteria import models as criteria_models
 from .sql.templates import col
 from .stages import measure
@@ -44,66 +43,17 @@ DIALECTS = choices.DIALECTS
 POSITION_COLUMN = "sbc_row_id"
 #: the default name of the class-id table in the warehouse
 LABELS = "sbc_labels"
-_INTEGER_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER")
 
 
 def dialect(name: str) -> type[Dialect]:
     """The project's sqlglot dialect for the warehouse ``name`` (one of :data:`DIALECTS`, or
     duckdb: the embedded engine's own, which lets the printed SQL be run and checked here)."""
-    if name == "duckdb":
-        from .sql.dialects import SbcDuckDB
+    from .sql.dialects import by_name
 
-        return SbcDuckDB
-    if name == "postgres":
-        from .sql.dialects.postgres import SbcPostgres
-
-        return SbcPostgres
-    if name == "snowflake":
-        from .sql.dialects.snowflake import SbcSnowflake
-
-        return SbcSnowflake
-    if name == "bigquery":
-        from .sql.dialects.bigquery import SbcBigQuery
-
-        return SbcBigQuery
-    if name == "trino":
-        from .sql.dialects.trino import SbcTrino
-
-        return SbcTrino
-    if name == "spark":
-        from .sql.dialects.spark import SbcSpark
-
-        return SbcSpark
+    found = by_name(name)
+    if found is not None:
+        return found
     raise InputError(f"unknown dialect '{name}'; pick one of {', '.join(DIALECTS)}")
-
-
-class KeyedDuckDB(DuckDBEngine):
-    """The DuckDB engine with the source's rows named by a declared key column (when
-    ``row_key`` is set) instead of DuckDB's row position. Its runs label rows one by one:
-    the SQL printed for a warehouse joins the labels to the rows by their ids, not by their
-    tuples (a join on every QI with NULL equal to NULL is no hash join in every dialect),
-    and its class table aggregates the value sets (the warehouse has no uploaded sets)."""
-
-    capabilities = dataclasses.replace(DuckDBEngine.capabilities, tuples=False, value_sets=False)
-    row_key: str | None = None
-
-    def open_source(self, table: str, csv: CsvOptions | None = None) -> TableInfo:
-        info = super().open_source(table, csv)
-        if self.row_key is not None:
-            found = [c for c in info.columns if c.name == self.row_key]
-            if not found:
-                raise InputError(f"--row-id: '{table}' has no column '{self.row_key}'")
-            if found[0].type.upper() not in _INTEGER_TYPES:
-                raise InputError(
-                    f"--row-id: column '{self.row_key}' is {found[0].type}; the row id must be an "
-                    "integer key column (unique, never NULL)"
-                )
-        return info
-
-    def row_id(self, table_alias: str) -> exp.Expression:
-        if self.row_key is None:
-            return super().row_id(table_alias)
-        return col(self.row_key, table_alias)
 
 
 def _options(k: int, row_id: str | None, options: dict[str, Any]) -> planning.Options:
@@ -116,13 +66,9 @@ def _options(k: int, row_id: str | None, options: dict[str, Any]) -> planning.Op
     return runs.make_options(k, **{**options, **roles})
 
 
-def _engine(database: Any, row_id: str | None) -> KeyedDuckDB:
+def _engine(database: Any, row_id: str | None) -> Engine:
     # both commands only read: an input file without --db is read in memory
-    engine = KeyedDuckDB.connect(database, read_only=database is not None)
-    if not isinstance(engine, KeyedDuckDB):  # pragma: no cover - connect makes its own class
-        raise TypeError("expected the keyed engine")
-    engine.row_key = row_id
-    return engine
+    return engines.keyed(database, row_id, read_only=database is not None)
 
 
 def cluster_ids(

@@ -72,12 +72,50 @@ def cli():
     return helpers.run_cli
 
 
+#: the engines the ``engine`` fixture runs a test on: DuckDB and PostgreSQL in the main suite,
+#: Spark under its marker (``pytest -m spark``)
+ENGINES = [
+    "duckdb",
+    pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("spark", marks=[pytest.mark.spark, pytest.mark.slow]),
+]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> helpers.EngineUnderTest:
+    """The engine a test runs on, one test per engine (a test marks what an engine cannot do
+    with ``@pytest.mark.notimpl([names], reason=...)``, and is not run on it): its name, and
+    ``load(case)``, which puts a generated table 't' into a fresh database of the engine and
+    returns what anonymize, verify and measure take for it."""
+    name = request.param
+    if name == "postgres":
+        return helpers.EngineUnderTest(name, helpers.postgres_loader(request.getfixturevalue("postgres_url")))
+    if name == "spark":
+        return helpers.EngineUnderTest(name, helpers.spark_loader(request.getfixturevalue("spark"), tmp_path))
+    return helpers.EngineUnderTest(name, helpers.duckdb_loader())
+
+
+def _not_implemented(item: pytest.Item) -> bool:
+    """The test runs on an engine its ``notimpl`` marker names."""
+    marker = item.get_closest_marker("notimpl")
+    callspec = getattr(item, "callspec", None)
+    if marker is None or callspec is None or "engine" not in callspec.params:
+        return False
+    if not marker.kwargs.get("reason"):
+        raise pytest.UsageError(f"{item.nodeid}: notimpl needs a reason")
+    return callspec.params["engine"] in marker.args[0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that needs the session's wheel is marked slow, so the fast tier never
     builds it (a forgotten marker would cost the fast tier a minute). Every test that needs
     the PostgreSQL cluster is marked postgres (``-m "not postgres"`` runs without it), every
     test that loads a page in Chromium chromium; every
     test that needs Spark is marked spark, and slow (it starts a JVM)."""
+    left_out = [item for item in items if _not_implemented(item)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
     for item in items:
         if "postgres_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)

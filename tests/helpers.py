@@ -10,7 +10,7 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,3 +255,62 @@ def assert_same_measures(got, want) -> None:
     assert got.ncp == pytest.approx(want.ncp, rel=1e-12, abs=1e-12)
     assert got.total_ncp == pytest.approx(want.total_ncp, rel=1e-12, abs=1e-12)
     assert got.mean == pytest.approx(want.mean, rel=1e-12)
+
+
+@dataclass(frozen=True)
+class EngineUnderTest:
+    """The ``engine`` fixture's value: the engine's name, and ``load(case)``, which puts the
+    generated table 't' of ``case`` into a fresh database of the engine and returns what
+    anonymize, verify and measure take for it."""
+
+    name: str
+    load: Callable[[Any], Any]
+
+    def __call__(self, case: Any) -> Any:
+        return self.load(case)
+
+
+def duckdb_loader() -> Callable[[Any], Any]:
+    def load(case: Any) -> duckdb.DuckDBPyConnection:
+        con = duckdb.connect()
+        make_table(con, "t", case.df, case.types)
+        return con
+
+    return load
+
+
+def postgres_loader(url: str) -> Callable[[Any], Any]:
+    def load(case: Any) -> str:
+        reset_postgres(url)
+        con = duckdb.connect()
+        make_table(con, "t", case.df, case.types)
+        to_postgres(con, "t", url)
+        con.close()
+        return url
+
+    return load
+
+
+def spark_loader(session: Any, folder: Path) -> Callable[[Any], Any]:
+    """The table as Parquet files DuckDB wrote (its types kept), read by the session as the
+    temporary view 't'."""
+
+    def load(case: Any) -> Any:
+        con = duckdb.connect()
+        make_table(con, "t", case.df, case.types)
+        path = folder / f"t_{len(list(folder.glob('t_*')))}.parquet"
+        con.execute(f"COPY t TO '{path}' (FORMAT parquet)")
+        con.close()
+        session.read.parquet(str(path)).createOrReplaceTempView("t")
+        return session
+
+    return load
+
+
+def reset_postgres(url: str) -> None:
+    """An empty public schema: each generated table starts from nothing."""
+    import adbc_driver_postgresql.dbapi as adbc
+
+    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
+        cur.execute("DROP SCHEMA public CASCADE")
+        cur.execute("CREATE SCHEMA public")

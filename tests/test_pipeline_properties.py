@@ -312,3 +312,33 @@ def test_ncp_is_finite_and_bounded_on_a_constant_table(con):
     load(con, case)
     m = anonymize(con, case, 2, "rel").measures
     assert m is not None and m.total_ncp == 0.0 and not math.isnan(m.total_ncp)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case_k=tables_and_k(max_rows=40), algorithm=st.sampled_from(["sbca", "sbca-paper"]))
+@pytest.mark.notimpl(["spark"], reason="check_release reads the release in DuckDB's or PostgreSQL's SQL")
+def test_each_engine_releases_what_the_reference_says(engine, case_k, algorithm) -> None:
+    """On either engine: the release's rows, classes and value sets are its input's (checked in
+    Python), the statistics and NCP figures equal a pandas reference and the numpy twin of the
+    labels, and verification accepts it at k and refuses it above its smallest class."""
+    case, k = case_k
+    database = engine(case)
+    recorder = Recorder()
+    run = sbc_sql.anonymize
+    with (
+        mock.patch.object(pipeline, "run_clustering", recorder),
+        run(
+            database, "t", k, qi=list(case.qis), sensitive=["sid", "dis"], output="rel", algorithm=algorithm
+        ) as result,
+    ):
+        pass  # the connection the run opened (a URL's) is closed again
+    rel = check_release(database, case, k, "rel", "nearest", algorithm)
+    m = result.measures
+    assert result.verdict.ok and (m.n_rows, m.released, m.suppressed) == (case.n, len(rel), 0)
+    ref = reference_ncp(case, rel)
+    assert m.ncp == pytest.approx(ref, abs=1e-9)
+    ((data, labels),) = recorder.calls
+    assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-9)
+    assert sbc_sql.verify(database, "t", "rel", k).ok
+    assert not sbc_sql.verify(database, "t", "rel", min(Counter(rel["eq_class"]).values()) + 1).ok
+    assert sbc_sql.measure(database, "t", "rel").total_ncp == pytest.approx(m.total_ncp, abs=1e-12)

@@ -13,9 +13,6 @@ from unittest import mock
 import duckdb
 import pytest
 from helpers import assert_same_measures, make_table, pg_rows, q, run_cli, run_module, to_postgres
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from strategies import tables_and_k
 from test_engines import ROLES, TYPES, people
 
 import sbc_sql
@@ -311,73 +308,6 @@ def test_the_dialect_types_an_empty_list_by_what_it_meets(pg) -> None:
     duck = duckdb.connect()
     make_table(duck, "t", people(), TYPES)
     assert pg_rows(pg, text) == duck.execute(query).fetchall()
-
-
-def reset(url: str) -> None:
-    """An empty public schema: each generated table starts from nothing."""
-    import adbc_driver_postgresql.dbapi as adbc
-
-    with adbc.connect(url, autocommit=True) as con, con.cursor() as cur:
-        cur.execute("DROP SCHEMA public CASCADE")
-        cur.execute("CREATE SCHEMA public")
-
-
-@pytest.fixture(params=["duckdb", pytest.param("postgres", marks=pytest.mark.postgres)])
-def engine(request):
-    """(load, database): ``load(case)`` puts a generated table 't' into a fresh database of
-    the engine and returns what anonymize, verify and measure take for it."""
-    if request.param == "duckdb":
-
-        def load_duckdb(case):
-            con = duckdb.connect()
-            make_table(con, "t", case.df, case.types)
-            return con
-
-        return load_duckdb
-    url = request.getfixturevalue("postgres_url")
-
-    def load_postgres(case):
-        reset(url)
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        to_postgres(con, "t", url)
-        con.close()
-        return url
-
-    return load_postgres
-
-
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
-@given(case_k=tables_and_k(max_rows=40), algorithm=st.sampled_from(["sbca", "sbca-paper"]))
-def test_each_engine_releases_what_the_reference_says(engine, case_k, algorithm) -> None:
-    """On either engine: the release's rows, classes and value sets are its input's (checked in
-    Python), the statistics and NCP figures equal a pandas reference and the numpy twin of the
-    labels, and verification accepts it at k and refuses it above its smallest class."""
-    from collections import Counter
-    from unittest import mock
-
-    from test_pipeline_properties import Recorder, check_release, reference_ncp
-
-    from sbc_sql import session as pipeline
-    from sbc_sql.cluster.ncp import total_ncp
-
-    case, k = case_k
-    database = engine(case)
-    recorder = Recorder()
-    with mock.patch.object(pipeline, "run_clustering", recorder):
-        result = anonymize(
-            database, "t", k, qi=list(case.qis), sensitive=["sid", "dis"], output="rel", algorithm=algorithm
-        )
-    rel = check_release(database, case, k, "rel", "nearest", algorithm)
-    m = result.measures
-    assert result.verdict.ok and (m.n_rows, m.released, m.suppressed) == (case.n, len(rel), 0)
-    ref = reference_ncp(case, rel)
-    assert m.ncp == pytest.approx(ref, abs=1e-9)
-    ((data, labels),) = recorder.calls
-    assert m.total_ncp == pytest.approx(total_ncp(data, labels), abs=1e-9)
-    assert sbc_sql.verify(database, "t", "rel", k).ok
-    assert not sbc_sql.verify(database, "t", "rel", min(Counter(rel["eq_class"]).values()) + 1).ok
-    assert sbc_sql.measure(database, "t", "rel").total_ncp == pytest.approx(m.total_ncp, abs=1e-12)
 
 
 def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:

@@ -133,7 +133,11 @@ def test_value_sets_made_beside_the_clustering_are_the_engines(con, qis) -> None
     engine = engines.connect(con)
     for name, uploaded in (("by_sql", None), ("beside", "sets")):
         con.execute(
-            engine.sql(generalize.create_classes_sql(plain, name, "labs2", engine.row_id("s"), sets=uploaded))
+            engine.sql(
+                generalize.create_classes_sql(
+                    plain, name, "labs2", engine.row_id("s"), sets=uploaded, list_type=engine.list_type
+                )
+            )
         )
     got = {}
     for name in ("by_sql", "beside"):

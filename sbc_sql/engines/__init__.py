@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,14 @@ __all__ = [
     "Engine",
     "TableInfo",
     "as_frame",
+    "builds_session",
     "check_engine",
     "connect",
     "duckdb_from_frame",
+    "in_server",
     "is_spark_frame",
     "is_spark_session",
+    "keyed",
     "reading",
     "spark_from_frame",
 ]
@@ -53,19 +56,22 @@ def connect(
     must_exist: bool = True,
     read_only: bool = False,
     engine: str | None = None,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
 ) -> Engine:
     """The engine for ``database``: an Engine as it is; a DuckDB connection, a DuckDB file
     path or None (in memory) for DuckDB. ``read_only`` opens a file read-only (what only
     reads: measure, verify, evaluate and a dry run). A ``postgresql://`` URL (any libpq
     URL) is a PostgreSQL database, read and written in place. A SparkSession, or None with
-    ``engine='spark'`` (a local session, built here), is Apache Spark."""
+    ``engine='spark'`` (a local session, built here on ``master`` with the Spark properties
+    ``conf``), is Apache Spark."""
     if isinstance(database, Engine):
         return database
     check_engine(engine, database)
     if engine == "spark" or is_spark_session(database):
         from .spark import SparkEngine
 
-        return SparkEngine.connect(database)
+        return SparkEngine.connect(database, master=master, conf=conf)
     from .urls import looks_like_url
 
     if looks_like_url(database):
@@ -125,6 +131,12 @@ def is_spark_frame(value: Any) -> bool:
     return _from_pyspark(value, "DataFrame")
 
 
+def builds_session(engine: str | None) -> bool:
+    """The engine named ``engine`` (one of :data:`ENGINES`) runs in a session that
+    :func:`connect` builds from None, not in a database a file or URL names."""
+    return engine == "spark"
+
+
 def check_engine(engine: str | None, database: Any) -> None:
     """``engine`` is one sbc-sql knows, and fits ``database``."""
 
@@ -145,6 +157,27 @@ def spark_from_frame(frame: Any, name: str) -> Engine:
     from .spark import SparkEngine
 
     return SparkEngine.from_frame(frame, name)
+
+
+def in_server(plpy: Any) -> Engine:
+    """The engine of a function running inside PostgreSQL (PL/Python): the calling session,
+    reached through ``plpy``."""
+    from .plpy import PlpyEngine
+
+    return PlpyEngine(plpy)
+
+
+def keyed(database: Any, row_key: str | None, *, read_only: bool) -> Engine:
+    """The DuckDB engine over ``database`` (as :func:`connect` takes it) with the source's
+    rows named by the integer key column ``row_key`` (None: by their position), for the
+    runs whose class ids a warehouse joins back (:mod:`sbc_sql.warehouse`)."""
+    from .row_keys import KeyedDuckDB
+
+    engine = KeyedDuckDB.connect(database, read_only=read_only)
+    if not isinstance(engine, KeyedDuckDB):  # pragma: no cover - connect makes its own class
+        raise TypeError("expected the keyed engine")
+    engine.row_key = row_key
+    return engine
 
 
 def duckdb_from_frame(frame: Any, name: str) -> Engine:

@@ -50,14 +50,11 @@ Params = Mapping[str, Any] | None
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What an engine can do, for the stages that have a choice."""
+    """What an engine can do, for the stages that have a choice. (Every engine stores a
+    categorical QI's value set as one list value, and writes a release all or nothing: in a
+    transaction, or as Spark's own one (:meth:`Engine.transaction`). Whether it takes
+    ``--memory-limit`` is its :meth:`Engine.limit_memory`'s to say, with the fix.)"""
 
-    #: DDL inside a transaction that a failure rolls back whole
-    transactional_ddl: bool
-    #: list-typed columns (a categorical QI's value set is one array value)
-    arrays: bool
-    #: a memory cap the engine enforces by spilling (``--memory-limit``)
-    memory_limit: bool
     #: writes a release to a local file (``--out-file``)
     exports: bool = True
     #: keeps a release as the stages build it: the release view over its row and class
@@ -75,6 +72,17 @@ class Capabilities:
     #: (stages.write.value_sets), cheaper than the engine's LIST aggregates over many small
     #: classes
     value_sets: bool = False
+
+
+class ServerError(Exception):
+    """A statement's failure as the server reports it: its SQLSTATE and its message, for a
+    caller that reads a message sbc-sql's own code raised inside the server (install-sql's
+    check that the server's Python imports sbc-sql). Never shown as it is."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+        self.message = message
 
 
 def drop_table_sql(name: str) -> exp.Expression:
@@ -236,6 +244,12 @@ class Engine(ABC):
     def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
 
+    def list_type(self, element: str) -> exp.DataType:
+        """The type of a list of ``element``, a column type as this engine names it
+        (:attr:`ColumnInfo.type`): the type of an uploaded value set of such a column."""
+        item = exp.DataType.build(element, dialect=self.dialect)
+        return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[item], nested=True)
+
     def parse_name(self, text: str, *, output: bool = False) -> Name:
         """A table name as the user gave it (``name``, ``schema.name``, ``catalog.schema.name``;
         see :mod:`sbc_sql.names`), for reading or, with ``output``, for writing a release.
@@ -344,6 +358,21 @@ class Engine(ABC):
         table ``name`` (row_id, eq_class; dropped with :meth:`discard`). Returns a line that
         says how. Only an engine whose ``capabilities.cluster_blocks`` says so has it."""
         raise NotImplementedError(f"the {self.name} engine clusters in this process")
+
+    @contextlib.contextmanager
+    def borrowed(self) -> Iterator[None]:
+        """Run inside: an engine that runs in a caller's own session (a function inside
+        PostgreSQL) puts the session's settings a run changes, and the temporary tables it
+        makes, back as they were on the way out. Any other engine's connection is its own,
+        and this does nothing."""
+        yield
+
+    def server_value(self, sql: str) -> Any:
+        """The first value of the query ``sql`` (which binds no values), run outside
+        :meth:`driver_call`: a failure is a :class:`ServerError` with the server's own
+        message. Only an engine that runs sbc-sql's SQL functions in its server (PostgreSQL,
+        where install-sql puts them) has it."""
+        raise NotImplementedError(f"the {self.name} engine runs no sbc-sql functions in a server")
 
     def discard(self, name: str) -> None:
         """Drop a working table the run made (the class labels)."""

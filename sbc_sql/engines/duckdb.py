@@ -25,8 +25,8 @@ from ..sql.templates import ident
 from .base import Capabilities, Engine, Params
 from .duckdb_messages import display_type, explain
 from .files import ragged_line
+from .paths import is_parquet, looks_like_file
 
-FILE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz", ".parquet", ".pq")
 #: the temporary table a file or view is read into for the run
 SOURCE_ALIAS = "sbc_source_file"
 
@@ -108,18 +108,12 @@ def type_kind(sql_type: str) -> tuple[str | None, str | None]:
     return "categorical", None
 
 
-def looks_like_file(table: str) -> bool:
-    return table.lower().endswith(FILE_SUFFIXES)
-
-
 class DuckDBEngine(Engine):
     """A DuckDB connection: a database file, in memory, or one the caller opened."""
 
     name = "duckdb"
     dialect = SbcDuckDB
-    capabilities = Capabilities(
-        transactional_ddl=True, arrays=True, memory_limit=True, tuples=True, value_sets=True
-    )
+    capabilities = Capabilities(tuples=True, value_sets=True)
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()
@@ -325,7 +319,7 @@ class DuckDBEngine(Engine):
                     f"input file '{table}' does not exist; pass an existing CSV or "
                     "Parquet file, or a table name, with --table"
                 )
-            parquet = table.lower().endswith((".parquet", ".pq"))
+            parquet = is_parquet(table)
             with self.driver_call(f"reading {'Parquet' if parquet else 'CSV'} file '{table}'"):
                 if parquet:
                     self._read_file(path, "read_parquet($path)")

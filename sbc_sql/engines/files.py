@@ -34,8 +34,8 @@ import pyarrow.csv as pacsv
 
 from ..errors import InputError
 from ..model import CsvOptions
+from .paths import is_parquet
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
 #: the delimiters a CSV file is sniffed for, as DuckDB's sniffer tries them
 DELIMITERS = ",;\t|"
 #: what the delimiter and the header are sniffed from
@@ -60,15 +60,6 @@ _TYPE_NAMES = {
     "time32[s]": "TIME",
     "string": "VARCHAR",
 }
-
-
-def is_parquet(path: str | Path) -> bool:
-    return str(path).lower().endswith(PARQUET_SUFFIXES)
-
-
-def kind_of(path: str | Path) -> str:
-    """'Parquet' or 'CSV', as messages name the file."""
-    return "Parquet" if is_parquet(path) else "CSV"
 
 
 def parts(path: Path, csv_options: CsvOptions, fix: str) -> Iterator[pa.Table]:

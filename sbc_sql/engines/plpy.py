@@ -135,7 +135,7 @@ class PlpyEngine(PostgresEngine):
     """The database the calling session is connected to, reached through ``plpy``."""
 
     # a file on the server's disk is not the caller's to read: no file input, no export
-    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False, exports=False)
+    capabilities = Capabilities(exports=False)
 
     def __init__(self, plpy: Any) -> None:
         Engine.__init__(self)

@@ -44,8 +44,8 @@ from ..model import ColumnInfo, CsvOptions, TableInfo
 from ..sql.dialects.postgres import SbcPostgres
 from ..sql.templates import ident
 from . import files
-from .base import Capabilities, Engine, Params, Statement
-from .duckdb import looks_like_file
+from .base import Capabilities, Engine, Params, ServerError, Statement
+from .paths import kind_of, looks_like_file
 from .urls import shown_url
 
 #: the temporary table a view or an input file is read into for the run
@@ -238,7 +238,7 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = SbcPostgres
-    capabilities = Capabilities(transactional_ddl=True, arrays=True, memory_limit=False, exports=False)
+    capabilities = Capabilities(exports=False)
 
     def __init__(self, connection: Any, url: str) -> None:
         super().__init__()
@@ -535,7 +535,7 @@ class PostgresEngine(Engine):
         into the temporary table SOURCE_ALIAS, in order, a part of bounded size at a time."""
         target = f"pg_temp.{self.sql(ident(SOURCE_ALIAS))}"
         part = f"{SOURCE_ALIAS}_part"
-        with self.driver_call(f"reading {files.kind_of(path)} file '{path}'"):
+        with self.driver_call(f"reading {kind_of(path)} file '{path}'"):
             self._fetch(f"DROP TABLE IF EXISTS {target}", None)
             for i, rows in enumerate(files.parts(path, csv, _LOAD_IT)):
                 if i == 0:
@@ -666,6 +666,19 @@ class PostgresEngine(Engine):
 
     def rollback(self) -> None:
         self._fetch("ROLLBACK", None)
+
+    def server_value(self, sql: str) -> Any:
+        import adbc_driver_manager
+
+        try:
+            cursor = self.connection.cursor()
+            try:
+                cursor.execute(sql)
+                return cursor.fetchone()[0]
+            finally:
+                cursor.close()
+        except adbc_driver_manager.Error as err:
+            raise ServerError(str(err.sqlstate or ""), str(err)) from None
 
     def limit_memory(self, size: str) -> None:
         raise InputError(

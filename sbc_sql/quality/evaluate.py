@@ -96,7 +96,17 @@ from ..engines.base import Engine
 from ..errors import InputError
 from ..model import Column
 from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
-from ..sql.nodes import alias, as_number, conj, list_contains, list_has_null, list_size, ref, same_key
+from ..sql.nodes import (
+    alias,
+    as_number,
+    conj,
+    list_contains,
+    list_has_null,
+    list_size,
+    ref,
+    same_key,
+    text_list,
+)
 from ..sql.templates import ident, render
 from ..stages import measure as metrics
 from ..stages.measure import Layout, cost_expression
@@ -414,7 +424,7 @@ def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Ex
             common = list_size(
                 exp.ArrayIntersect(
                     expressions=[
-                        exp.cast(values, exp.DataType.build("VARCHAR[]", dialect="duckdb")),
+                        exp.cast(values, text_list()),
                         ref(c.name + "_vals", query),
                     ]
                 )

@@ -48,7 +48,7 @@ from .. import choices
 from ..engines.base import Engine
 from ..errors import InputError
 from ..model import Column
-from ..sql.nodes import alias, as_number, ref
+from ..sql.nodes import alias, as_number, ref, text_list
 from ..sql.templates import render
 from ..stages.measure import Layout
 
@@ -127,7 +127,7 @@ def rows_sql(layout: Layout, table: str, target: Column, *, release: bool) -> ex
         elif c.kind == "numeric":
             values.append(as_number(ref(c.name), c))
         elif release:
-            values.append(exp.cast(ref(c.name), exp.DataType.build("VARCHAR[]", dialect="duckdb")))
+            values.append(exp.cast(ref(c.name), text_list()))
         else:
             values.append(_text(ref(c.name)))
     values += [ref(c.name) for c in _others(layout, target)]

@@ -37,9 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import engines
 from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import SbcError
+from ..names import Name
 from ..sql.templates import render
 from .evaluate import Evaluation, _recorded, evaluate
 
@@ -266,16 +268,12 @@ Scratch = Callable[[Engine, str], contextlib.AbstractContextManager[tuple[Engine
 
 def scratch_for(database: Any, engine: Engine, files: Sequence[tuple[Path, str]]) -> Scratch | None:
     """Where the curve writes its trial releases when ``engine`` was opened here on a
-    database file (it is opened read-only and written by nothing): an in-memory DuckDB that
-    reads the file (:func:`_scratch`); None: the engine itself, in a transaction rolled back."""
-    opened = engine is not database and isinstance(database, (str, Path)) and _is_duckdb(engine)
+    database file (it is opened read-only and written by nothing): an in-memory engine that
+    reads the file (:func:`_scratch`); None: the engine itself, in a transaction rolled back.
+    A URL names a server's database, which has no files (:meth:`Engine.database_files`)."""
+    in_file = isinstance(database, (str, Path)) and bool(engine.database_files())
+    opened = engine is not database and in_file
     return functools.partial(_scratch, Path(database), files) if opened else None
-
-
-def _is_duckdb(engine: Engine) -> bool:
-    from ..engines.duckdb import DuckDBEngine
-
-    return isinstance(engine, DuckDBEngine)
 
 
 #: the alias the curve's scratch engine reads the report's database file under
@@ -286,13 +284,10 @@ _SOURCE_ALIAS = "sbc_report_source"
 def _scratch(
     path: Path, files: Sequence[tuple[Path, str]], engine: Engine, original: str
 ) -> Iterator[tuple[Engine, str]]:
-    """An in-memory DuckDB that reads the report's database file (and the --attach files)
+    """An in-memory engine that reads the report's database file (and the --attach files)
     read-only, and the original's name there: the curve writes its trial releases into it,
     never into the file, which therefore needs no write access."""
-    from ..engines.duckdb import DuckDBEngine
-    from ..names import Name
-
-    scratch = DuckDBEngine.connect(None)
+    scratch = engines.connect(None)
     try:
         scratch.attach(path, _SOURCE_ALIAS)
         for file, alias in files:

@@ -102,6 +102,13 @@ def _operand(part: exp.Expr) -> exp.Expr:
     return exp.paren(part, copy=False) if isinstance(part, exp.Connector) else part
 
 
+def text_list() -> exp.DataType:
+    """The type of a list of text, which every engine names its own way (a value set read
+    as text)."""
+    text = exp.DataType(this=exp.DataType.Type.TEXT, nested=False)
+    return exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[text], nested=True)
+
+
 def list_size(values: exp.Expression) -> exp.Expression:
     """Elements of a list (a value set), NULL elements included."""
     return exp.ArraySize(this=values)

@@ -10,7 +10,7 @@ query it) and the text view ``<output>_view``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,18 +24,19 @@ from ..sql.nodes import alias, ref, value_set
 from ..sql.templates import SlotValue, ident, render
 
 
-def classes_projection(plan: Plan, uploaded: bool = False) -> list[exp.Expression]:
+def classes_projection(
+    plan: Plan, list_type: Callable[[str], exp.DataType] | None = None
+) -> list[exp.Expression]:
     """Class table columns: eq_class, class_size, then each QI's generalization in source
-    order; with ``uploaded``, each categorical QI's set is v's, as a list of its type."""
+    order; with ``list_type`` (the engine's :meth:`~sbc_sql.engines.base.Engine.list_type`),
+    each categorical QI's set is the uploaded v's, as a list of its type."""
     out: list[exp.Expression] = [
         alias(ref("sbc_eq_class", "g"), "eq_class"),
         alias(ref("sbc_size", "g"), CLASS_SIZE),
     ]
     for c in plan.qis:
-        if uploaded and c.kind == "categorical":
-            out.append(
-                alias(exp.cast(ref(c.name, "v"), exp.DataType.build(f"{c.type}[]", dialect="duckdb")), c.name)
-            )
+        if list_type is not None and c.kind == "categorical":
+            out.append(alias(exp.cast(ref(c.name, "v"), list_type(c.type)), c.name))
         else:
             out += [alias(ref(name, "g"), name) for name in c.release_columns]
     return out
@@ -141,11 +142,13 @@ def create_classes_sql(
     row_id: exp.Expression,
     tuples: str | None = None,
     sets: str | None = None,
+    list_type: Callable[[str], exp.DataType] | None = None,
 ) -> exp.Expression:
     """The class table from the source's rows and their labels, or, with ``tuples``, from
     the distinct tuples' table and the tuples' labels (``labels`` and ``row_id`` then
     those of the tuples): a class's size is then the sum of its tuples' row counts. With
-    ``sets``, the value sets are those uploaded under that name (:func:`value_sets`)."""
+    ``sets``, the value sets are those uploaded under that name (:func:`value_sets`), each
+    cast to its column's list type as the engine names it (``list_type``)."""
     size: exp.Expression = exp.Count(this=exp.Star())
     if tuples is not None:
         size = exp.cast(exp.Sum(this=ref(TUPLE_COUNT, "s")), exp.DataType.Type.BIGINT)
@@ -158,7 +161,10 @@ def create_classes_sql(
         "num": [c.name for c in plan.numeric_qis],
     }
     if sets is not None:
-        return render("create_classes_sets", **slots, sets=sets, projection=classes_projection(plan, True))
+        if list_type is None:
+            raise ValueError("uploaded value sets need the engine's list_type")
+        projection = classes_projection(plan, list_type)
+        return render("create_classes_sets", **slots, sets=sets, projection=projection)
     return render(
         "create_classes",
         **slots,

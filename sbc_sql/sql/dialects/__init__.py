@@ -16,10 +16,12 @@ whoever renders for them, so a DuckDB run does not load theirs.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import ClassVar
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.duckdb import DuckDB as _DuckDB
 from sqlglot.generator import Generator
 
@@ -126,3 +128,26 @@ class SbcDuckDB(_DuckDB):
             ValueSet: _duckdb_value_set,
             SameKey: null_safe_same_key,
         }
+
+
+#: the module (under this package) and class of each dialect, by the name a caller gives:
+#: each is imported only when asked for
+_BY_NAME = {
+    "postgres": ("postgres", "SbcPostgres"),
+    "snowflake": ("snowflake", "SbcSnowflake"),
+    "bigquery": ("bigquery", "SbcBigQuery"),
+    "trino": ("trino", "SbcTrino"),
+    "spark": ("spark", "SbcSpark"),
+}
+
+
+def by_name(name: str) -> type[Dialect] | None:
+    """The project's dialect called ``name`` (duckdb, or a module of this package), None for
+    a name it has none of."""
+    if name == "duckdb":
+        return SbcDuckDB
+    if name not in _BY_NAME:
+        return None
+    module, cls = _BY_NAME[name]
+    found: type[Dialect] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    return found

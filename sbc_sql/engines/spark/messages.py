@@ -15,7 +15,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EngineError
+from ...errors import EngineError
 
 #: condition -> (what went wrong, in sbc-sql's words, with the fix; the EngineError's kind)
 CONDITIONS: dict[str, tuple[str, str]] = {

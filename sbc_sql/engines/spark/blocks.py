@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..arrays import to_numpy
-from ..cluster import distributed
-from ..cluster.distributed import BlockJob, Cuts
+from ...arrays import to_numpy
+from ...cluster import distributed
+from ...cluster.distributed import BlockJob, Cuts
 
 if TYPE_CHECKING:
-    from ..cluster.decode import Decoder
+    from ...cluster.decode import Decoder
 
 #: rows per partition of the clustering's shuffle (a partition holds whole blocks, which
 #: its task clusters one at a time)

@@ -1,0 +1,100 @@
+"""The Spark engine's connection: its session, every Spark call inside the boundary (errors
+read by their error class, pyspark's and py4j's logs silenced, Spark's jobs cancelled on
+Ctrl-C), and a statement's rows."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from ...errors import EngineError, InputError
+from ..base import Engine, Params
+from . import messages
+from .ddl import parsed
+from .logs import quiet
+
+
+def quoted(name: str) -> str:
+    """A name as one Spark identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+class SparkConnection(Engine):
+    """The Spark engine's session (``owned``: built by sbc-sql, stopped on close) and its
+    calls."""
+
+    def __init__(self, session: Any, *, owned: bool = False) -> None:
+        super().__init__()
+        if not hasattr(session, "sparkContext") or getattr(session, "_jsc", None) is None:
+            raise InputError(
+                "the Spark session is a Spark Connect session, which sbc-sql cannot use yet; "
+                "give a classic SparkSession (SparkSession.builder ... .getOrCreate())"
+            )
+        self.session = session
+        self.owned = owned
+        self._closed = False
+
+    def translate(self, err: Exception, doing: str) -> BaseException | None:
+        try:
+            from py4j.protocol import Py4JError
+            from pyspark.errors import PySparkException
+        except ImportError:  # pragma: no cover - the engine needs pyspark
+            return None
+        if not isinstance(err, (PySparkException, Py4JError)):
+            return None
+        if isinstance(err, Py4JError) and not hasattr(err, "java_exception"):
+            return EngineError(f"{doing}: the Spark driver stopped answering (its JVM ended)", "other")
+        return messages.explain(messages.read(err), doing)
+
+    @contextlib.contextmanager
+    def _driver(self, doing: str | Any) -> Iterator[None]:
+        """Spark calls inside: their errors translated, the logs of pyspark and py4j
+        silenced (see :func:`.logs.quiet`), and Spark's jobs cancelled when Ctrl-C stops a call."""
+        with quiet():
+            try:
+                with self.driver_call(doing):
+                    yield
+            except KeyboardInterrupt:
+                self._cancel()
+                raise
+
+    def _cancel(self) -> None:
+        """Cancel the session's jobs and wait (a little) for them to end, so that nothing
+        writes after the run has stopped."""
+        with contextlib.suppress(Exception):
+            context = self.session.sparkContext
+            context.cancelAllJobs()
+            tracker = context.statusTracker()
+            for _ in range(100):
+                if not tracker.getActiveJobsIds():
+                    break
+                threading.Event().wait(0.1)
+
+    def _run(self, sql: str, params: Params = None) -> Any:
+        """The DataFrame of a statement (run at once for a command, lazy for a query)."""
+        return self.session.sql(sql, args=dict(params) if params else None)
+
+    def _fetch(self, sql: str, params: Params) -> list[tuple[Any, ...]]:
+        with self._driver(lambda: self.operation(sql)):
+            return [tuple(row) for row in self._run(sql, params).collect()]
+
+    def _arrow(self, sql: str) -> pa.Table:
+        with self._driver(lambda: self.operation(sql)):
+            return self._run(sql).toArrow()
+
+    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        # the rows are collected on the driver, where the clustering runs
+        with self._driver(lambda: self.operation(sql)):
+            table = self._run(sql).toArrow()
+        yield from table.to_batches(max_chunksize=batch_rows)
+
+    def operation(self, sql: str) -> str:
+        tree = parsed(sql)
+        if isinstance(tree, exp.Cache):
+            return f"creating table '{tree.this.name}'"
+        return super().operation(sql)
