@@ -1028,10 +1028,45 @@ COMMANDS: Mapping[str, Command] = _with_commands(_DECLARED)
 OPTIONS: tuple[Option, ...] = tuple(dict.fromkeys(o for c in COMMANDS.values() for o in c.options))
 
 
+#: the SQL type of one value of each kind (a repeatable option: an array of it)
+SQL_TYPES: Mapping[type, str] = {str: "text", int: "integer", float: "double precision", bool: "boolean"}
+
+
+def sql_argument(command: Command, argument: str) -> Option:
+    """The option behind one argument of the command's SQL function."""
+    found = [o for o in command.options if not o.no_sql and o.sql_name == argument]
+    if len(found) != 1:
+        raise LookupError(f"{command.name}: {len(found)} options are the SQL argument {argument}, not 1")
+    return found[0]
+
+
+def sql_type(option: Option) -> str:
+    return SQL_TYPES[option.kind] + ("[]" if option.multiple else "")
+
+
+def sql_signatures() -> tuple[str, ...]:
+    """Each SQL function as PostgreSQL names it by its types, e.g. ``measure(text, text, text)``."""
+    out = []
+    for function, arguments in sql_parameters().items():
+        command = COMMANDS.get(function)
+        types = [sql_type(sql_argument(command, a)) for a in arguments] if command else []
+        out.append(f"{function}({', '.join(types)})")
+    return tuple(out)
+
+
+#: the SQL functions, in the order sql/functions/install.sql creates them
+SQL_FUNCTIONS = ("anonymize", "verify", "measure", "version")
+
+
 def sql_parameters() -> dict[str, tuple[str, ...]]:
     """Each SQL function's arguments in declared order (``sbc.version()`` takes none)."""
-    out = {c.sql: c.sql_arguments for c in COMMANDS.values() if c.sql is not None}
-    return {**out, "version": ()}
+    declared = {c.sql: c.sql_arguments for c in COMMANDS.values() if c.sql is not None}
+    return {function: declared.get(function, ()) for function in SQL_FUNCTIONS}
+
+
+def _in_markdown(text: str) -> str:
+    """Text as a Markdown table's cell shows it: no HTML tag (<table>), no cell break (|)."""
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def markdown() -> str:
@@ -1049,5 +1084,5 @@ def markdown() -> str:
                 default = ""
             else:
                 default = f"`{option.default}`"
-            lines.append(f"| {flags} | {default} | {option.help.replace('|', chr(92) + '|')} |")
+            lines.append(f"| {flags} | {default} | {_in_markdown(option.help)} |")
     return "\n".join(lines[1:]) + "\n"
