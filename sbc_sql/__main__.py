@@ -1,7 +1,7 @@
 """The sbc-sql command (also ``python -m sbc_sql``): the signals first, then the app.
 
 Ctrl-C (SIGINT) and SIGTERM raise KeyboardInterrupt in the main thread, once: the command
-line (cli.py) turns it into one line and exit code 130 once everything the run made is
+line (cli/app.py) turns it into one line and exit code 130 once everything the run made is
 rolled back and removed; a second signal while that clean-up runs is ignored, so that it
 finishes. The handlers are installed before the app is imported (typer and the option
 declarations; the package's __init__ loads nothing), and a command loads DuckDB, Arrow,

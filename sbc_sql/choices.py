@@ -2,7 +2,7 @@
 modes, the algorithms with their descriptions, l-diversity variants, warehouse dialects,
 classifiers and suggest-k's scales.
 
-This module imports nothing, so that cli.py can declare every option (its choices, help
+This module imports nothing, so that the options' catalogue (plan/catalogue.py) can declare every option (its choices, help
 and defaults) without loading DuckDB, Arrow, numpy or sqlglot: ``--help`` and
 ``--version`` then answer in the time Python and typer take to start, and a command loads
 only the modules its body needs. The modules that implement each choice take its names

@@ -40,6 +40,7 @@ from . import engines
 from .engines.base import Engine, ServerError
 from .engines.urls import looks_like_url, shown_url
 from .errors import EngineError, InputError
+from .plan import catalogue
 from .sql import templates
 from .sql.templates import ident
 from .version import __version__
@@ -47,14 +48,8 @@ from .version import __version__
 SCHEMA = "sbc"
 #: what install-sql writes as the schema's comment: its mark, read before touching the schema
 MARK = "sbc-sql install-sql"
-FUNCTIONS = (
-    "anonymize(text, integer, text, text[], text[], text[], text[], boolean, text, text, text, text, "
-    "double precision, integer, text, double precision, double precision, boolean, integer)",
-    "verify(text, text, integer, integer, text, double precision, double precision, boolean, "
-    "double precision, text[], text[], text[], text[])",
-    "measure(text, text, text)",
-    "version()",
-)
+#: the functions, each as PostgreSQL names it by its arguments' types (the options' catalogue)
+FUNCTIONS = catalogue.sql_signatures()
 _PLACEHOLDER = "__PRELUDE__"
 #: the functions of the schema sbc, each as DROP FUNCTION names it (schema, name, types)
 _SIGNATURES = (

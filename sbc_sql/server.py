@@ -29,50 +29,12 @@ from .errors import (
     VerificationError,
     in_sql_terms,
 )
+from .plan import catalogue
 from .version import __version__
 
-#: each function's parameters, in the order the SQL functions declare them
-#: (sql/functions/install.sql; a test holds the two together)
-PARAMETERS: dict[str, tuple[str, ...]] = {
-    "anonymize": (
-        "source",
-        "k",
-        "output",
-        "qi",
-        "sensitive",
-        "drop_columns",
-        "keep",
-        "replace",
-        "leftover",
-        "weights",
-        "algorithm",
-        "mode",
-        "max_suppression",
-        "l_diversity",
-        "l_model",
-        "t_closeness",
-        "beta_likeness",
-        "beta_basic",
-        "seed",
-    ),
-    "verify": (
-        "original",
-        "release",
-        "k",
-        "l_diversity",
-        "l_model",
-        "t_closeness",
-        "beta_likeness",
-        "beta_basic",
-        "max_suppression",
-        "qi",
-        "identifier",
-        "sensitive",
-        "keep",
-    ),
-    "measure": ("original", "release", "weights"),
-    "version": (),
-}
+#: each function's parameters, in the order the SQL functions declare them, from the
+#: options' catalogue (sql/functions/install.sql; tests/test_options.py holds the two together)
+PARAMETERS: dict[str, tuple[str, ...]] = catalogue.sql_parameters()
 
 #: the SQLSTATE each kind of error is raised with
 _STATES: tuple[tuple[type[SbcError], str], ...] = (

@@ -12,48 +12,57 @@
 
 from __future__ import annotations
 
-from ..model import ROLES, Column, release_objects_of
-from .checks import RESERVED, Identities, check_output, check_rows
-from .decided import CLASS_SIZE, Plan, release_names, scaled_weights
-from .make import make_plan
-from .options import (
-    MEMORY_LIMIT,
-    MEMORY_UNITS,
-    MIN_MEMORY_LIMIT,
-    MODES,
-    Background,
-    Options,
-    check_csv_options,
-    check_memory_limit,
-    machine_memory,
-    memory_bytes,
-    parse_limits,
-    parse_weights,
-    split_names,
-    whole_k,
-)
-from .paths import (
-    EXPORT_FORMATS,
-    check_out_file,
-    check_target_db,
-    check_writable_path,
-    export_format,
-    same_file,
-    target_alias,
-)
-from .roles import (
-    COMMENT_PREFIX,
-    FLAG_OF_ROLE,
-    IDENTIFIER_MIN_ROWS,
-    IDENTIFIER_SHARE,
-    IDENTIFIER_WORDS,
-    check_identifiers,
-    comment_role,
-    declared_roles,
-    identifier_evidence,
-    identifier_word,
-    name_words,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model import ROLES, Column, release_objects_of
+    from .checks import RESERVED, Identities, check_output, check_rows
+    from .decided import CLASS_SIZE, Plan, release_names, scaled_weights
+    from .make import make_plan
+    from .options import (
+        MEMORY_LIMIT,
+        MEMORY_UNITS,
+        MIN_MEMORY_LIMIT,
+        MODES,
+        Background,
+        Options,
+        check_csv_options,
+        check_memory_limit,
+        machine_memory,
+        memory_bytes,
+        parse_limits,
+        parse_weights,
+        split_names,
+        whole_k,
+    )
+    from .paths import (
+        EXPORT_FORMATS,
+        check_out_file,
+        check_target_db,
+        check_writable_path,
+        export_format,
+        same_file,
+        target_alias,
+    )
+    from .roles import (
+        COMMENT_PREFIX,
+        FLAG_OF_ROLE,
+        IDENTIFIER_MIN_ROWS,
+        IDENTIFIER_SHARE,
+        IDENTIFIER_WORDS,
+        check_identifiers,
+        comment_role,
+        declared_roles,
+        identifier_evidence,
+        identifier_word,
+        name_words,
+    )
+
+#: where the names below live, searched in this order on first use: importing the package
+#: loads none of them, so that :mod:`.catalogue` (the options, read by the command line at
+#: every start) comes without numpy, Arrow or sqlglot
+_HOMES = ("..model", ".checks", ".decided", ".make", ".options", ".paths", ".roles")
 
 __all__ = [
     "CLASS_SIZE",
@@ -101,3 +110,14 @@ __all__ = [
     "target_alias",
     "whole_k",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        for home in _HOMES:
+            module = importlib.import_module(home, __name__)
+            if hasattr(module, name):
+                value = getattr(module, name)
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

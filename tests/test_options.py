@@ -1,0 +1,192 @@
+"""Every option is declared once, in sbc_sql/plan/catalogue.py: a test fails when an option
+exists in one surface and not in another, unless the catalogue says why.
+
+The surfaces: each command's options on the command line, the keywords of the Python
+function it wraps, the keys of a --config file, the arguments of the SQL functions
+(sbc_sql.server.PARAMETERS, sbc_sql.install_sql.FUNCTIONS and sql/functions/install.sql)
+and README's reference of every command's options. Run this file as a script to rewrite
+that reference from the catalogue.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from sbc_sql import config, install_sql, server
+from sbc_sql.cli import app
+from sbc_sql.plan import catalogue
+from sbc_sql.sql import templates
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+#: the markers around README's generated reference of every command's options
+BEGIN = "<!-- options: generated from sbc_sql/plan/catalogue.py by python tests/test_options.py -->"
+END = "<!-- end of options -->"
+
+COMMANDS = list(catalogue.COMMANDS.values())
+
+
+def clicks() -> dict[str, object]:
+    return typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def api_keywords(path: str) -> list[str]:
+    """The keywords of ``module:name``: a function's parameters, a dataclass's fields."""
+    module, name = path.split(":")
+    found = getattr(importlib.import_module(module), name)
+    if dataclasses.is_dataclass(found):
+        return [f.name for f in dataclasses.fields(found)]
+    return list(inspect.signature(found).parameters)
+
+
+def sql_declared() -> dict[str, list[tuple[str, str, str | None]]]:
+    """Each function of install.sql: its arguments as (name, type, default or None)."""
+    text = (templates.sql_root() / "functions" / "install.sql").read_text()
+    out = {}
+    for name, arguments in re.findall(r"FUNCTION sbc\.(\w+)\((.*?)\) RETURNS", text, re.S):
+        declared = []
+        for argument in (a.strip() for a in arguments.split(",") if a.strip()):
+            head, _, default = argument.partition(" DEFAULT ")
+            word, kind = head.split(" ", 1)
+            declared.append((word, kind, default or None))
+        out[name] = declared
+    return out
+
+
+def sql_literal(option: catalogue.Option) -> str:
+    """The option's default as install.sql writes it."""
+    value = option.default
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"'{value}'"
+    return repr(value)
+
+
+def test_the_app_has_the_catalogues_commands_in_its_order():
+    assert set(clicks()) == set(catalogue.COMMANDS)
+    assert typer.main.get_command(app).list_commands(None) == list(catalogue.COMMANDS)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_the_command_line_takes_the_catalogues_options(command):
+    params = [p for p in clicks()[command.name].params if p.name != "config"]  # type: ignore[attr-defined]
+    assert [p.name for p in params] == [o.name for o in command.cli_options()]
+    for param, option in zip(params, command.cli_options(), strict=True):
+        flags = [f for decl in option.decls for f in decl.split("/")]
+        assert [*param.opts, *param.secondary_opts] == flags, option.name
+        assert param.help == option.help, option.name
+        assert param.required == option.required, option.name
+        assert bool(param.multiple) == option.multiple, option.name
+        default = getattr(param.default, "value", param.default)
+        assert default == (None if option.required else option.default), option.name
+        if option.choices:
+            assert [m.value for m in param.type_descriptor.annotation] == list(option.choices)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_the_config_file_takes_every_long_flag(command):
+    keys = config.settings(clicks()[command.name].params)  # type: ignore[attr-defined]
+    assert set(keys) == {o.long[2:] for o in command.cli_options()}
+    for option in command.cli_options():
+        assert keys[option.long[2:]].param == option.name
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_the_api_takes_what_the_catalogue_says(command):
+    """The function a command wraps takes every option present in the API (through its
+    options= argument where it has one), and nothing the catalogue does not declare."""
+    own = api_keywords(command.api)
+    inside = {k for path in command.api_options for k in api_keywords(path)}
+    declared = {o.api_name for o in command.options if not o.no_api}
+    for option in command.options:
+        if option.no_api:
+            assert option.api_name not in own, f"{option.name}: said not to be in {command.api}, and is"
+        else:
+            assert option.api_name in {*own, *inside}, f"{option.name}: not a keyword of {command.api}"
+    assert set(own) <= declared, f"{command.api} takes {sorted(set(own) - declared)}, not in the catalogue"
+
+
+def test_anonymize_takes_the_catalogues_keywords():
+    from sbc_sql import anonymize
+
+    declared = [o.api_name for o in catalogue.COMMANDS["anonymize"].options if not o.no_api]
+    keywords = list(inspect.signature(anonymize).parameters)
+    assert sorted(keywords) == sorted(declared)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_every_absence_has_a_reason_and_every_option_a_surface(command):
+    for option in command.options:
+        surfaces = ["cli", "api"] + (["sql"] if command.sql else [])
+        present = [s for s in surfaces if not option.absent(s)]
+        assert present, f"{command.name} {option.name}: in no surface"
+        assert option.help, option.name
+        assert command.name in option.commands
+
+
+def test_the_sql_functions_take_the_catalogues_arguments():
+    declared = sql_declared()
+    assert list(declared) == list(catalogue.SQL_FUNCTIONS) == list(server.PARAMETERS)
+    assert catalogue.sql_parameters() == server.PARAMETERS
+    assert catalogue.sql_signatures() == install_sql.FUNCTIONS
+    for command in COMMANDS:
+        if command.sql is None:
+            continue
+        present = {o.sql_name for o in command.options if not o.no_sql}
+        assert set(command.sql_arguments) == present, command.name
+        assert [name for name, _, _ in declared[command.sql]] == list(command.sql_arguments)
+        for name, kind, default in declared[command.sql]:
+            option = catalogue.sql_argument(command, name)
+            assert kind == catalogue.sql_type(option), (command.name, name)
+            assert default == (None if option.required else sql_literal(option)), (command.name, name)
+
+
+def test_the_criteria_are_one_block():
+    """The privacy criteria's options come together wherever a command takes them."""
+    block = [o.name for o in catalogue.CRITERIA_OPTIONS]
+    for command in COMMANDS:
+        names = [o.name for o in command.options]
+        if block[0] in names:
+            at = names.index(block[0])
+            assert names[at : at + len(block)] == block, command.name
+
+
+def readme_section(text: str) -> str:
+    assert BEGIN in text and END in text, "README.md has lost its markers of the options' reference"
+    return text.split(BEGIN, 1)[1].split(END, 1)[0]
+
+
+def test_readme_lists_every_option_of_every_command():
+    assert readme_section(README.read_text()) == "\n" + catalogue.markdown() + "\n", (
+        "README's options differ from sbc_sql/plan/catalogue.py: run python tests/test_options.py"
+    )
+
+
+def test_every_flag_readme_names_in_its_option_table_is_an_option():
+    text = README.read_text()
+    table = text.split("## Options", 1)[1].split("\n\n", 2)[1]
+    flags = set(re.findall(r"`(-{1,2}[a-z][a-z-]*)", table))
+    known = {f for o in catalogue.OPTIONS if not o.no_cli for d in o.decls for f in d.split("/")}
+    assert flags - {"--config"} <= known, sorted(flags - known)
+
+
+def rewrite_readme() -> None:
+    text = README.read_text()
+    old = readme_section(text)
+    README.write_text(text.replace(BEGIN + old + END, BEGIN + "\n" + catalogue.markdown() + "\n" + END))
+
+
+if __name__ == "__main__":
+    rewrite_readme()
+    sys.exit(0)
