@@ -47,7 +47,7 @@ from .version import version_line
 if TYPE_CHECKING:
     from .engines.base import Engine
     from .quality.suggest import Step
-    from .session import Result
+    from .run import Result
 
 #: the run's switches that are not a command's options: --debug (the app's callback), the
 #: command running and whether it answers in JSON (set as its options are read)
@@ -776,7 +776,7 @@ def anonymize_cmd(
     with reported():  # what the run needs loads here: Ctrl-C meanwhile is one line too
         from .cluster import registry
         from .hierarchies import parse_hierarchy_options
-        from .session import anonymize
+        from .run import anonymize
     algorithm_name, mode_name = algorithm.value, mode.value
     if hierarchy and not registry.get(algorithm_name).hierarchies:
         raise typer.BadParameter(
@@ -1537,7 +1537,7 @@ Dialect = enum.Enum("Dialect", {n: n for n in choices.DIALECTS}, type=str)  # ty
 
 
 def _warehouse_options(**given: Any) -> dict[str, Any]:
-    """The run options of the warehouse commands, as :func:`sbc_sql.session.make_options` takes them."""
+    """The run options of the warehouse commands, as :func:`sbc_sql.run.make_options` takes them."""
     from .privacy.criteria import Criteria
 
     criteria = Criteria(
