@@ -34,7 +34,8 @@ from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.registry import ClusterOptions, get
 from sbc_sql.cluster.sbca_plus import compiled
 from sbc_sql.cluster.sensitive import Rule, Sensitive
-from sbc_sql.session import make_options, prepare
+from sbc_sql.run import make_options
+from sbc_sql.run.prepare import prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KS = (5, 10, 25)

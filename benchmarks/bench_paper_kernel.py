@@ -39,7 +39,8 @@ from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.registry import run_clustering
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
-from sbc_sql.session import make_options, prepare
+from sbc_sql.run import make_options
+from sbc_sql.run.prepare import prepare
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CASES = (("exact", 50_000), ("blocks", 200_000))

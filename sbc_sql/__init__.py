@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .quality.html_report import Report, report
     from .quality.profile import Profile, profile
     from .quality.suggest import Suggestion, suggest_k
-    from .session import Result, anonymize
+    from .run import Result, anonymize
 
 __all__ = [
     "EngineError",
@@ -63,10 +63,10 @@ _HOMES = {
     "Evaluation": "quality.evaluate",
     "Profile": "quality.profile",
     "Report": "quality.html_report",
-    "Result": "session",
+    "Result": "run",
     "Suggestion": "quality.suggest",
     "suggest_k": "quality.suggest",
-    "anonymize": "session",
+    "anonymize": "run",
     "evaluate": "quality.evaluate",
     "measure": "api",
     "profile": "quality.profile",

@@ -2,14 +2,13 @@
 modes, the algorithms with their descriptions, l-diversity variants, warehouse dialects,
 classifiers and suggest-k's scales.
 
-This module imports nothing, so that the options' catalogue (plan/catalogue.py) can declare every option (its choices, help
-and defaults) without loading DuckDB, Arrow, numpy or sqlglot: ``--help`` and
-``--version`` then answer in the time Python and typer take to start, and a command loads
-only the modules its body needs. The modules that implement each choice take its names
-from here (``plan.MODES``, ``cluster.leftover.LEFTOVER_MODES``, ...), so there is one list;
-the algorithm table, whose entries are the registry's (:data:`sbc_sql.cluster.registry.CLUSTERERS`),
-is held equal to it by a test.
-"""
+This module imports nothing, so that the options' catalogue (plan/catalogue.py) can declare
+every option (its choices, help and defaults) without loading DuckDB, Arrow, numpy or
+sqlglot: ``--help`` and ``--version`` then answer in the time Python and typer take to
+start, and a command loads only the modules its body needs. The modules that implement each
+choice take its names from here (``plan.MODES``, ``cluster.leftover.LEFTOVER_MODES``, ...),
+so there is one list; the algorithm table, whose entries are the registry's
+(:data:`sbc_sql.cluster.registry.CLUSTERERS`), is held equal to it by a test."""
 
 from __future__ import annotations
 

@@ -18,7 +18,10 @@ from .errors import InputError, OutputExistsError
 from .hierarchies import HierarchySpec
 from .model import release_objects_of
 from .plan import check_writable_path
-from .session import cluster, make_options, prepare, publish
+from .run import make_options
+from .run.cluster import cluster
+from .run.prepare import prepare, ready
+from .run.publish import publish
 from .stages.measure import Layout
 from .stages.verify import tuple_sizes_sql
 from .stages.write import drop_release_sql
@@ -95,7 +98,8 @@ def compare(
             output = output_of(algorithm, k)
             started = time.perf_counter()
             plan = prepared.plan_for(k, algorithm, output)
-            result = publish(prepared, cluster(prepared, plan))
+            prepared = ready(prepared, plan)
+            result = publish(prepared, cluster(prepared))
             seconds = time.perf_counter() - started
             m = result.measures
             assert m is not None

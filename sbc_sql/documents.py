@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .session import Result
+    from .run import Result
 
 #: each command's document and its version (evaluate's and profile's were version 1 under
 #: an integer "schema" before the envelope)

@@ -2,7 +2,7 @@
 database: ``sbc.anonymize``, ``sbc.verify``, ``sbc.measure`` and ``sbc.version`` call
 :func:`call` from PL/Python, inside the server, in the caller's session and transaction.
 
-Each runs the same function as the command line (``session.anonymize``, ``api.verify``,
+Each runs the same function as the command line (``run.anonymize``, ``api.verify``,
 ``api.measure``) on the engine of :func:`sbc_sql.engines.in_server` and returns its summary as JSON.
 An error is raised as a PostgreSQL error carrying the one-line message the command line
 prints after ``Error:`` and a SQLSTATE a caller can catch; an error that is not sbc-sql's
@@ -110,7 +110,7 @@ def _table(value: str | None, argument: str, example: str) -> str:
 
 
 def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
-    from .session import anonymize
+    from .run import anonymize
 
     if a["k"] is None:
         raise InputError("--k is NULL; give --k 2 or more")

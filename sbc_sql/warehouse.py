@@ -28,11 +28,14 @@ from sqlglot.errors import ErrorLevel
 
 from . import choices, engines
 from . import plan as planning
-from . import session as runs
 from .engines.base import Engine
 from .engines.paths import looks_like_file
 from .errors import InputError
 from .privacy.criteria import models as criteria_models
+from .run import make_options
+from .run.cluster import cluster
+from .run.prepare import prepare, ready
+from .run.publish import known_domains, publish
 from .sql.templates import col
 from .stages import measure
 from .version import __version__
@@ -63,7 +66,7 @@ def _options(k: int, row_id: str | None, options: dict[str, Any]) -> planning.Op
     }
     if row_id is not None and not any(row_id in names for names in roles.values()):
         roles["drop"] = (*roles["drop"], row_id)
-    return runs.make_options(k, **{**options, **roles})
+    return make_options(k, **{**options, **roles})
 
 
 def _engine(database: Any, row_id: str | None) -> Engine:
@@ -90,10 +93,11 @@ def cluster_ids(
         raise InputError(f"--out '{out}': the ending picks the format, .parquet or .csv")
     engine = _engine(database, row_id)
     try:
-        prepared = runs.prepare(engine, table, _options(k, row_id, options), log=log)
+        prepared = prepare(engine, table, _options(k, row_id, options), log=log)
         if prepared.plan.options.background.asked:
             raise InputError("background knowledge is not available when clustering for another warehouse")
-        clustering = runs.cluster(prepared, progress=progress, log=log)
+        prepared = ready(prepared, log=log)
+        clustering = cluster(prepared, progress=progress, log=log)
         ids, run = prepared.row_id, clustering.run
         if ids is None or run is None:  # pragma: no cover - a real run has both
             raise RuntimeError("the run produced no class ids")
@@ -141,7 +145,7 @@ def print_sql(
     engine = _engine(database, row_id)
     try:
         engine.dry = True
-        prepared = runs.prepare(engine, table, _options(k, row_id, options), log=log)
+        prepared = prepare(engine, table, _options(k, row_id, options), log=log)
         plan, st = prepared.plan, prepared.stats
         if plan.options.background.asked:
             raise InputError("background knowledge is not available in the SQL for another warehouse")
@@ -152,14 +156,14 @@ def print_sql(
                     f"categorical quasi-identifier '{nullable[0]}' holds NULL, which a BigQuery array "
                     "cannot; replace NULL by a value of its own first"
                 )
-        clustering = runs.cluster(prepared)
-        runs.publish(prepared, clustering)
+        prepared = ready(prepared)
+        publish(prepared, cluster(prepared))
         criteria = plan.options.criteria
         params: dict[str, Any] = {}
         for model in criteria_models(plan.k, criteria, plan.sensitive if criteria.asked else ()):
             params.update(model.params())
         layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)
-        ranges, _ = runs._known_domains(plan, st)
+        ranges, _ = known_domains(plan, st)
         params.update(measure.ncp_params(layout, ranges))
         trees = [t for t in engine.log if isinstance(t, exp.Expression) and not isinstance(t, exp.Comment)]
         # a file is read under a working name; a table keeps its own unless renamed

@@ -15,9 +15,9 @@ from helpers import catalog, file_catalog, q, rows, snapshot
 from sqlglot import exp
 
 import sbc_sql
-from sbc_sql import session as pipeline
 from sbc_sql.engines.duckdb import DuckDBEngine
 from sbc_sql.errors import InputError, OutputExistsError, VerificationError
+from sbc_sql.run import publish as pipeline
 from sbc_sql.stages import verify as verification
 from sbc_sql.stages.verify import Verdict
 

@@ -429,16 +429,16 @@ def test_postgresql_gives_the_page_duckdb_gives(db, postgres_url, tmp_path) -> N
 
 
 def test_a_k_without_a_verified_release_is_a_gap_in_the_curve(db, monkeypatch) -> None:
-    from sbc_sql import session
+    from sbc_sql.run import publish as publishing
 
-    real = session.publish
+    real = publishing.publish
 
     def publish(prepared, clustering, **kwargs):
         if clustering.plan.k == 2:
             raise sbc_sql.InputError("3 classes cannot keep l-diversity 2 on 'dx'")
         return real(prepared, clustering, **kwargs)
 
-    monkeypatch.setattr(session, "publish", publish)
+    monkeypatch.setattr(publishing, "publish", publish)
     found = sbc_sql.report(str(db), "patients", "rel", curve_k=CURVE_K)
     assert [p.k for p in found.curve] == [5, 10]
     assert found.curve_failed == [(2, "3 classes cannot keep l-diversity 2 on 'dx'")]

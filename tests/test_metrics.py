@@ -19,8 +19,8 @@ from sqlglot import exp
 
 import sbc_sql
 from sbc_sql import engines
-from sbc_sql import session as pipeline
 from sbc_sql.cluster.ncp import total_ncp
+from sbc_sql.run import cluster as pipeline
 from sbc_sql.sql.nodes import ref
 from sbc_sql.sql.templates import DIALECT
 from sbc_sql.stages import measure as metrics

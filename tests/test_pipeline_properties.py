@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from strategies import NUMERIC_TYPES, TableCase, tables, tables_and_k
 
 import sbc_sql
-from sbc_sql import session as pipeline
 from sbc_sql.cluster.ncp import ncp_per_qi, total_ncp
 from sbc_sql.errors import InputError
+from sbc_sql.run import cluster as pipeline
 
 LEFTOVERS = ("nearest", "last", "suppress")
 PROPERTY = settings(

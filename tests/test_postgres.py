@@ -316,7 +316,7 @@ def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:
     import numpy as np
     from test_pipeline_properties import Recorder
 
-    from sbc_sql import session as pipeline
+    from sbc_sql.run import cluster as pipeline
 
     pulled = []
     for database in (duck, pg):
@@ -393,12 +393,12 @@ def test_a_killed_run_leaves_nothing(pg) -> None:
 
 
 def test_an_out_file_is_refused_before_any_work(pg, tmp_path, monkeypatch) -> None:
-    from sbc_sql import session
+    from sbc_sql.run import steps
 
     def never(*args, **kwargs):
         raise AssertionError("the run went on to its statistics")
 
-    monkeypatch.setattr(session, "prepare", never)
+    monkeypatch.setattr(steps, "prepare", never)
     with pytest.raises(InputError, match="is not available with the postgres engine"):
         anonymize(pg, "t", 3, output="rel", out_file=tmp_path / "r.parquet", **ROLES)
     assert not (tmp_path / "r.parquet").exists()

@@ -368,7 +368,8 @@ def _adult() -> QIData:
     if not datasets.adult_path().is_file():
         pytest.skip("UCI Adult is not in benchmarks/data")
     from sbc_sql import engines
-    from sbc_sql.session import make_options, prepare
+    from sbc_sql.run import make_options
+    from sbc_sql.run.prepare import prepare
 
     con = duckdb.connect()
     datasets.load_adult(con, "adult", columns=[*bench_criteria.QIS, bench_criteria.SENSITIVE])

@@ -27,12 +27,12 @@ from test_datasets import datasets
 from test_engines import ROLES, TYPES, people
 
 import sbc_sql
-from sbc_sql import session as runs
 from sbc_sql.cluster import distributed
 from sbc_sql.engines.paths import looks_like_path
 from sbc_sql.engines.spark import PROVENANCE_FILE, SparkEngine, _local_cores, _rewritten
 from sbc_sql.engines.spark import blocks as spark_blocks
 from sbc_sql.errors import EngineError, InputError, OutputExistsError, VerificationError
+from sbc_sql.run import cluster as runs
 from sbc_sql.sql.dialects.spark import SbcSpark
 
 K = 3

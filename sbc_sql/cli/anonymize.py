@@ -19,7 +19,7 @@ from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from ..engines.base import Engine
-    from ..session import Result
+    from ..run import Result
 
 
 @command("anonymize")
@@ -39,7 +39,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
         from .. import engines
         from ..cluster import registry
         from ..hierarchies import parse_hierarchy_options
-        from ..session import anonymize
+        from ..run import anonymize
     if o.hierarchy and not registry.get(o.algorithm).hierarchies:
         raise typer.BadParameter(
             f"--hierarchy is read by {', '.join(c.name for c in registry.CLUSTERERS if c.hierarchies)}; "

@@ -17,7 +17,7 @@ _ROLES = ("qi", "sensitive", "drop", "keep")
 
 
 def _run_options(o: SimpleNamespace, *names: str) -> dict[str, Any]:
-    """The run options of the warehouse commands, as :func:`sbc_sql.session.make_options`
+    """The run options of the warehouse commands, as :func:`sbc_sql.run.make_options`
     takes them: the roles, the criteria and the options ``names``."""
     from ..privacy.criteria import Criteria
 

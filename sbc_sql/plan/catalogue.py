@@ -106,7 +106,7 @@ JSONB = "the SQL functions return their summary as jsonb and print nothing"
 #: an option the SQL function does not take yet
 NOT_IN_SQL_YET = "not an argument of the SQL function yet"
 #: the run's options object that the warehouse commands and compare build from their flags
-OPTIONS_OBJECT = "the run's options (sbc_sql.session.make_options): the command builds them from its flags"
+OPTIONS_OBJECT = "the run's options (sbc_sql.run.make_options): the command builds them from its flags"
 
 # ---- where the data is ----
 
@@ -974,7 +974,7 @@ _DECLARED = (
     Command(
         "anonymize",
         ANONYMIZE,
-        "sbc_sql.session:anonymize",
+        "sbc_sql.run:anonymize",
         sql="anonymize",
         sql_arguments=(
             *("source", "k", "output", "qi", "sensitive", "drop_columns", "keep", "replace", "leftover"),

@@ -211,7 +211,10 @@ def curve(
     verified release (criteria it cannot keep) is added to ``failed`` with the reason (the
     project's messages name columns and counts, never a value)."""
     from ..privacy.criteria import Criteria
-    from ..session import cluster, make_options, prepare, publish
+    from ..run import make_options
+    from ..run.cluster import cluster
+    from ..run.prepare import prepare, ready
+    from ..run.publish import publish
 
     options = doc.get("options", {})
     roles: dict[str, list[str]] = {"qi": [], "sensitive": [], "drop": [], "keep": []}
@@ -249,7 +252,8 @@ def curve(
             continue
         t = time.perf_counter()
         try:
-            result = publish(prepared, cluster(prepared, prepared.plan_for(k, None, trial)), commit=False)
+            prepared = ready(prepared, prepared.plan_for(k, None, trial))
+            result = publish(prepared, cluster(prepared), commit=False)
         except SbcError as err:  # e.g. criteria no release at this k keeps: a gap in the curve
             log(f"report: k={k} has no verified release: {err}")
             failed.append((k, str(err)))

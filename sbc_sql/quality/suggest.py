@@ -57,7 +57,11 @@ from .. import choices, engines
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
 from ..privacy.criteria import Criteria
-from ..session import Clustering, _warnings_only, cluster, make_options, prepare, publish
+from ..run import make_options
+from ..run.cluster import Clustering, cluster
+from ..run.lines import warnings_only
+from ..run.prepare import prepare, ready
+from ..run.publish import publish
 
 #: the scores of each input, 25 (low) to 100 (very high)
 DOMAIN, PURPOSE, CRITICALITY = choices.DOMAIN, choices.PURPOSE, choices.CRITICALITY
@@ -252,7 +256,7 @@ def suggest_k(
             max_width=max_width,
             max_values=max_values,
         )
-        prepared = prepare(engine, table, options, hierarchies=hierarchies, log=log or _warnings_only)
+        prepared = prepare(engine, table, options, hierarchies=hierarchies, log=log or warnings_only)
         n_rows = prepared.stats.n_rows
         limit = n_rows // 2 if k_max is None else min(k_max, n_rows // 2)
         if limit < k_min:
@@ -265,9 +269,11 @@ def suggest_k(
         best: dict[int, Clustering] = {}
 
         def attempt(k: int) -> bool:
+            nonlocal prepared
             t = time.perf_counter()
             try:
-                clustering = cluster(prepared, prepared.plan_for(k, None, trial))
+                prepared = ready(prepared, prepared.plan_for(k, None, trial))
+                clustering = cluster(prepared)
                 try:
                     result = publish(prepared, clustering, commit=False)
                 finally:
@@ -352,7 +358,8 @@ def suggest_k(
                 # clustered in the engine's workers: the trial's labels went with it, and the
                 # same clustering is made again (its blocks are cut from a seeded sample and
                 # each is clustered in row-id order, so the classes are the trial's)
-                clustering = cluster(prepared, plan)
+                prepared = ready(prepared, plan)
+                clustering = cluster(prepared)
             else:
                 clustering = Clustering(plan, run)
             prepared.release_arrays()

@@ -4,7 +4,8 @@ With the run's class labels (during ``anonymize``) the check is row-exact over t
 class tables just written: every source row is labelled once, released once with its own
 values, and lies inside its class's ranges and sets; every class has one tuple; and every
 privacy model holds (k-anonymity by default: every class has >= k rows; each model's
-violation check is its own query, see :mod:`sbc_sql.privacy`).
+violation check is its own query, see :mod:`sbc_sql.privacy`). With background knowledge,
+every class's beliefs lie within the run's bound too (:func:`js_problems`).
 
 For any other original + release pair there are no labels, and :func:`verify_pair` checks
 the privacy models, one tuple per class, the counts the run recorded in its provenance, and
@@ -336,6 +337,25 @@ def verify_with_labels(
     if missing or extra:
         problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")
     return Verdict(k, tuple(problems), facts)
+
+
+def js_diameter_sql(labels: str) -> exp.Expression:
+    """One row: pairs of beliefs in one class farther apart than $j, and the largest."""
+    return render("js_diameter", labels=labels, beliefs=f"{labels}_beliefs")
+
+
+def js_problems(engine: Engine, labels: str, threshold: float) -> tuple[list[str], float]:
+    """The background-knowledge bound checked on every class of the run's labels (uploaded
+    with each row's belief, and the beliefs under ``<labels>_beliefs``): (problems, the
+    diameter, the largest Jensen-Shannon divergence in bits of two beliefs in one class)."""
+    violations, diameter = engine.fetch_one(js_diameter_sql(labels), {"j": threshold})
+    problems = []
+    if violations:
+        problems.append(
+            f"{violations} pair(s) of background-knowledge beliefs in one class lie farther apart "
+            f"than J={threshold:g} bits"
+        )
+    return problems, float(diameter or 0.0)
 
 
 def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:

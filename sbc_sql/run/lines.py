@@ -1,0 +1,21 @@
+"""Where a run's lines go: the log (one line per role and step) and the clustering's
+progress, and the log a Python caller gets without one of its own."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Callable
+
+Log = Callable[[str], None]
+Progress = Callable[[int, int], None]
+
+
+def warnings_only(line: str) -> None:
+    """Without a log, warnings still reach a Python caller (as Python warnings)."""
+    if line.startswith("warning: "):
+        # attributed to the caller's line, the first frame outside this package
+        frame, level = sys._getframe(1), 2
+        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("sbc_sql"):
+            frame, level = frame.f_back, level + 1
+        warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=level)

@@ -1,0 +1,389 @@
+"""The prepare step: plan -> stats -> tuples -> pull, everything of a run that the
+clustering reads from the database, done once per table.
+
+:func:`prepare` plans the run, checks it (its output names, its rows), collects the
+statistics and pulls the QIs (the distinct QI tuples where they pay). :func:`ready` makes
+the prepared table ready for one plan (the prepared plan, or another k or algorithm of the
+same table, :meth:`Prepared.plan_for`): it pulls again what that plan clusters when the
+prepared arrays do not fit it, reads the hierarchy files and the user's background
+knowledge, or, where the engine clusters in its own workers, has it cluster there. What
+comes out is a :class:`Prepared`, which the cluster step reads without touching the
+database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import plan as planning
+from ..cluster import registry
+from ..cluster.background.options import BackgroundOptions
+from ..cluster.baselines.fulldomain import Hierarchy
+from ..cluster.distributed import BlockJob
+from ..cluster.model import QIData
+from ..cluster.registry import ClusterRun
+from ..cluster.sbca_plus.algorithm import MAX_LABELS
+from ..engines.base import Engine, drop_table_sql
+from ..errors import InputError
+from ..hierarchies import HierarchySpec
+from ..hierarchies import resolve as resolve_hierarchies
+from ..knowledge import background_options
+from ..model import CsvOptions
+from ..privacy.criteria import check_sensitive
+from ..stages import pull, stats
+from .inputs import release_owners
+from .lines import Log
+
+
+class Arrays:
+    """The pulled QI arrays of a :class:`Prepared`, held apart from it so that a run lets
+    them go (:meth:`release`) once its last clustering is made, before it writes: at
+    10,000,000 rows they take over a gigabyte."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: QIData | None = None) -> None:
+        self.data = data
+
+    def release(self) -> None:
+        self.data = None
+
+
+@dataclass(frozen=True, eq=False)
+class Prepared:
+    """A table planned, profiled and pulled: what every (algorithm, k) of it shares, and
+    what :func:`ready` read for the plan it was made ready for (``plan``)."""
+
+    engine: Engine
+    plan: planning.Plan
+    stats: stats.Stats
+    #: each pulled row's (or tuple's) id in the source; None in a dry run
+    row_id: np.ndarray | None = None
+    hierarchies: Mapping[str, HierarchySpec] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    #: the QIs as arrays (``data``); empty in a dry run, and once released
+    arrays: Arrays = field(default_factory=Arrays)
+    #: the rows were pulled (False: a run that clusters in the engine's workers pulls nothing)
+    pulled: bool = True
+    #: the engine's table of the distinct QI tuples when those were pulled instead of the
+    #: rows (``data`` then holds one row per tuple, and ``row_id`` the tuples' row ids)
+    tuples: str | None = None
+    #: how many distinct tuples were pulled (with ``tuples``)
+    n_tuples: int | None = None
+    #: whether the table's distinct tuples were estimated (a run that may cluster tuples
+    #: asks once whether they pay)
+    estimated: bool = False
+    #: read by :func:`ready` for ``plan``: the hierarchies resolved from their files, and the
+    #: background-knowledge options with the user's knowledge (None: not asked)
+    resolved: Mapping[str, Hierarchy] = field(default_factory=dict)
+    background: BackgroundOptions | None = None
+    #: made by :func:`ready` where the engine clusters ``plan`` in its own workers: the
+    #: labels, kept in the engine
+    workers: ClusterRun | None = None
+
+    @property
+    def data(self) -> QIData | None:
+        return self.arrays.data
+
+    @property
+    def dry(self) -> bool:
+        """A dry run: the statements are logged, nothing is pulled or clustered."""
+        return self.engine.dry
+
+    def stage(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+
+    def close(self) -> None:
+        """Drop the working table of distinct tuples, if one was made."""
+        if self.tuples is not None:
+            self.engine.scratch(drop_table_sql(self.tuples))
+
+    def release_arrays(self) -> None:
+        """Free the pulled arrays (at 10,000,000 rows over a gigabyte) before writing."""
+        self.arrays.release()
+
+    def plan_for(self, k: int, algorithm: str | None = None, output: str | None = None) -> planning.Plan:
+        """The plan of another run over the same table: another k, algorithm or output,
+        checked as :func:`prepare` checks its own (its rows, its output names)."""
+        options = dataclasses.replace(
+            self.plan.options,
+            k=planning.whole_k(k),
+            algorithm=algorithm or self.plan.options.algorithm,
+            output=output,
+        )
+        plan = planning.make_plan(
+            self.plan.source, options, display_name=self.plan.display_name, parse_name=self.engine.parse_name
+        )
+        planning.check_rows(plan, self.stats.n_rows)
+        _check_output(self.engine, plan)
+        return plan
+
+
+def _check_output(engine: Engine, plan: planning.Plan) -> None:
+    """The release's names overwrite nothing they may not (:func:`planning.check_output`)."""
+    taken = engine.object_kinds(plan.release_objects)
+    planning.check_output(plan, taken, release_owners(engine, taken), engine.identities)
+
+
+def prepare(
+    engine: Engine,
+    table: str,
+    options: planning.Options,
+    *,
+    hierarchies: Mapping[str, HierarchySpec] | None = None,
+    log: Log | None = None,
+) -> Prepared:
+    """Plan the run, collect the statistics and pull the QIs (a dry run pulls nothing)."""
+    say = log or (lambda _: None)
+    timings: dict[str, float] = {}
+    t = time.perf_counter()
+    csv = CsvOptions(options.csv_delimiter, options.csv_header)
+    info = engine.open_source(table, csv)
+    plan = planning.make_plan(info, options, display_name=table, parse_name=engine.parse_name)
+    _check_output(engine, plan)
+    timings["plan"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    (n_rows,) = engine.fetch_one(stats.row_count_sql(plan))
+    planning.check_rows(plan, int(n_rows))
+    timings["stats"] = time.perf_counter() - t
+    # the distinct tuples first when they will be clustered: the QIs' statistics read them
+    tuples = None
+    estimated = by_tuples(engine, plan)
+    if estimated:
+        t = time.perf_counter()
+        tuples = _store_tuples(engine, plan, int(n_rows))
+        timings["tuples"] = time.perf_counter() - t
+    t = time.perf_counter()
+    try:
+        return _prepared(engine, plan, int(n_rows), tuples, estimated, hierarchies, timings, t, say)
+    except BaseException:
+        if tuples is not None:
+            engine.scratch(drop_table_sql(tuples))
+        raise
+
+
+def _prepared(
+    engine: Engine,
+    plan: planning.Plan,
+    n_rows: int,
+    tuples: str | None,
+    estimated: bool,
+    hierarchies: Mapping[str, HierarchySpec] | None,
+    timings: dict[str, float],
+    t: float,
+    say: Log,
+) -> Prepared:
+    """prepare() once the rows are counted: ``tuples`` the distinct tuples' table (None:
+    none) and ``estimated`` whether they were estimated (Prepared.tuples, .estimated)."""
+    st = stats.collect_stats(engine, plan, n_rows, tuples)
+    planning.check_identifiers(plan, st.n_rows, st.distinct, say)
+    _check_finite(plan, st)
+    timings["stats"] += time.perf_counter() - t
+    for c in plan.columns:
+        how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
+        say(f"column '{c.name}' ({c.type}): {how} [{c.origin}]")
+
+    criteria = plan.options.criteria
+    target = plan.target
+    if target is not None and target.role == "sensitive" and not criteria.asked:
+        say(
+            f"warning: --target '{target.name}' is sensitive and no criterion bounds it: classes kept pure "
+            "on it tell anyone who knows a person's class their value; add e.g. --l-diversity 2"
+        )
+    # background knowledge is about the sensitive column too, with or without criteria
+    sensitive = _pulled_sensitive(plan)
+    if sensitive:
+        distinct, nulls = stats.distinct_and_nulls(engine, plan.source.name, sensitive)
+        check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
+
+    prepared = Prepared(
+        engine, plan, st, hierarchies=hierarchies, timings=timings, tuples=tuples, estimated=estimated
+    )
+    if in_workers(engine, plan):
+        # the engine's workers read the rows where they are (see ready())
+        return dataclasses.replace(prepared, pulled=False)
+    return _pull(prepared, sensitive)
+
+
+def _pulled_sensitive(plan: planning.Plan) -> tuple[planning.Column, ...]:
+    """The sensitive columns pulled beside the QIs: those the criteria or the background
+    knowledge weigh (none without either)."""
+    options = plan.options
+    return tuple(plan.sensitive) if options.criteria.asked or options.background.asked else ()
+
+
+def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | None = None) -> Prepared:
+    """The prepared table ready to cluster ``plan`` (default: the prepared plan), as a
+    Prepared of that plan: the rows pulled again when the prepared arrays do not fit it
+    (not pulled yet, or pulled as tuples for an algorithm that takes rows), the hierarchy
+    files and the user's background knowledge read; or, where the engine clusters the
+    plan in its own workers, the labels made there. A dry run reads nothing more."""
+    plan = plan or prepared.plan
+    prepared = dataclasses.replace(prepared, plan=plan, resolved={}, background=None, workers=None)
+    if prepared.dry:
+        return prepared
+    engine = prepared.engine
+    if in_workers(engine, plan):
+        return _cluster_in_workers(prepared, log)
+    if not prepared.pulled or (prepared.tuples is not None and not by_tuples(engine, plan)):
+        prepared = _pull(prepared, _pulled_sensitive(plan))
+    data = prepared.data
+    if data is None:
+        raise RuntimeError("the prepared arrays were released; prepare the table again")
+    # reading the files and the knowledge is reading the input: its seconds are the pull's
+    t = time.perf_counter()
+    resolved = resolve_hierarchies(data, prepared.stats, prepared.hierarchies)
+    background = background_options(engine, plan, data)
+    prepared.stage("pull", t)
+    return dataclasses.replace(prepared, resolved=resolved, background=background)
+
+
+#: tuples are clustered while there are at most this share of the rows: above it, most
+#: tuples stand for one row, and pulling the rows costs less than the GROUP BY and the join
+TUPLE_SHARE = 0.8
+
+
+def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
+    """Whether this run may cluster the distinct QI tuples rather than the rows: asked
+    (``Options.tuples``), an algorithm that clusters tuples whole on k alone
+    (``Clusterer.tuples``; criteria, background knowledge, per-column limits and a target
+    count or place rows one by one), and an engine that labels rows by their tuple."""
+    options = plan.options
+    return (
+        options.tuples
+        and engine.capabilities.tuples
+        and registry.get(options.algorithm).tuples
+        and not options.criteria.asked
+        and not options.background.asked
+        and not (options.max_width or options.max_values)
+        and options.target is None
+    )
+
+
+def _store_tuples(engine: Engine, plan: planning.Plan, n_rows: int) -> str | None:
+    """For a run that may cluster tuples (:func:`by_tuples`), the name of a new temporary
+    table of the source's distinct QI tuples and their row counts, when the table repeats
+    its tuples enough for that to pay: an estimate of the distinct tuples (read, so a dry
+    run decides as a real one does) at most :data:`TUPLE_SHARE` of the rows. None: rows."""
+    (estimate,) = engine.fetch_one(pull.tuple_estimate_sql(plan))
+    if int(estimate or 0) > TUPLE_SHARE * n_rows:
+        return None
+    name = f"sbc_tuples_{secrets.token_hex(4)}"
+    engine.scratch(pull.create_tuples_sql(plan, name))
+    return name
+
+
+def _pull_tuples(prepared: Prepared) -> Prepared:
+    """Pull the stored distinct QI tuples with their row counts."""
+    engine, plan, name = prepared.engine, prepared.plan, prepared.tuples
+    assert name is not None
+    if engine.dry:
+        engine.show(pull.pull_tuples_sql(plan, name, engine.row_id("s")))
+        return prepared
+    data, row_id = pull.pull_tuples(engine, plan, prepared.stats, name)
+    return dataclasses.replace(prepared, arrays=Arrays(data), row_id=row_id, n_tuples=len(row_id))
+
+
+def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> Prepared:
+    """Pull what the prepared plan clusters: the distinct tuples where it may
+    (:func:`by_tuples`), else the rows; the arrays pulled before are let go first."""
+    engine, plan, criteria = prepared.engine, prepared.plan, prepared.plan.options.criteria
+    t = time.perf_counter()
+    prepared.release_arrays()
+    if by_tuples(engine, plan):
+        if prepared.tuples is None and not prepared.estimated:
+            tuples = _store_tuples(engine, plan, prepared.stats.n_rows)
+            prepared = dataclasses.replace(prepared, tuples=tuples, estimated=True)
+        if prepared.tuples is not None:
+            prepared = dataclasses.replace(_pull_tuples(prepared), pulled=True)
+            prepared.stage("pull", t)
+            return prepared
+    prepared.close()
+    prepared = dataclasses.replace(prepared, tuples=None)
+    if engine.dry:
+        engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
+    else:
+        data, row_id = pull.pull(engine, plan, prepared.stats, sensitive=sensitive, target=plan.target)
+        prepared = dataclasses.replace(prepared, arrays=Arrays(data), row_id=row_id)
+        labels = data.n_labels
+        if plan.target is not None and labels > MAX_LABELS:
+            raise InputError(
+                f"--target '{plan.target.name}' has {labels:,} distinct values, above the "
+                f"{MAX_LABELS} labels a class is kept pure on; a target is a label to predict: "
+                "give a column of classes (e.g. an income band rather than the income)"
+            )
+        if data.sensitive is not None:
+            problems = criteria.rule().check_feasible(data.sensitive)
+            if problems:
+                raise InputError(problems[0])
+    prepared = dataclasses.replace(prepared, pulled=True)
+    prepared.stage("pull", t)
+    return prepared
+
+
+def in_workers(engine: Engine, plan: planning.Plan) -> bool:
+    """Whether the engine clusters this run's rows in its own workers: the default's block
+    mode on k alone (criteria and background knowledge weigh the whole table's
+    distribution, and the other algorithms are not cut in blocks, so those run here)."""
+    options = plan.options
+    return (
+        engine.capabilities.cluster_blocks
+        and not engine.dry
+        and options.algorithm == registry.DEFAULT
+        and options.mode in ("auto", "blocks")
+        and not options.criteria.asked
+        and not options.background.asked
+        and not (options.max_width or options.max_values)
+        and options.target is None
+    )
+
+
+def _cluster_in_workers(prepared: Prepared, log: Log | None) -> Prepared:
+    """The default's blocks clustered in the engine's workers; the labels stay there."""
+    engine, plan = prepared.engine, prepared.plan
+    options = plan.options
+    job = BlockJob(plan.k, options.block_rows, options.leftover)
+    name = f"sbc_labels_{secrets.token_hex(4)}"
+    rows = pull.pull_sql(plan, engine.row_id("s"))
+    n_rows = prepared.stats.n_rows
+    if log is not None:
+        log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
+    t = time.perf_counter()
+    detail = engine.cluster_blocks(rows, pull.decoder_of(plan, prepared.stats), job, n_rows, name)
+    prepared.stage("cluster", t)
+    run = ClusterRun(np.zeros(0, dtype=np.int64), registry.DEFAULT, "blocks", detail, table=name)
+    if log is not None:
+        log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
+    return dataclasses.replace(prepared, workers=run)
+
+
+def _check_finite(plan: planning.Plan, st: stats.Stats) -> None:
+    """Every numeric QI value is a finite number, and every range fits a double: a range is
+    what each class's share of the whole is measured against."""
+    for c in plan.numeric_qis:
+        lo, hi = st.lo[c.name], st.hi[c.name]
+        if st.unbounded.get(c.name, 0) > 0:
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' ({c.type}) holds {st.unbounded[c.name]:,} "
+                "infinite value(s) ('infinity' or '-infinity'); replace them (e.g. by NULL) or "
+                "declare the column with --keep/--drop"
+            )
+        if math.isinf(lo) or math.isinf(hi) or (math.isnan(lo + hi) and st.nulls[c.name] < st.n_rows):
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' holds NaN or infinite "
+                "values; clean them or declare the column with --keep/--drop"
+            )
+        if math.isinf(hi - lo):
+            raise InputError(
+                f"numeric quasi-identifier '{c.name}' spans a range wider than the largest "
+                "double (about 1.8e308), so no share of it can be measured; rescale the column "
+                "(e.g. divide it by 1e10) or declare it with --keep/--drop"
+            )
