@@ -106,7 +106,11 @@ def literal(con: duckdb.DuckDBPyConnection, algorithm: str) -> dict[str, float]:
     )
     start = time.perf_counter()
     labels, _, _, _ = background_run(
-        algorithm, data, 5, Rule(beta=3.0), BackgroundOptions(threshold=0.8, rescue=False, rare_aware=False)
+        algorithm,
+        data,
+        5,
+        Rule.of(beta_likeness=3.0),
+        BackgroundOptions(threshold=0.8, rescue=False, rare_aware=False),
     )
     seconds = time.perf_counter() - start
     removed = int((labels < 0).sum())

@@ -42,10 +42,10 @@ QIS = ("age", "workclass", "education", "marital_status", "race", "sex", "native
 SENSITIVE = "occupation"
 RULES = (
     ("k alone", Rule()),
-    ("distinct l = 3", Rule(l=3)),
-    ("t = 0.2", Rule(t=0.2)),
-    ("enhanced beta = 1", Rule(beta=1.0)),
-    ("enhanced beta = 2", Rule(beta=2.0)),
+    ("distinct l = 3", Rule.of(l_diversity=3)),
+    ("t = 0.2", Rule.of(t_closeness=0.2)),
+    ("enhanced beta = 1", Rule.of(beta_likeness=1.0)),
+    ("enhanced beta = 2", Rule.of(beta_likeness=2.0)),
 )
 #: ARX 3.9 on the same setting: NCP % at k = 5, 10, 25 (None: one figure for every k)
 ARX = {
@@ -99,7 +99,7 @@ def adult(mode: str) -> list[str]:
     options = make_options(5, qi=",".join(QIS), sensitive=SENSITIVE, tuples=False)
     data = prepare(engines.connect(con), "adult", options).data
     data = with_sensitive(con, "adult", data, SENSITIVE)
-    run(data, 5, Rule(l=3), mode)  # the kernels' first call loads them
+    run(data, 5, Rule.of(l_diversity=3), mode)  # the kernels' first call loads them
     lines = [
         f"### Adult, {data.n_rows:,} rows, occupation sensitive, mode {mode}",
         "",

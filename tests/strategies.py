@@ -258,14 +258,14 @@ def sensitive_from_codes(columns: list[np.ndarray], ordered: list[bool] | None =
 #: one rule of each kind, and two together
 rules = st.sampled_from(
     [
-        Rule(l=2),
-        Rule(l=3),
-        Rule(l=2, entropy=True),
-        Rule(t=0.3),
-        Rule(t=0.2),
-        Rule(beta=1.0),
-        Rule(beta=2.0, enhanced=False),
-        Rule(l=2, t=0.35, beta=3.0),
+        Rule.of(l_diversity=2),
+        Rule.of(l_diversity=3),
+        Rule.of(l_diversity=2, l_model="entropy"),
+        Rule.of(t_closeness=0.3),
+        Rule.of(t_closeness=0.2),
+        Rule.of(beta_likeness=1.0),
+        Rule.of(beta_likeness=2.0, beta_basic=True),
+        Rule.of(l_diversity=2, t_closeness=0.35, beta_likeness=3.0),
     ]
 )
 

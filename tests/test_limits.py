@@ -68,7 +68,9 @@ def test_limits_and_l_diversity_hold_together() -> None:
     data, k = people(), 6
     limits = Limits({"age": 5}, {"country": 2})
     run = get("sbca").run(
-        data, k, ClusterOptions(mode="exact", limits=limits, rule=Rule(2), max_suppression=0.05)
+        data,
+        k,
+        ClusterOptions(mode="exact", limits=limits, rule=Rule.of(l_diversity=2), max_suppression=0.05),
     )
     labels = run.labels
     assert sum(limits.broken(data, labels).values()) == 0

@@ -91,7 +91,7 @@ def kmember(
             raise ValueError("criteria on sensitive values need QIData.sensitive")
         crit = rule.kernel_arrays(data.sensitive)
         scode = np.ascontiguousarray(crit["scode"][:, order])
-        criteria = (crit[key] for key in ("soff", "sp", "scap", "sord", "crit_i", "crit_f"))
+        criteria = (crit[key] for key in ("soff", "sp", "sord", "crit_i", "crit_f"))
         sorted_labels = _greedy_rule_numba(*arrays, k, scode, *criteria)
         labels[order] = sorted_labels
         rescue(data, labels, rule)
@@ -414,7 +414,7 @@ _greedy_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_python
 
 
 def _greedy_rule_python(  # pragma: no cover - compiled by numba
-    xn, xc, wn, wc, card, k, scode, soff, sp, scap, sord, crit_i, crit_f
+    xn, xc, wn, wc, card, k, scode, soff, sp, sord, crit_i, crit_f
 ):
     """Body of the kernel with criteria: :func:`_greedy_python`'s clusters, each grown on
     past k by the cheapest repairing row until every sensitive column keeps the rule; a
@@ -486,12 +486,12 @@ def _greedy_rule_python(  # pragma: no cover - compiled by numba
                 for s in range(n_sens):
                     lo = soff[s]
                     hi = soff[s + 1]
-                    if _criteria.column_ok(cnt, lo, hi, size, sp, scap, sord[s], crit_i, crit_f):
+                    if _criteria.column_ok(cnt, lo, hi, size, sp, sord[s], crit_i, crit_f):
                         continue
                     repair = True
-                    lacking = _criteria.lacking_mode(cnt, size, s, soff, crit_i)
+                    bound = _criteria.repair_bound(cnt, size, s, soff, sp, sord, crit_i, crit_f)
                     for v in range(lo, hi):
-                        helpful[v] = _criteria.helpful(v, cnt, size, lacking, sp)
+                        helpful[v] = _criteria.helpful(v, cnt, size, bound, sp)
                 if not repair:
                     break
             if size > 0:

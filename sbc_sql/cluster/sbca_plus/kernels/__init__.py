@@ -3,7 +3,8 @@
 :mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
 distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
 :mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement, :mod:`.order`
-Hilbert keys, :mod:`.criteria` the privacy criteria of one class and :mod:`.repair` a class
+Hilbert keys, :mod:`.criteria` the privacy criteria of one class (each criterion's own
+module ``criterion_<name>.py``, found by :func:`criterion_codes`) and :mod:`.repair` a class
 grown on until it keeps them. The Python side calls the three entry kernels (``greedy.greedy_pass``,
 ``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
 :mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
@@ -33,12 +34,26 @@ the rows whose class is cheaper without them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
 #: the package's own name; the ahead-of-time build loads a private copy under another name,
 #: with numba's cache in a scratch folder
 _NAME = "sbc_sql.cluster.sbca_plus.kernels"
+#: how a privacy criterion's kernel module (its compiled twin, see :mod:`.criteria`) is named
+CRITERION_MODULES = "criterion_*.py"
+
+
+@functools.cache
+def criterion_codes() -> dict[str, int]:
+    """Each criterion's kernel module in this folder and its code in a kernel program: 1, 2,
+    ... in the modules' name order. The program's writer (``Rule.kernel_arrays``) and the
+    kernels' dispatch (:mod:`.criteria`) both read it from the same files, which the
+    fingerprint of the ahead-of-time module covers."""
+    here = Path(__file__).resolve().parent
+    stems = sorted(p.stem for p in here.glob(CRITERION_MODULES))
+    return {stem: code for code, stem in enumerate(stems, start=1)}
 
 
 def _drop_stale_cache() -> None:
