@@ -61,6 +61,10 @@ class BetaLikeness(Criterion):
         beta = values["beta_likeness"]
         return None if beta is None else cls(column, beta, enhanced=not values["beta_basic"])
 
+    @classmethod
+    def measured(cls, column: Column) -> BetaLikeness:
+        return cls(column)
+
     @property
     def threshold(self) -> float:
         if self.beta is None:

@@ -60,6 +60,12 @@ class Criterion(PrivacyModel):
         they do not ask it."""
         return None
 
+    @classmethod
+    def measured(cls, column: Column) -> Criterion | None:
+        """The criterion whose measure ``evaluate`` reports on a sensitive column, with no
+        threshold given (None: it reports none)."""
+        return None
+
     def describe(self) -> str:
         """The criterion and its thresholds, as a message names them."""
         return self.name

@@ -72,6 +72,10 @@ class LDiversity(Criterion):
     def entropy(self) -> bool:
         return self.variant == "entropy"
 
+    @classmethod
+    def measured(cls, column: Column) -> LDiversity:
+        return cls(column)
+
     @property
     def threshold(self) -> int:
         if self.l is None:

@@ -56,6 +56,10 @@ class TCloseness(Criterion):
         t = values["t_closeness"]
         return None if t is None else cls(column, t)
 
+    @classmethod
+    def measured(cls, column: Column) -> TCloseness:
+        return cls(column)
+
     @property
     def threshold(self) -> float:
         if self.t is None:
