@@ -42,6 +42,7 @@ operations in the same order, so they return the same labels.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -51,9 +52,16 @@ from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
 from ..ncp import categorical_ncp
 from ..rescue import rescue
+from ..sbca_plus import kernels as _kernels
 from ..sbca_plus.kernels import criteria as _criteria
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
 from ..sensitive import Rule
+
+# numba keys this module's cached kernels on this file alone; they compile in the kernel
+# folder's criteria and costs, so an edit there drops them too
+_kernels.drop_stale_cache(
+    Path(__file__).resolve().parent / "__pycache__", "kmember.*.nb[ic]", "kmember-kernels.sha256"
+)
 
 ENGINES = ("auto", "numba", "numpy")
 

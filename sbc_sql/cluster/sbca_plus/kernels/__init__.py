@@ -56,34 +56,41 @@ def criterion_codes() -> dict[str, int]:
     return {stem: code for code, stem in enumerate(stems, start=1)}
 
 
-def _drop_stale_cache() -> None:
-    """Drop numba's cache of this folder when any of its files changed since it was written.
-
-    numba keys a cached kernel on its own file only, but kernels here call and inline
-    kernels of sibling files: after an edit to costs.py the cached greedy_pass would still
-    hold the old costs. A stamp of the folder's source, kept beside the cache, catches that.
-    Best effort: a read-only folder (an installed copy, which runs the ahead-of-time module)
-    keeps its cache as it is.
-    """
+def _source_digest() -> str:
+    """A hash of every file of this folder."""
     here = Path(__file__).resolve().parent
-    cache = here / "__pycache__"
     digest = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    stamp = cache / "numba-source.sha256"
+    return digest.hexdigest()
+
+
+def drop_stale_cache(cache: Path, pattern: str = "*.nb[ic]", stamp: str = "numba-source.sha256") -> None:
+    """Drop numba's cache files ``pattern`` in the folder ``cache`` when any file of this
+    folder changed since they were written.
+
+    numba keys a cached kernel on its own file only, but kernels here call and inline
+    kernels of sibling files (and k-member's kernel these): after an edit to costs.py the
+    cached greedy_pass would still hold the old costs, and after a criterion's module is
+    added the criteria's codes differ. A stamp of the folder's source, kept beside the
+    cache, catches that. Best effort: a read-only folder (an installed copy, which runs the
+    ahead-of-time module) keeps its cache as it is.
+    """
+    digest = _source_digest()
+    path = cache / stamp
     try:
-        if stamp.read_text(encoding="ascii") == digest.hexdigest():
+        if path.read_text(encoding="ascii") == digest:
             return
     except OSError:
         pass
     try:
-        for path in cache.glob("*.nb[ic]"):
-            path.unlink()
+        for stale in cache.glob(pattern):
+            stale.unlink()
         cache.mkdir(exist_ok=True)
-        stamp.write_text(digest.hexdigest(), encoding="ascii")
+        path.write_text(digest, encoding="ascii")
     except OSError:
         pass
 
 
 if __name__ == _NAME:
-    _drop_stale_cache()
+    drop_stale_cache(Path(__file__).resolve().parent / "__pycache__")
