@@ -17,6 +17,7 @@ from .criterion import Criterion
 from .k_anonymity import KAnonymity
 from .l_diversity import LDiversity
 from .options import Option
+from .recursive_diversity import RecursiveDiversity
 from .t_closeness import TCloseness
 
 BASE = KAnonymity
@@ -24,6 +25,7 @@ CRITERIA: tuple[type[Criterion], ...] = (
     LDiversity,
     TCloseness,
     BetaLikeness,
+    RecursiveDiversity,
 )
 
 
