@@ -32,6 +32,7 @@ import datasets
 import sbc_sql
 from sbc_sql.cluster.background.options import BackgroundOptions
 from sbc_sql.cluster.background.run import background_run
+from sbc_sql.privacy.criteria import rule_of
 from sbc_sql.quality.evaluate import evaluate
 
 ALGORITHMS = ("kinc", "kagg", "beta-ge")
@@ -88,7 +89,7 @@ def literal(con: duckdb.DuckDBPyConnection, algorithm: str) -> dict[str, float]:
     """The algorithm with rescue and the rare-aware refinement off, scored in numpy."""
     from sbc_sql.cluster.model import QIData
     from sbc_sql.cluster.ncp import ncp_per_qi
-    from sbc_sql.cluster.sensitive import Rule, Sensitive
+    from sbc_sql.cluster.sensitive import Sensitive
 
     df = con.execute("SELECT * FROM t").df()
     codes = [np.unique(df[c], return_inverse=True) for c in ("sex", "education", "occupation")]
@@ -106,7 +107,11 @@ def literal(con: duckdb.DuckDBPyConnection, algorithm: str) -> dict[str, float]:
     )
     start = time.perf_counter()
     labels, _, _, _ = background_run(
-        algorithm, data, 5, Rule(beta=3.0), BackgroundOptions(threshold=0.8, rescue=False, rare_aware=False)
+        algorithm,
+        data,
+        5,
+        rule_of(beta_likeness=3.0),
+        BackgroundOptions(threshold=0.8, rescue=False, rare_aware=False),
     )
     seconds = time.perf_counter() - start
     removed = int((labels < 0).sum())

@@ -34,6 +34,7 @@ from sbc_sql.cluster.ncp import total_ncp
 from sbc_sql.cluster.registry import ClusterOptions, get
 from sbc_sql.cluster.sbca_plus import compiled
 from sbc_sql.cluster.sensitive import Rule, Sensitive
+from sbc_sql.privacy.criteria import rule_of
 from sbc_sql.run import make_options
 from sbc_sql.run.prepare import prepare
 
@@ -43,10 +44,10 @@ QIS = ("age", "workclass", "education", "marital_status", "race", "sex", "native
 SENSITIVE = "occupation"
 RULES = (
     ("k alone", Rule()),
-    ("distinct l = 3", Rule(l=3)),
-    ("t = 0.2", Rule(t=0.2)),
-    ("enhanced beta = 1", Rule(beta=1.0)),
-    ("enhanced beta = 2", Rule(beta=2.0)),
+    ("distinct l = 3", rule_of(l_diversity=3)),
+    ("t = 0.2", rule_of(t_closeness=0.2)),
+    ("enhanced beta = 1", rule_of(beta_likeness=1.0)),
+    ("enhanced beta = 2", rule_of(beta_likeness=2.0)),
 )
 #: ARX 3.9 on the same setting: NCP % at k = 5, 10, 25 (None: one figure for every k)
 ARX = {
@@ -100,7 +101,7 @@ def adult(mode: str) -> list[str]:
     options = make_options(5, qi=",".join(QIS), sensitive=SENSITIVE, tuples=False)
     data = prepare(engines.connect(con), "adult", options).data
     data = with_sensitive(con, "adult", data, SENSITIVE)
-    run(data, 5, Rule(l=3), mode)  # the kernels' first call loads them
+    run(data, 5, rule_of(l_diversity=3), mode)  # the kernels' first call loads them
     lines = [
         f"### Adult, {data.n_rows:,} rows, occupation sensitive, mode {mode}",
         "",

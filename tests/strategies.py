@@ -22,7 +22,8 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from sbc_sql.cluster.model import QIData
-from sbc_sql.cluster.sensitive import Rule, Sensitive
+from sbc_sql.cluster.sensitive import Sensitive
+from sbc_sql.privacy.criteria import rule_of
 
 QI_TYPES = ("INTEGER", "DOUBLE", "DATE", "VARCHAR")
 NUMERIC_TYPES = ("INTEGER", "DOUBLE", "DATE")
@@ -258,14 +259,14 @@ def sensitive_from_codes(columns: list[np.ndarray], ordered: list[bool] | None =
 #: one rule of each kind, and two together
 rules = st.sampled_from(
     [
-        Rule(l=2),
-        Rule(l=3),
-        Rule(l=2, entropy=True),
-        Rule(t=0.3),
-        Rule(t=0.2),
-        Rule(beta=1.0),
-        Rule(beta=2.0, enhanced=False),
-        Rule(l=2, t=0.35, beta=3.0),
+        rule_of(l_diversity=2),
+        rule_of(l_diversity=3),
+        rule_of(l_diversity=2, l_model="entropy"),
+        rule_of(t_closeness=0.3),
+        rule_of(t_closeness=0.2),
+        rule_of(beta_likeness=1.0),
+        rule_of(beta_likeness=2.0, beta_basic=True),
+        rule_of(l_diversity=2, t_closeness=0.35, beta_likeness=3.0),
     ]
 )
 

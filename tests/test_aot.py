@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strategies import criteria_tables
 from strategies import data_from_arrays as make_data
 from strategies import kernel_tables as qi_tables
+from strategies import rules as criteria_rules
 from test_kernel_blocks import synthetic
 
 from sbc_sql.cluster import blocks
@@ -83,6 +85,18 @@ def test_same_classes_as_the_jit(built, data: QIData, k: int, growth: bool, seed
         expected = sbca_plus(data, k, growth=growth, seeds=seeds)
     with kernels(built):
         got = sbca_plus(data, k, growth=growth, seeds=seeds)
+    np.testing.assert_array_equal(got, expected)
+
+
+@SETTINGS
+@given(table=criteria_tables(), rule=criteria_rules)
+def test_same_classes_with_criteria_as_the_jit(built, table: tuple[QIData, int], rule) -> None:
+    """The criteria's program runs the same dispatch in the module as in the JIT."""
+    data, k = table
+    with kernels(None):
+        expected = sbca_plus(data, k, rule=rule)
+    with kernels(built):
+        got = sbca_plus(data, k, rule=rule)
     np.testing.assert_array_equal(got, expected)
 
 

@@ -29,8 +29,9 @@ from sbc_sql.cluster.background.options import BackgroundOptions
 from sbc_sql.cluster.background.space import Space
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.ncp import ncp_per_qi
-from sbc_sql.cluster.sensitive import REASON_CODES, REASONS, Rule, Sensitive
+from sbc_sql.cluster.sensitive import REASON_CODES, REASONS, Sensitive
 from sbc_sql.errors import InputError
+from sbc_sql.privacy.criteria import rule_of
 from sbc_sql.quality.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +74,7 @@ def run(
     data: QIData, algorithm: str, k: int, beta: float, **background
 ) -> tuple[registry.ClusterRun, BackgroundOptions]:
     bg = BackgroundOptions(**background)
-    options = registry.ClusterOptions(rule=Rule(beta=beta), max_suppression=1.0, background=bg)
+    options = registry.ClusterOptions(rule=rule_of(beta_likeness=beta), max_suppression=1.0, background=bg)
     return registry.get(algorithm).run(data, k, options), bg
 
 
@@ -96,7 +97,7 @@ def check_release(
     classes = int(labels.max()) + 1
     sizes = np.bincount(labels[released], minlength=classes)
     assert sizes.min() >= k
-    assert Rule(beta=beta).classes_ok(labels, data.sensitive).all()
+    assert rule_of(beta_likeness=beta).classes_ok(labels, data.sensitive).all()
     beliefs, key = estimate(data, bg)
     groups = p1.phase1(beliefs, key, data.position, bg.threshold, k)
     for c in range(classes):
@@ -208,7 +209,7 @@ def example1() -> tuple[Likeness, np.ndarray]:
     """26 rows: Flu 6, HIV 4, Hypertension 8, Brain tumour 8 (codes 0..3); beta 2."""
     counts = np.array([6, 4, 8, 8])
     sens = Sensitive(("dx",), (np.repeat(np.arange(4), counts).astype(np.int32),), (counts,), (False,))
-    return Likeness(Rule(beta=2.0), sens), np.array([3, 2, 4, 4])
+    return Likeness(rule_of(beta_likeness=2.0), sens), np.array([3, 2, 4, 4])
 
 
 def test_example_1_buckets_and_leaves():
@@ -235,7 +236,7 @@ def test_example_1_classes():
     labels = np.empty(n, dtype=np.int64)
     for i, c in enumerate(classes):
         labels[c] = i
-    assert Rule(beta=2.0).classes_ok(labels, sens).all()
+    assert rule_of(beta_likeness=2.0).classes_ok(labels, sens).all()
 
 
 def test_a_group_that_is_not_beta_like_is_not_released():
@@ -306,15 +307,15 @@ def test_without_beta_likeness_is_one_error(algorithm):
     with pytest.raises(InputError, match=f"^--algorithm {algorithm} needs --beta-likeness"):
         entry.run(data, 4)
     with pytest.raises(InputError, match="one sensitive column"):
-        entry.run(table(60, 0, n_sensitive=2), 4, registry.ClusterOptions(rule=Rule(beta=2.0)))
+        entry.run(table(60, 0, n_sensitive=2), 4, registry.ClusterOptions(rule=rule_of(beta_likeness=2.0)))
     with pytest.raises(InputError, match="beta-likeness only"):
-        entry.run(data, 4, registry.ClusterOptions(rule=Rule(l=2, beta=2.0)))
+        entry.run(data, 4, registry.ClusterOptions(rule=rule_of(l_diversity=2, beta_likeness=2.0)))
 
 
 def test_rows_not_released_count_against_the_budget():
     data = table(300, seed=1)
     options = registry.ClusterOptions(
-        rule=Rule(beta=3.0), max_suppression=0.01, background=BackgroundOptions(threshold=0.05)
+        rule=rule_of(beta_likeness=3.0), max_suppression=0.01, background=BackgroundOptions(threshold=0.05)
     )
     with pytest.raises(InputError, match=r"above --max-suppression 0\.01") as caught:
         registry.get("kinc").run(data, 25, options)
@@ -334,8 +335,8 @@ def test_options_are_checked():
     assert registry.ClusterOptions().background is None
     assert set(ALGORITHMS) <= set(registry.names())
     assert not set(ALGORITHMS) & set(registry.runnable())
-    assert set(ALGORITHMS) <= set(registry.runnable(Rule(beta=2.0)))
-    assert not set(ALGORITHMS) & set(registry.runnable(Rule(l=2, beta=2.0)))
+    assert set(ALGORITHMS) <= set(registry.runnable(rule_of(beta_likeness=2.0)))
+    assert not set(ALGORITHMS) & set(registry.runnable(rule_of(l_diversity=2, beta_likeness=2.0)))
 
 
 def test_the_default_clusters_each_group_alone():
@@ -589,7 +590,7 @@ def test_bad_background_options_are_one_error_line(clinic, cli, args, message):
 
 def test_basic_beta_likeness_is_kept_when_asked():
     data = table(300, seed=8)
-    basic = Rule(beta=1.0, enhanced=False)
+    basic = rule_of(beta_likeness=1.0, beta_basic=True)
     for algorithm in ALGORITHMS:
         options = registry.ClusterOptions(rule=basic, max_suppression=1.0, background=BackgroundOptions())
         labels = registry.get(algorithm).run(data, 4, options).labels
@@ -599,7 +600,7 @@ def test_basic_beta_likeness_is_kept_when_asked():
 def test_the_default_keeps_the_criteria_inside_each_group():
     data = table(600, seed=9)
     bg = BackgroundOptions(threshold=0.2)
-    rule = Rule(beta=2.0)
+    rule = rule_of(beta_likeness=2.0)
     result = registry.get("sbca").run(
         data, 5, registry.ClusterOptions(rule=rule, max_suppression=0.5, background=bg)
     )

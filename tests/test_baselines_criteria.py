@@ -24,6 +24,7 @@ from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import ClusterOptions
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule
 from sbc_sql.errors import InputError
+from sbc_sql.privacy.criteria import rule_of
 
 BASELINES = ("mondrian", "kmember", "datafly", "incognito")
 PROPERTY = settings(max_examples=25, deadline=None)
@@ -93,7 +94,7 @@ def banded() -> QIData:
 
 @pytest.mark.parametrize("algorithm", BASELINES)
 def test_the_rule_repairs_what_k_alone_releases(algorithm: str) -> None:
-    data, rule = banded(), Rule(l=2)
+    data, rule = banded(), rule_of(l_diversity=2)
     assert data.sensitive is not None
     options = ClusterOptions(max_suppression=0.0)
     alone = registry.get(algorithm).run(data, 5, options).labels
@@ -109,7 +110,7 @@ def test_a_rule_the_input_cannot_keep_is_one_error(algorithm: str) -> None:
     # two diagnoses cannot make a class 3-diverse: every row is left out, over any budget
     data = dataclasses.replace(banded(), sensitive=sensitive_from_codes([np.arange(40) % 2]))
     with pytest.raises(InputError, match="cannot be placed in classes that keep distinct l-diversity"):
-        registry.get(algorithm).run(data, 5, ClusterOptions(rule=Rule(l=3), max_suppression=0.1))
+        registry.get(algorithm).run(data, 5, ClusterOptions(rule=rule_of(l_diversity=3), max_suppression=0.1))
 
 
 def test_every_baseline_says_it_keeps_the_criteria() -> None:
@@ -127,7 +128,7 @@ def test_without_a_rule_the_labels_do_not_change() -> None:
 
 def test_kmember_keeps_criteria_in_its_compiled_kernel_only() -> None:
     with pytest.raises(ValueError, match="compiled kernel only"):
-        kmember(banded(), 5, engine="numpy", rule=Rule(l=2))
+        kmember(banded(), 5, engine="numpy", rule=rule_of(l_diversity=2))
 
 
 def test_mondrian_takes_the_most_balanced_cut_that_keeps_the_rule() -> None:
@@ -137,7 +138,7 @@ def test_mondrian_takes_the_most_balanced_cut_that_keeps_the_rule() -> None:
     data = data_from_arrays([np.arange(8, dtype=np.float64)], [])
     data = dataclasses.replace(data, sensitive=sensitive_from_codes([np.array([0, 1, 0, 1, 2, 2, 2, 2])]))
     assert mondrian(data, 2).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
-    assert mondrian(data, 2, Rule(l=2)).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
+    assert mondrian(data, 2, rule_of(l_diversity=2)).tolist() == [0, 0, 0, 1, 1, 1, 1, 1]
 
 
 @pytest.mark.parametrize("algorithm", ["datafly", "incognito"])
@@ -145,7 +146,9 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
     # ages by 16 years: [0, 16) and [16, 32) are 2-diverse, [32, 40) holds one diagnosis and
     # its 8 rows fit a budget of 10 rows; by 8 years two classes break the rule (16 rows)
     data = banded()
-    run = registry.get(algorithm).run(data, 5, ClusterOptions(rule=Rule(l=2), max_suppression=0.25))
+    run = registry.get(algorithm).run(
+        data, 5, ClusterOptions(rule=rule_of(l_diversity=2), max_suppression=0.25)
+    )
     assert run.labels.tolist() == [0] * 16 + [1] * 16 + [-1] * 8
     assert run.reasons is not None and set(run.reasons[32:].tolist()) == {REASON_CODES["budget"]}
 
@@ -153,7 +156,7 @@ def test_full_domain_suppresses_classes_that_break_the_rule_within_the_budget(al
 @pytest.mark.parametrize("algorithm", [mondrian, kmember, datafly, incognito])
 def test_fewer_rows_than_k_are_suppressed_under_a_rule_too(algorithm) -> None:
     data = dataclasses.replace(banded().take(np.arange(4)), sensitive=sensitive_from_codes([np.arange(4)]))
-    assert (algorithm(data, 5, rule=Rule(l=2)) == -1).all()
+    assert (algorithm(data, 5, rule=rule_of(l_diversity=2)) == -1).all()
 
 
 CRITERIA = [

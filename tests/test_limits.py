@@ -18,8 +18,9 @@ import sbc_sql
 from sbc_sql.cluster.limits import Limits
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import ClusterOptions, get
-from sbc_sql.cluster.sensitive import Rule, Sensitive
+from sbc_sql.cluster.sensitive import Sensitive
 from sbc_sql.errors import InputError
+from sbc_sql.privacy.criteria import rule_of
 
 datasets = load_example("benchmarks/datasets.py")
 
@@ -68,7 +69,9 @@ def test_limits_and_l_diversity_hold_together() -> None:
     data, k = people(), 6
     limits = Limits({"age": 5}, {"country": 2})
     run = get("sbca").run(
-        data, k, ClusterOptions(mode="exact", limits=limits, rule=Rule(2), max_suppression=0.05)
+        data,
+        k,
+        ClusterOptions(mode="exact", limits=limits, rule=rule_of(l_diversity=2), max_suppression=0.05),
     )
     labels = run.labels
     assert sum(limits.broken(data, labels).values()) == 0

@@ -25,16 +25,17 @@ from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.kernels import criteria
 from sbc_sql.cluster.sensitive import REASON_CODES, Rule, Sensitive
 from sbc_sql.errors import InputError
+from sbc_sql.privacy.criteria import rule_of
 
 RULES = [
-    Rule(l=2),
-    Rule(l=3),
-    Rule(l=2, entropy=True),
-    Rule(t=0.3),
-    Rule(t=0.2),
-    Rule(beta=1.0),
-    Rule(beta=2.0, enhanced=False),
-    Rule(l=2, t=0.4, beta=3.0),
+    rule_of(l_diversity=2),
+    rule_of(l_diversity=3),
+    rule_of(l_diversity=2, l_model="entropy"),
+    rule_of(t_closeness=0.3),
+    rule_of(t_closeness=0.2),
+    rule_of(beta_likeness=1.0),
+    rule_of(beta_likeness=2.0, beta_basic=True),
+    rule_of(l_diversity=2, t_closeness=0.4, beta_likeness=3.0),
 ]
 
 
@@ -44,24 +45,20 @@ RULES = [
 
 
 def _kernel_column_ok(rule: Rule, counts: np.ndarray, size: int, p: np.ndarray, ordered: bool) -> bool:
-    sens = Sensitive(("s",), (np.zeros(1, dtype=np.int32),), (np.ones(len(p), dtype=np.int64),), (ordered,))
-    arr = rule.kernel_arrays(sens)
     sp = np.asarray(p, dtype=np.float64)
-    cap = np.full(len(p), np.inf)
-    if rule.beta is not None:
-        cap = sensitive_mod.beta_cap(sp, rule.beta, rule.enhanced) * (1.0 - sensitive_mod.MARGIN)
+    crit_i, crit_f = rule.program([sp])
     cnt = np.asarray(counts, dtype=np.int64)
-    return bool(criteria.column_ok(cnt, 0, len(p), size, sp, cap, ordered, arr["crit_i"], arr["crit_f"]))
+    return bool(criteria.column_ok(cnt, 0, len(p), size, sp, ordered, crit_i, crit_f))
 
 
 def _kernel_helpful(rule: Rule, counts: np.ndarray, size: int, p: np.ndarray) -> np.ndarray:
-    arr = rule.kernel_arrays(
-        Sensitive(("s",), (np.zeros(1, dtype=np.int32),), (np.ones(len(p), dtype=np.int64),), (False,))
-    )
+    sp = np.asarray(p, dtype=np.float64)
+    crit_i, crit_f = rule.program([sp])
     cnt = np.asarray(counts, dtype=np.int64)
     soff = np.array([0, len(p)], dtype=np.int64)
-    lacking = criteria.lacking_mode(cnt, size, 0, soff, arr["crit_i"])
-    return np.array([criteria.helpful(v, cnt, size, lacking, p) for v in range(len(p))])
+    sord = np.zeros(1, dtype=np.bool_)
+    bound = criteria.repair_bound(cnt, size, 0, soff, sp, sord, crit_i, crit_f)
+    return np.array([criteria.helpful(v, cnt, size, bound, sp) for v in range(len(p))])
 
 
 def _cases(seed: int):
@@ -97,7 +94,13 @@ def _cases(seed: int):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize(
     "rule",
-    RULES + [Rule(l=4, entropy=True), Rule(t=0.05), Rule(beta=1.0, enhanced=False), Rule(beta=0.2)],
+    RULES
+    + [
+        rule_of(l_diversity=4, l_model="entropy"),
+        rule_of(t_closeness=0.05),
+        rule_of(beta_likeness=1.0, beta_basic=True),
+        rule_of(beta_likeness=0.2),
+    ],
     ids=repr,
 )
 def test_kernel_check_is_rule_column_ok(rule: Rule, seed: int) -> None:
@@ -119,14 +122,16 @@ def test_kernel_margins_are_the_rules() -> None:
 def test_kernel_check_edges() -> None:
     p = np.array([0.5, 0.25, 0.25])
     # exactly the input's shares: t = 0 misses by the margin, any t above passes
-    assert not _kernel_column_ok(Rule(t=0.0), np.array([2, 1, 1]), 4, p, False)
-    assert _kernel_column_ok(Rule(t=1e-6), np.array([2, 1, 1]), 4, p, True)
+    assert not _kernel_column_ok(rule_of(t_closeness=0.0), np.array([2, 1, 1]), 4, p, False)
+    assert _kernel_column_ok(rule_of(t_closeness=1e-6), np.array([2, 1, 1]), 4, p, True)
     # two equally frequent values: entropy 2-diversity holds exactly
-    assert _kernel_column_ok(Rule(l=2, entropy=True), np.array([3, 3, 0]), 6, p, False)
-    assert not _kernel_column_ok(Rule(l=2, entropy=True), np.array([4, 2, 0]), 6, p, False)
+    assert _kernel_column_ok(rule_of(l_diversity=2, l_model="entropy"), np.array([3, 3, 0]), 6, p, False)
+    assert not _kernel_column_ok(rule_of(l_diversity=2, l_model="entropy"), np.array([4, 2, 0]), 6, p, False)
     # basic beta 1: a share of twice the input's is the cap itself, refused by the margin
-    assert not _kernel_column_ok(Rule(beta=1.0, enhanced=False), np.array([0, 2, 2]), 4, p, False)
-    assert _kernel_column_ok(Rule(beta=1.01, enhanced=False), np.array([0, 2, 2]), 4, p, False)
+    assert not _kernel_column_ok(
+        rule_of(beta_likeness=1.0, beta_basic=True), np.array([0, 2, 2]), 4, p, False
+    )
+    assert _kernel_column_ok(rule_of(beta_likeness=1.01, beta_basic=True), np.array([0, 2, 2]), 4, p, False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -204,7 +209,7 @@ def _feasible(data: QIData, rule: Rule) -> bool:
     assert data.sensitive is not None
     if rule.check_feasible(data.sensitive):
         return False
-    return all(len(c) >= rule.l for c in data.sensitive.counts)
+    return all(len(c) >= rule.min_size for c in data.sensitive.counts)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -255,7 +260,7 @@ def test_refinement_would_break_the_criteria_unchecked() -> None:
     )
     data = QIData(*[getattr(data, f) for f in ("names", "numeric", "columns", "lo", "hi")],
                   data.cardinality, data.weights, sensitive=sens)  # fmt: skip
-    rule = Rule(l=3)
+    rule = rule_of(l_diversity=3)
     kept = sbca_plus(data, 4, rule=rule)
     assert rule.classes_ok(kept, sens)[np.unique(kept[kept >= 0])].all()
     k_only = sbca_plus(data, 4)
@@ -274,12 +279,14 @@ def test_rows_no_class_can_take_are_suppressed_as_unplaced() -> None:
     sens = Sensitive(("dx",), (dx,), (np.bincount(dx),), (False,))
     data = QIData(("age",), (True,), (age,), (0.0,), (49.0,), (0,), (1.0,), sensitive=sens)
     for mode in ("exact", "blocks"):
-        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3), max_suppression=1.0))
+        run = get("sbca").run(
+            data, 5, ClusterOptions(mode=mode, rule=rule_of(l_diversity=3), max_suppression=1.0)
+        )
         assert (run.labels < 0).all()
         assert run.reasons is not None and (run.reasons == REASON_CODES["unplaced"]).all()
         with pytest.raises(InputError, match="cannot be placed"):
-            get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=3)))
-        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=Rule(l=2)))
+            get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=rule_of(l_diversity=3)))
+        run = get("sbca").run(data, 5, ClusterOptions(mode=mode, rule=rule_of(l_diversity=2)))
         assert (run.labels >= 0).all() and run.reasons is not None and not run.reasons.any()
 
 
@@ -384,8 +391,9 @@ def _adult() -> QIData:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("rule", "k", "arx"),
-    [(Rule(l=3), 5, 2.35), (Rule(l=3), 10, 3.63), (Rule(l=3), 25, 6.24), (Rule(t=0.2), 10, 43.7),
-     (Rule(beta=1.0), 10, 41.8), (Rule(beta=2.0), 10, 25.5)],
+    [(rule_of(l_diversity=3), 5, 2.35), (rule_of(l_diversity=3), 10, 3.63),
+     (rule_of(l_diversity=3), 25, 6.24), (rule_of(t_closeness=0.2), 10, 43.7),
+     (rule_of(beta_likeness=1.0), 10, 41.8), (rule_of(beta_likeness=2.0), 10, 25.5)],
     ids=repr,
 )  # fmt: skip
 def test_adult_beats_arx_with_at_most_one_percent_suppressed(rule: Rule, k: int, arx: float) -> None:

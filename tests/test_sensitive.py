@@ -4,6 +4,7 @@ arrays accept is one the SQL accepts."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import duckdb
@@ -14,7 +15,9 @@ import pytest
 from sbc_sql import engines
 from sbc_sql.cluster.sensitive import Rule, Sensitive, beta_cap, emd, rare_values
 from sbc_sql.model import Column
-from sbc_sql.privacy import BetaLikeness, LDiversity, TCloseness
+from sbc_sql.privacy import BetaLikeness, TCloseness
+from sbc_sql.privacy.criteria import rule_of
+from sbc_sql.privacy.criterion import Criterion
 
 DX = Column("dx", "VARCHAR", "sensitive", kind="categorical")
 PAY = Column("pay", "INTEGER", "sensitive", kind="numeric")
@@ -32,14 +35,7 @@ def _sensitive(dx: np.ndarray, pay: np.ndarray) -> Sensitive:
 def _sql_failing(con, rule: Rule) -> set[int]:
     """The classes of table r that the SQL models say fail ``rule``."""
     engine = engines.connect(con)
-    models = []
-    for c in (DX, PAY):
-        if rule.l:
-            models.append(LDiversity(c, rule.l, "entropy" if rule.entropy else "distinct"))
-        if rule.t is not None:
-            models.append(TCloseness(c, rule.t))
-        if rule.beta is not None:
-            models.append(BetaLikeness(c, rule.beta, enhanced=rule.enhanced))
+    models = [dataclasses.replace(criterion, column=c) for c in (DX, PAY) for criterion in rule.criteria]
     failing: set[int] = set()
     for m in models:
         per_class = engine.sql(m.per_class_sql("r", "t"))
@@ -52,16 +48,25 @@ def _sql_failing(con, rule: Rule) -> set[int]:
     return failing
 
 
+def _looser(criterion: Criterion) -> Criterion:
+    """The criterion with its threshold looser by a millionth (l as it is)."""
+    if isinstance(criterion, TCloseness):
+        return dataclasses.replace(criterion, t=criterion.threshold + 1e-6)
+    if isinstance(criterion, BetaLikeness):
+        return dataclasses.replace(criterion, beta=criterion.threshold * (1 + 1e-6))
+    return criterion
+
+
 RULES = [
-    Rule(l=2),
-    Rule(l=3),
-    Rule(l=2, entropy=True),
-    Rule(t=0.3),
-    Rule(t=0.15),
-    Rule(beta=1.0),
-    Rule(beta=0.5, enhanced=False),
-    Rule(beta=3.0),
-    Rule(l=2, t=0.4, beta=2.0),
+    rule_of(l_diversity=2),
+    rule_of(l_diversity=3),
+    rule_of(l_diversity=2, l_model="entropy"),
+    rule_of(t_closeness=0.3),
+    rule_of(t_closeness=0.15),
+    rule_of(beta_likeness=1.0),
+    rule_of(beta_likeness=0.5, beta_basic=True),
+    rule_of(beta_likeness=3.0),
+    rule_of(l_diversity=2, t_closeness=0.4, beta_likeness=2.0),
 ]
 
 
@@ -91,13 +96,7 @@ def test_arrays_agree_with_sql(seed: int, rule: Rule) -> None:
         assert rule.ok(counts, int(rows.sum()), sens) == bool(good[c])
     # and the margin is small: a class SQL accepts is refused by the arrays only at a tie,
     # which a threshold looser by a millionth accepts
-    looser = Rule(
-        rule.l,
-        rule.entropy,
-        None if rule.t is None else rule.t + 1e-6,
-        None if rule.beta is None else rule.beta * (1 + 1e-6),
-        rule.enhanced,
-    )
+    looser = Rule(tuple(_looser(c) for c in rule.criteria))
     ties = set(range(40)) - sql_bad - {c for c in range(40) if good[c]}
     assert all(looser.classes_ok(labels, sens)[c] for c in ties)
 
@@ -106,8 +105,8 @@ def test_enhanced_beta_holds_frequent_values_to_minus_ln_p() -> None:
     # two values of share 1/2: a class of one value has gain 1 > -ln(1/2) = 0.69
     sens = Sensitive(("dx",), (np.array([0, 0, 1, 1], dtype=np.int32),), (np.array([2, 2]),), (False,))
     one_value = np.array([0, 0, 1, 1])
-    assert not Rule(beta=5.0).classes_ok(one_value, sens).any()
-    assert Rule(beta=5.0, enhanced=False).classes_ok(one_value, sens).all()
+    assert not rule_of(beta_likeness=5.0).classes_ok(one_value, sens).any()
+    assert rule_of(beta_likeness=5.0, beta_basic=True).classes_ok(one_value, sens).all()
     assert beta_cap(np.array([0.5]), 5.0, True)[0] == pytest.approx(0.5 * (1 + math.log(2)))
 
 
@@ -129,9 +128,9 @@ def test_emd_ordered_and_equal() -> None:
 
 def test_helpful_values_repair_the_worst() -> None:
     p = np.array([0.5, 0.3, 0.2])
-    rule = Rule(l=3)
+    rule = rule_of(l_diversity=3)
     assert list(rule.helpful(np.array([3, 1, 0]), 4, p, False)) == [False, False, True]
-    rule = Rule(beta=0.5)
+    rule = rule_of(beta_likeness=0.5)
     assert list(rule.helpful(np.array([4, 0, 0]), 4, p, False)) == [False, True, True]
     assert not rule.helpful(np.array([2, 1, 1]), 4, p, False).any()  # it passes
 
@@ -140,7 +139,7 @@ def test_forced_size_and_rare_values() -> None:
     counts = np.array([990, 9, 1])
     codes = np.repeat(np.arange(3), counts).astype(np.int32)
     sens = Sensitive(("dx",), (codes,), (counts,), (False,))
-    rule = Rule(beta=1.0)
+    rule = rule_of(beta_likeness=1.0)
     forced = rule.forced_size(sens.shares(0))
     # value 2 (1 row in 1,000): f = 0.002 -> classes of at least 500 rows
     # (the clustering refuses an exact tie, verification would accept: one row more)
@@ -149,11 +148,11 @@ def test_forced_size_and_rare_values() -> None:
     assert mask.sum() == 10 and [c[1] for c in chosen] == [2, 1]
     mask, chosen = rare_values(rule, sens, k=5, budget_rows=5)
     assert mask.sum() == 1 and [c[1] for c in chosen] == [2]
-    assert not rare_values(Rule(l=2), sens, 5, 10)[0].any()
+    assert not rare_values(rule_of(l_diversity=2), sens, 5, 10)[0].any()
 
 
 def test_entropy_l_beyond_the_input_is_infeasible() -> None:
     counts = np.array([98, 1, 1])
     sens = Sensitive(("dx",), (np.repeat(np.arange(3), counts).astype(np.int32),), (counts,), (False,))
-    assert Rule(l=2, entropy=True).check_feasible(sens)
-    assert not Rule(l=2).check_feasible(sens)
+    assert rule_of(l_diversity=2, l_model="entropy").check_feasible(sens)
+    assert not rule_of(l_diversity=2).check_feasible(sens)

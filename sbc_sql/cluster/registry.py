@@ -232,6 +232,7 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
     assert data.sensitive is not None
     sens = data.sensitive
     n = data.n_rows
+    beta = rule.find("beta")
     worst = ""
     for s in range(sens.n_columns):
         codes = sens.codes[s][suppressed]
@@ -244,14 +245,14 @@ def _check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share:
         worst = (
             f"; most hold the {_ordinal(rank)} most frequent value of '{sens.names[s]}' "
             f"({int(sens.counts[s][v]):,} rows in the input"
-            + (f", which forces classes of at least {int(forced):,} rows" if rule.beta is not None else "")
+            + (f", which forces classes of at least {int(forced):,} rows" if beta is not None else "")
             + ")"
         )
         break
     need = _share_needed(count, n)
     hint = f"give --max-suppression {need:g}"
-    if rule.beta is not None:
-        hint += f" or --beta-likeness {rule.beta * 2:g}"
+    if beta is not None:
+        hint += f" or --beta-likeness {beta.threshold * 2:g}"
     if run.reasons is not None and np.isin(run.reasons, _GROUPED).any():
         # larger groups of alike background knowledge: fewer under k, fewer skewed
         hint += " or a larger --bk-threshold"
@@ -311,14 +312,7 @@ def _reasons(run: ClusterRun, n: int, reason: str = "unplaced") -> np.ndarray:
 
 def describe(rule: Rule) -> str:
     """The criteria in words, as the flags name them."""
-    parts = []
-    if rule.l:
-        parts.append(f"{'entropy' if rule.entropy else 'distinct'} l-diversity")
-    if rule.t is not None:
-        parts.append("t-closeness")
-    if rule.beta is not None:
-        parts.append(f"{'enhanced' if rule.enhanced else 'basic'} beta-likeness")
-    return ", ".join(parts)
+    return rule.describe()
 
 
 def with_criteria() -> tuple[str, ...]:
@@ -328,11 +322,7 @@ def with_criteria() -> tuple[str, ...]:
 
 def asked(rule: Rule) -> set[str]:
     """The criteria a rule asks, by name: ``l``, ``t``, ``beta``."""
-    return {
-        name
-        for name, on in (("l", rule.l > 0), ("t", rule.t is not None), ("beta", rule.beta is not None))
-        if on
-    }
+    return rule.asked()
 
 
 def runnable(rule: Rule | None = None) -> tuple[str, ...]:
@@ -402,7 +392,7 @@ def _run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress 
     mode = "blocks" if options.mode == "auto" else options.mode
     rule = options.rule if options.rule.active else None
     limits = options.limits if options.limits.active else None
-    if options.mode == "auto" and rule is not None and (rule.t is not None or rule.beta is not None):
+    if options.mode == "auto" and rule is not None and rule.reads_input:
         # every class near the input's distribution: a block of similar rows is far from it
         # and leaves many rows to the others, so one exact block while it fits (on Adult
         # t = 0.2 costs 16 % exact, 22 % in blocks: benchmarks/results/criteria.md)

@@ -7,25 +7,61 @@ algorithm that enforces them while it clusters needs the same conditions over ar
   m - 1 in the values' order, NULL last, as ``sql/t_closeness_ordered.sql`` ranks them) with
   each value's count in the whole input (its share p, which t-closeness and beta-likeness
   compare a class with);
-* :class:`Rule`: the criteria asked on top of k (l-diversity distinct or entropy,
-  t-closeness, beta-likeness enhanced or basic), each checked on every sensitive column on
-  its own, with :meth:`Rule.ok` (one class from its value counts), :meth:`Rule.classes_ok`
-  (every class of a labelling at once), :meth:`Rule.helpful` (which values repair a class
-  that fails) and :meth:`Rule.forced_size` (the smallest class a value may sit in under
-  beta-likeness).
+* :class:`Rule`: the criteria asked on top of k (the registered criteria of
+  :mod:`sbc_sql.privacy.registry`, each defining its own array rule), each checked on every
+  sensitive column on its own, with :meth:`Rule.ok` (one class from its value counts),
+  :meth:`Rule.classes_ok` (every class of a labelling at once), :meth:`Rule.helpful` (which
+  values repair a class that fails) and :meth:`Rule.forced_size` (the smallest class a value
+  may sit in, under beta-likeness).
 
 A clustering checks a little more strictly than the SQL verification (by
 :data:`MARGIN`), so that a class it accepts never fails verification through rounding.
-The compiled kernels take the same conditions as flat arrays (:meth:`Rule.kernel_arrays`);
-a test compares the two.
+The compiled kernels take the same conditions as a program over flat arrays
+(:meth:`Rule.kernel_arrays`); a test holds the three forms together.
 """
 
 from __future__ import annotations
 
-import math
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
+
+
+class Criterion(Protocol):
+    """What the clustering asks of a privacy criterion on top of k: its array rule and the
+    parameters of its compiled twin. The criteria themselves are
+    :mod:`sbc_sql.privacy`'s (:class:`sbc_sql.privacy.criterion.Criterion`), registered in
+    :mod:`sbc_sql.privacy.registry`; this layer sees them only through this protocol."""
+
+    #: the criterion's short name (``l``, ``t``, ``beta``, ...)
+    key: ClassVar[str]
+    #: the module of its compiled twin in the kernel folder
+    kernel: ClassVar[str]
+    #: whether it compares a class with the whole input's distribution
+    reads_input: ClassVar[bool]
+
+    @property
+    def min_class_size(self) -> int: ...
+
+    def kind(self) -> str: ...
+
+    def class_ok(self, counts: np.ndarray, size: int, p: np.ndarray, ordered: bool) -> bool: ...
+
+    def classes_ok(
+        self, counts: np.ndarray, shares: np.ndarray, size: np.ndarray, p: np.ndarray, ordered: bool
+    ) -> np.ndarray: ...
+
+    def repair_bound(self, counts: np.ndarray, size: int, p: np.ndarray) -> int: ...
+
+    def forced_size(self, p: np.ndarray) -> np.ndarray | None: ...
+
+    def infeasible(self, p: np.ndarray, column: str) -> list[str]: ...
+
+    def kernel_params(self, shares: Sequence[np.ndarray]) -> tuple[list[int], list[float]]: ...
+
 
 #: how much stricter than the verification a clustering checks (shares, distances, gains)
 MARGIN = 1e-9
@@ -45,6 +81,9 @@ REASONS = {
     8: "limits",  # no class holds it within the per-column limits (--max-width, --max-values)
 }
 REASON_CODES = {name: code for code, name in REASONS.items()}
+#: a repair bound meaning "a row of a value below its input share repairs the class" (see
+#: :meth:`Rule.helpful`)
+BELOW_SHARE = -1
 
 
 @dataclass(frozen=True)
@@ -100,24 +139,39 @@ def beta_cap(p: np.ndarray, beta: float, enhanced: bool) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Rule:
-    """The criteria on top of k: ``l`` (0: none) distinct or, with ``entropy``, entropy
-    l-diversity; ``t`` t-closeness; ``beta`` beta-likeness, ``enhanced`` or basic. None:
-    not asked."""
+    """The criteria on top of k a clustering keeps, each on every sensitive column on its
+    own: instances of the registered criteria (:mod:`sbc_sql.privacy.registry`), without a
+    column, in the registry's order (:meth:`sbc_sql.privacy.criteria.Criteria.rule` makes
+    them). Empty: k alone."""
 
-    l: int = 0  # noqa: E741 - the criterion's own name
-    entropy: bool = False
-    t: float | None = None
-    beta: float | None = None
-    enhanced: bool = True
+    criteria: tuple[Criterion, ...] = ()
 
     @property
     def active(self) -> bool:
-        return self.l > 0 or self.t is not None or self.beta is not None
+        return bool(self.criteria)
 
     @property
     def min_size(self) -> int:
-        """The fewest rows any class needs for l-diversity (l values need l rows)."""
-        return max(self.l, 1)
+        """The fewest rows any class needs for the criteria (l values need l rows)."""
+        return max((c.min_class_size for c in self.criteria), default=1)
+
+    @property
+    def reads_input(self) -> bool:
+        """Whether a criterion compares a class with the whole input's distribution."""
+        return any(c.reads_input for c in self.criteria)
+
+    def asked(self) -> set[str]:
+        """The criteria asked, by their short names (``l``, ``t``, ``beta``)."""
+        return {c.key for c in self.criteria}
+
+    def find(self, key: str) -> Any | None:
+        """The criterion of this short name (``beta`` ...) the rule asks, None when it asks
+        none."""
+        return next((c for c in self.criteria if c.key == key), None)
+
+    def describe(self) -> str:
+        """The criteria in words, without their thresholds."""
+        return ", ".join(c.kind() for c in self.criteria)
 
     # ---- one class
 
@@ -127,23 +181,7 @@ class Rule:
         if size <= 0:
             return False
         counts = np.asarray(counts, dtype=np.float64)
-        if self.l:
-            present = counts > 0
-            if self.entropy:
-                q = counts[present] / size
-                if -(q * np.log(q)).sum() < math.log(self.l) - ENTROPY_TIE:
-                    return False
-            elif int(present.sum()) < self.l:
-                return False
-        if self.t is not None and emd(counts / size, p, ordered) > self.t - MARGIN:
-            return False
-        if self.beta is not None:
-            # the margin on the cap first, as kernel_arrays gives it: the kernels' arithmetic
-            cap = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
-            # only values above their input share are bounded (cap >= p always)
-            if np.any((counts > p * size) & (counts > cap * size)):
-                return False
-        return True
+        return all(c.class_ok(counts, size, p, ordered) for c in self.criteria)
 
     def ok(self, counts: list[np.ndarray] | tuple[np.ndarray, ...], size: int, sensitive: Sensitive) -> bool:
         """Every criterion on every sensitive column, for one class (``counts[s]``: column
@@ -177,106 +215,93 @@ class Rule:
             cnt = np.asarray(counts[s], dtype=np.float64)
             p = sensitive.shares(s)
             q = cnt / safe[:, None]
-            if self.l:
-                if self.entropy:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        h = -np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0).sum(axis=1)
-                    good &= h >= math.log(self.l) - ENTROPY_TIE
-                else:
-                    good &= (cnt > 0).sum(axis=1) >= self.l
-            if self.t is not None:
-                good &= emd_rows(q, p, sensitive.ordered[s]) <= self.t - MARGIN
-            if self.beta is not None:
-                cap = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
-                size_col = safe[:, None]
-                over = (cnt > p[None, :] * size_col) & (cnt > cap[None, :] * size_col)
-                good &= ~np.any(over, axis=1)
+            for c in self.criteria:
+                good &= c.classes_ok(cnt, q, safe, p, sensitive.ordered[s])
         return good
 
     # ---- repairing a class
 
     def helpful(self, counts: np.ndarray, size: int, p: np.ndarray, ordered: bool) -> np.ndarray:
-        """For one column of a class that fails, the values whose rows repair it: for distinct
-        l-diversity the values it lacks; otherwise the values below their input share (a row
-        of one of them lowers the share of the value most over-represented, brings the
-        distribution closer to the input's, and raises its entropy toward the input's).
-        All False when the column already passes."""
+        """For one column of a class that fails, the values whose rows repair it: those the
+        first criterion with a say bounds (:meth:`~sbc_sql.privacy.criterion.Criterion.repair_bound`:
+        for distinct l-diversity the values it lacks), otherwise the values below their input
+        share (a row of one of them lowers the share of the value most over-represented,
+        brings the distribution closer to the input's, and raises its entropy toward the
+        input's). All False when the column already passes."""
         if self.column_ok(counts, size, p, ordered):
             return np.zeros(len(p), dtype=bool)
         counts = np.asarray(counts, dtype=np.float64)
-        if self.l and not self.entropy and int((counts > 0).sum()) < self.l:
-            lacking: np.ndarray = counts == 0
-            return lacking
+        bounds = (c.repair_bound(counts, size, p) for c in self.criteria)
+        bound = next((b for b in bounds if b != BELOW_SHARE), BELOW_SHARE)
+        if bound != BELOW_SHARE:
+            bounded: np.ndarray = counts < bound
+            return bounded
         below: np.ndarray = counts < p * max(size, 1)
         return below
 
     def forced_size(self, p: np.ndarray) -> np.ndarray:
-        """Per value of input share p, the smallest class that may hold one row of it under
-        beta-likeness, ceil(1 / f(p)) (1 without beta-likeness)."""
+        """Per value of input share p, the smallest class that may hold one row of it (under
+        beta-likeness ceil(1 / f(p))); 1 when no criterion forces a size."""
         p = np.asarray(p, dtype=np.float64)
-        if self.beta is None:
+        forced = [f for c in self.criteria if (f := c.forced_size(p)) is not None]
+        if not forced:
             return np.ones(len(p), dtype=np.int64)
-        cap = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
-        with np.errstate(divide="ignore"):
-            return np.where(cap > 0, np.ceil(1.0 / np.where(cap > 0, cap, 1.0) - 1e-12), np.inf).astype(
-                np.float64
-            )
+        out: np.ndarray = functools.reduce(np.maximum, forced)
+        return out
 
     def check_feasible(self, sensitive: Sensitive) -> list[str]:
-        """What no clustering can achieve on this input (the whole input as one class fails):
-        entropy l-diversity above the input's own entropy. Empty: feasible."""
-        problems = []
-        if self.l and self.entropy:
-            for s in range(sensitive.n_columns):
-                p = sensitive.shares(s)
-                p = p[p > 0]
-                h = float(-(p * np.log(p)).sum())
-                if h < math.log(self.l) - ENTROPY_TIE:
-                    problems.append(
-                        f"entropy l-diversity l={self.l} is above what the whole of '{sensitive.names[s]}' "
-                        f"reaches (entropy l {math.exp(h):.2f}); give --l-diversity "
-                        f"{max(int(math.exp(h)), 1)} or less"
-                    )
-        return problems
+        """What no clustering can achieve on this input (the whole input as one class fails),
+        e.g. entropy l-diversity above the input's own entropy. Empty: feasible."""
+        return [
+            problem
+            for c in self.criteria
+            for s in range(sensitive.n_columns)
+            for problem in c.infeasible(sensitive.shares(s), sensitive.names[s])
+        ]
 
     # ---- the compiled kernels' form
 
     def kernel_arrays(self, sensitive: Sensitive) -> dict[str, np.ndarray]:
         """The criteria as flat arrays for the compiled kernels: ``scode`` (S, n) int32 codes
         offset into one value axis of M = sum m_s values (column s's values at
-        ``soff[s]`` .. ``soff[s + 1]``), ``sp`` (M) input shares, ``scap`` (M) beta caps
-        (f(p), with the margin; inf without beta: a class breaks beta-likeness when a value's
-        count exceeds both p and its cap times the class size), ``sord`` (S) ordered flags,
-        ``crit_i``
-        [l, entropy, t asked, beta asked], ``crit_f`` [t, beta]."""
+        ``soff[s]`` .. ``soff[s + 1]``), ``sp`` (M) input shares, ``sord`` (S) ordered flags,
+        and the criteria's program ``crit_i`` / ``crit_f`` (see
+        :mod:`sbc_sql.cluster.sbca_plus.kernels.criteria`, :meth:`program`)."""
         sizes = [len(c) for c in sensitive.counts]
         soff = np.zeros(len(sizes) + 1, dtype=np.int64)
         soff[1:] = np.cumsum(sizes)
         n = sensitive.n_rows
         scode = np.empty((sensitive.n_columns, n), dtype=np.int32)
         sp = np.empty(int(soff[-1]), dtype=np.float64)
-        scap = np.full(int(soff[-1]), np.inf, dtype=np.float64)
+        shares = [sensitive.shares(s) for s in range(sensitive.n_columns)]
         for s in range(sensitive.n_columns):
             scode[s] = sensitive.codes[s] + soff[s]
-            p = sensitive.shares(s)
-            sp[soff[s] : soff[s + 1]] = p
-            if self.beta is not None:
-                scap[soff[s] : soff[s + 1]] = beta_cap(p, self.beta, self.enhanced) * (1.0 - MARGIN)
+            sp[soff[s] : soff[s + 1]] = shares[s]
+        crit_i, crit_f = self.program(shares)
         return {
             "scode": scode,
             "soff": soff,
             "sp": sp,
-            "scap": scap,
             "sord": np.array(sensitive.ordered, dtype=np.bool_),
-            "crit_i": np.array(
-                [self.l, int(self.entropy), int(self.t is not None), int(self.beta is not None)],
-                dtype=np.int64,
-            ),
-            "crit_f": np.array(
-                [self.t if self.t is not None else 0.0, self.beta if self.beta is not None else 0.0],
-                dtype=np.float64,
-            ),
+            "crit_i": crit_i,
+            "crit_f": crit_f,
         }
+
+    def program(self, shares: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The kernels' program of the criteria (``crit_i``, ``crit_f``) over sensitive
+        columns of input ``shares``, one after the other on one value axis."""
+        from .sbca_plus.kernels import criterion_codes
+
+        codes = criterion_codes()
+        header = [len(self.criteria)]
+        ints: list[int] = []
+        floats: list[float] = []
+        for c in self.criteria:
+            c_ints, c_floats = c.kernel_params(shares)
+            header += [codes[c.kernel], 1 + 3 * len(self.criteria) + len(ints), len(floats)]
+            ints += c_ints
+            floats += c_floats
+        return np.array(header + ints, dtype=np.int64), np.array(floats, dtype=np.float64)
 
 
 def emd(q: np.ndarray, p: np.ndarray, ordered: bool) -> float:
@@ -303,14 +328,13 @@ def rare_values(
     rule: Rule, sensitive: Sensitive, k: int, budget_rows: int
 ) -> tuple[np.ndarray, list[tuple[str, int, int]]]:
     """The rows to suppress before clustering because their sensitive value forces a class
-    far larger than the rest (beta-likeness only): values whose forced size exceeds
-    max(2 k, 32) rows, largest first, while their rows fit in ``budget_rows``. Placing such
-    a row costs a class of hundreds of rows its ranges; suppressing it costs the row alone.
+    far larger than the rest (under a criterion that forces class sizes: beta-likeness):
+    values whose forced size exceeds max(2 k, 32) rows, largest first, while their rows fit
+    in ``budget_rows``. Placing such a row costs a class of hundreds of rows its ranges;
+    suppressing it costs the row alone.
     Returns a mask over the rows and, per value suppressed, (column, value code, forced size)."""
     mask = np.zeros(sensitive.n_rows, dtype=bool)
     chosen: list[tuple[str, int, int]] = []
-    if rule.beta is None:
-        return mask, chosen
     limit = max(2 * k, 32)
     candidates: list[tuple[float, int, int]] = []
     for s in range(sensitive.n_columns):

@@ -5,45 +5,94 @@ their share p in the input: basic beta-likeness asks ``(q - p) / p <= beta``, en
 beta-likeness ``(q - p) / p <= min(beta, -ln p)`` (frequent values are held to -ln p).
 ``evaluate`` reports the largest ``(q - p) / p`` and the largest ``min((q - p) / p, -ln p)``
 over the classes (0 when no value is above its input share), the second as other tools
-report a release's enhanced beta.
+report a release's enhanced beta. Its compiled twin is ``kernels/criterion_beta_likeness.py``,
+which reads each value's cap f(p) (margin included) from the parameters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from sqlglot import exp
 
+from ..cluster.sensitive import MARGIN, beta_cap
 from ..model import Column
 from ..sql.nodes import same_key
 from ..sql.templates import render
-from .base import PrivacyModel, figure, param
+from .base import figure, param
+from .criterion import Criterion
+from .options import Option
+
+BETA_OPTION = Option(
+    "beta_likeness",
+    float,
+    None,
+    help="Enhanced beta-likeness on every sensitive column: no value's share in a class above "
+    "its table share by more than min(B, -ln p) relatively, e.g. --beta-likeness 1.",
+    metavar="B",
+    above=0.0,
+    meaning="it bounds a relative gain",
+    example="1",
+)
+BASIC_OPTION = Option(
+    "beta_basic", bool, False, help="The basic beta-likeness (B alone) instead of the enhanced one."
+)
 
 
 @dataclass(frozen=True)
-class BetaLikeness(PrivacyModel):
+class BetaLikeness(Criterion):
     """Every class's relative gain in any value of ``column`` at most ``beta`` (the enhanced
     gain with ``enhanced``). ``beta`` is needed only to check."""
 
-    column: Column
+    column: Column | None
     beta: float | None = None
     enhanced: bool = False
     name: ClassVar[str] = "beta-likeness"
+    options: ClassVar[tuple[Option, ...]] = (BETA_OPTION, BASIC_OPTION)
+    key: ClassVar[str] = "beta"
+    kernel: ClassVar[str] = "criterion_beta_likeness"
+    reads_input: ClassVar[bool] = True
+
+    @classmethod
+    def from_options(cls, values: Mapping[str, Any], column: Column | None = None) -> BetaLikeness | None:
+        beta = values["beta_likeness"]
+        return None if beta is None else cls(column, beta, enhanced=not values["beta_basic"])
+
+    @classmethod
+    def measured(cls, column: Column) -> BetaLikeness:
+        return cls(column)
 
     @property
-    def sensitive(self) -> Column:
+    def threshold(self) -> float:
+        if self.beta is None:
+            raise ValueError("beta-likeness checks a class against a beta; none was given")
+        return self.beta
+
+    def describe(self) -> str:
+        return f"{'enhanced' if self.enhanced else 'basic'} beta-likeness beta={self.threshold:g}"
+
+    def kind(self) -> str:
+        return f"{'enhanced' if self.enhanced else 'basic'} beta-likeness"
+
+    @property
+    def sensitive(self) -> Column | None:
         return self.column
+
+    # ---- SQL
 
     def per_class_sql(self, release: str, original: str | None = None) -> exp.Expression:
         if original is None:
             raise ValueError("beta-likeness compares a release with its original; none was given")
+        column = self.sensitive_column()
         return render(
             "beta_likeness",
             original=original,
             release=release,
-            sens=self.column.name,
-            same=same_key(exp.column("sbc_value", "p"), exp.column("sbc_value", "q"), self.column),
+            sens=column.name,
+            same=same_key(exp.column("sbc_value", "p"), exp.column("sbc_value", "q"), column),
         )
 
     def folds(self) -> list[tuple[str, exp.Expression]]:
@@ -75,6 +124,38 @@ class BetaLikeness(PrivacyModel):
             return []
         kind = "enhanced " if self.enhanced else ""
         return [
-            f"{violations} class(es) raise a value of '{self.column.name}' above {kind}beta={self.beta} "
-            "over its input share"
+            f"{violations} class(es) raise a value of '{self.sensitive_column().name}' above "
+            f"{kind}beta={self.beta} over its input share"
         ]
+
+    # ---- the array rule
+
+    def caps(self, p: np.ndarray) -> np.ndarray:
+        """Each value's largest share in a class, f(p), by the margin below what the SQL allows
+        (the margin on the cap first: the kernels' arithmetic)."""
+        cap: np.ndarray = beta_cap(p, self.threshold, self.enhanced) * (1.0 - MARGIN)
+        return cap
+
+    def class_ok(self, counts: np.ndarray, size: int, p: np.ndarray, ordered: bool) -> bool:
+        # only values above their input share are bounded (cap >= p always)
+        return not np.any((counts > p * size) & (counts > self.caps(p) * size))
+
+    def classes_ok(
+        self, counts: np.ndarray, shares: np.ndarray, size: np.ndarray, p: np.ndarray, ordered: bool
+    ) -> np.ndarray:
+        size_col = size[:, None]
+        over = (counts > p[None, :] * size_col) & (counts > self.caps(p)[None, :] * size_col)
+        alike: np.ndarray = ~np.any(over, axis=1)
+        return alike
+
+    def forced_size(self, p: np.ndarray) -> np.ndarray:
+        """ceil(1 / f(p)): the smallest class one row of a value of share p may sit in."""
+        cap = self.caps(np.asarray(p, dtype=np.float64))
+        with np.errstate(divide="ignore"):
+            forced: np.ndarray = np.where(
+                cap > 0, np.ceil(1.0 / np.where(cap > 0, cap, 1.0) - 1e-12), np.inf
+            ).astype(np.float64)
+        return forced
+
+    def kernel_params(self, shares: Sequence[np.ndarray]) -> tuple[list[int], list[float]]:
+        return [], [float(c) for p in shares for c in self.caps(p)]

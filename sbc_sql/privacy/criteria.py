@@ -1,88 +1,107 @@
-"""The criteria a user asks for on top of k: l-diversity, t-closeness and beta-likeness, each
-checked on every declared sensitive column on its own.
+"""The criteria a user asks for on top of k (:data:`.registry.CRITERIA`), each checked on
+every declared sensitive column on its own.
 
-:class:`Criteria` holds what was asked (flags or keywords) and checks what needs no data;
-:func:`models` turns it into the privacy models a release is verified against.
+:class:`Criteria` holds what was asked, one field per option of a registered criterion
+(flags or keywords, in the registry's order), and checks what needs no data; :func:`models`
+turns it into the privacy models a release is verified against, :meth:`Criteria.rule` into
+the rule a clustering keeps.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+import inspect
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
 
 from ..cluster.sensitive import Rule
 from ..errors import InputError
 from ..model import Column
 from .base import PrivacyModel
-from .beta_likeness import BetaLikeness
-from .k_anonymity import KAnonymity
-from .l_diversity import VARIANTS, LDiversity
-from .t_closeness import TCloseness
+from .criterion import Criterion
+from .registry import BASE, CRITERIA, options
 
 
-@dataclass(frozen=True)
 class Criteria:
-    """``l_diversity`` (with ``l_model`` distinct or entropy), ``t_closeness`` and
-    ``beta_likeness`` (enhanced unless ``beta_basic``); None: not asked."""
+    """The options of the criteria on top of k, by name (``l_diversity``, ``l_model``, ...:
+    :func:`.registry.options`), positionally in that order or by keyword; an option not
+    given takes its default, and a criterion whose options leave it unasked (None) is not
+    asked. Immutable; two are equal when every option is."""
 
-    l_diversity: int | None = None
-    l_model: str = "distinct"
-    t_closeness: float | None = None
-    beta_likeness: float | None = None
-    beta_basic: bool = False
+    __slots__ = ("_values",)
+    _values: Mapping[str, Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        declared = options()
+        if len(args) > len(declared):
+            raise TypeError(f"Criteria takes at most {len(declared)} options, {len(args)} given")
+        values = {o.name: o.default for o in declared}
+        values.update((o.name, v) for o, v in zip(declared, args, strict=False))
+        for name, value in kwargs.items():
+            if name not in values:
+                raise TypeError(f"Criteria has no option {name!r}")
+            if any(o.name == name for o in declared[: len(args)]):
+                raise TypeError(f"Criteria got option {name!r} twice")
+            values[name] = value
+        object.__setattr__(self, "_values", MappingProxyType(values))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not an option (nor _values before it is set)
+            raise AttributeError(name)
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(self._values.values()))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Criteria is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Criteria) and dict(self._values) == dict(other._values)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._values.items()))
+
+    def __repr__(self) -> str:
+        return "Criteria(" + ", ".join(f"{n}={v!r}" for n, v in self._values.items()) + ")"
+
+    def values(self) -> Mapping[str, Any]:
+        """Every option's value, by name."""
+        return self._values
+
+    def asked_on(self, column: Column | None = None) -> Iterator[Criterion]:
+        """The criteria asked, in the registry's order, on ``column``."""
+        for kind in CRITERIA:
+            criterion = kind.from_options(self._values, column)
+            if criterion is not None:
+                yield criterion
 
     @property
     def asked(self) -> bool:
-        return any(v is not None for v in (self.l_diversity, self.t_closeness, self.beta_likeness))
+        return any(True for _ in self.asked_on())
 
     def check(self) -> None:
-        """The thresholds' own limits (the data's are checked by :func:`check_sensitive`)."""
-        if self.l_model not in VARIANTS:
-            raise InputError(f"--l-model '{self.l_model}' is not one of {', '.join(VARIANTS)}")
-        if self.l_diversity is not None and (
-            isinstance(self.l_diversity, bool)
-            or not isinstance(self.l_diversity, int)
-            or self.l_diversity < 2
-        ):
-            raise InputError(
-                f"--l-diversity {self.l_diversity} is not a whole number of 2 or more; a class "
-                "holds at least l sensitive values: give e.g. --l-diversity 3"
-            )
-        t = self.t_closeness
-        if t is not None and not (math.isfinite(t) and 0 < t < 1):
-            raise InputError(
-                f"--t-closeness {t} is outside (0, 1); it bounds a distance between distributions: "
-                "give e.g. --t-closeness 0.2"
-            )
-        b = self.beta_likeness
-        if b is not None and not (math.isfinite(b) and b > 0):
-            raise InputError(
-                f"--beta-likeness {b} is not a finite number above 0; it bounds a relative gain: "
-                "give e.g. --beta-likeness 1"
-            )
+        """The options' own limits (the data's are checked by :func:`check_sensitive`); a
+        choice first, then the thresholds, in the registry's order."""
+        declared = options()
+        for option in sorted(declared, key=lambda o: not o.choices):
+            option.check(self._values[option.name])
 
     def rule(self) -> Rule:
         """The same criteria as the clustering checks them."""
-        return Rule(
-            self.l_diversity or 0,
-            self.l_model == "entropy",
-            self.t_closeness,
-            self.beta_likeness,
-            enhanced=not self.beta_basic,
-        )
+        return Rule(tuple(self.asked_on()))
 
     def describe(self) -> str:
-        parts = []
-        if self.l_diversity is not None:
-            parts.append(f"{self.l_model} l-diversity l={self.l_diversity}")
-        if self.t_closeness is not None:
-            parts.append(f"t-closeness t={self.t_closeness:g}")
-        if self.beta_likeness is not None:
-            parts.append(
-                f"{'basic' if self.beta_basic else 'enhanced'} beta-likeness beta={self.beta_likeness:g}"
-            )
-        return ", ".join(parts)
+        return ", ".join(c.describe() for c in self.asked_on())
+
+
+#: the keywords Criteria takes, for introspection: the registered criteria's options
+Criteria.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default) for o in options()]
+)
 
 
 def require_sensitive(criteria: Criteria, sensitive: Sequence[Column]) -> None:
@@ -95,29 +114,20 @@ def require_sensitive(criteria: Criteria, sensitive: Sequence[Column]) -> None:
 
 
 def check_sensitive(criteria: Criteria, sensitive: Sequence[Column], distinct: dict[str, int]) -> None:
-    """A criterion needs a sensitive column, and l at most the values of each (``distinct``:
-    each column's distinct values, NULL counted as one)."""
+    """A criterion needs a sensitive column, and what it asks of each to be possible there
+    (``distinct``: each column's distinct values, NULL counted as one)."""
     require_sensitive(criteria, sensitive)
-    if not criteria.asked:
-        return
-    if criteria.l_diversity is not None:
+    for criterion in criteria.asked_on():
         for c in sensitive:
-            if distinct[c.name] < criteria.l_diversity:
-                raise InputError(
-                    f"--l-diversity {criteria.l_diversity} is above the {distinct[c.name]} distinct "
-                    f"value(s) of the sensitive column '{c.name}'; no class can hold more: give "
-                    f"--l-diversity {max(distinct[c.name], 2)} or less"
-                )
+            criterion.check_values(c.name, distinct[c.name])
 
 
 def models(k: int, criteria: Criteria, sensitive: Sequence[Column]) -> tuple[PrivacyModel, ...]:
     """k-anonymity, then each criterion on each sensitive column, in the columns' order."""
-    out: list[PrivacyModel] = [KAnonymity(k)]
-    for c in sensitive:
-        if criteria.l_diversity is not None:
-            out.append(LDiversity(c, criteria.l_diversity, criteria.l_model))
-        if criteria.t_closeness is not None:
-            out.append(TCloseness(c, criteria.t_closeness))
-        if criteria.beta_likeness is not None:
-            out.append(BetaLikeness(c, criteria.beta_likeness, enhanced=not criteria.beta_basic))
-    return tuple(out)
+    return (BASE(k), *(m for c in sensitive for m in criteria.asked_on(c)))
+
+
+def rule_of(**options: Any) -> Rule:
+    """The clustering's rule of the criteria these options ask (by option name, as
+    :class:`Criteria` takes them)."""
+    return Criteria(**options).rule()

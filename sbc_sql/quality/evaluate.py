@@ -95,7 +95,8 @@ from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import InputError
 from ..model import Column
-from ..privacy import BetaLikeness, LDiversity, PrivacyModel, TCloseness
+from ..privacy import PrivacyModel
+from ..privacy.registry import CRITERIA
 from ..sql.nodes import (
     alias,
     as_number,
@@ -541,10 +542,11 @@ def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
 
 
 def sensitive_models(sensitive: Column) -> tuple[PrivacyModel, ...]:
-    """The privacy models whose measures ``evaluate`` reports for a sensitive column: distinct
-    l-diversity, t-closeness (the EMD for the column's kind) and beta-likeness, basic and
-    enhanced; the same definitions a check or an enforcement of them reads."""
-    return (LDiversity(sensitive), TCloseness(sensitive), BetaLikeness(sensitive))
+    """The privacy models whose measures ``evaluate`` reports for a sensitive column, each
+    registered criterion's that has one (distinct l-diversity, t-closeness, the EMD for the
+    column's kind, and beta-likeness, basic and enhanced); the same definitions a check or an
+    enforcement of them reads."""
+    return tuple(m for kind in CRITERIA if (m := kind.measured(sensitive)) is not None)
 
 
 def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:

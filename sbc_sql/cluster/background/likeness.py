@@ -18,10 +18,11 @@ class Likeness:
     """The beta bounds of one sensitive column (values by code)."""
 
     def __init__(self, rule: Rule, sensitive: Sensitive) -> None:
-        if rule.beta is None:
+        beta = rule.find("beta")
+        if beta is None:
             raise InputError("background-knowledge clustering keeps beta-likeness: give --beta-likeness")
         self.p = sensitive.shares(0)
-        self.cap = beta_cap(self.p, rule.beta, rule.enhanced)
+        self.cap = beta_cap(self.p, beta.threshold, beta.enhanced)
         self.bound = np.maximum(self.p, self.cap * (1.0 - MARGIN))
 
     def ok(self, counts: np.ndarray, size: int) -> bool:

@@ -57,9 +57,9 @@ def background_run(
     algorithm: str, data: QIData, k: int, rule: Rule, options: BackgroundOptions
 ) -> tuple[np.ndarray, np.ndarray, str, Knowledge]:
     """(labels, reasons, one line of detail, the knowledge) of one of the three algorithms."""
-    if rule.l or rule.t is not None:
+    if rule.asked() - {"beta"}:
         raise InputError(f"--algorithm {algorithm} keeps beta-likeness only, not l-diversity or t-closeness")
-    if rule.beta is None:
+    if "beta" not in rule.asked():
         raise InputError(
             f"--algorithm {algorithm} needs --beta-likeness (its classes keep beta-likeness "
             "besides k and the background-knowledge bound)"

@@ -42,6 +42,7 @@ operations in the same order, so they return the same labels.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -51,9 +52,16 @@ from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
 from ..ncp import categorical_ncp
 from ..rescue import rescue
+from ..sbca_plus import kernels as _kernels
 from ..sbca_plus.kernels import criteria as _criteria
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
 from ..sensitive import Rule
+
+# numba keys this module's cached kernels on this file alone; they compile in the kernel
+# folder's criteria and costs, so an edit there drops them too
+_kernels.drop_stale_cache(
+    Path(__file__).resolve().parent / "__pycache__", "kmember.*.nb[ic]", "kmember-kernels.sha256"
+)
 
 ENGINES = ("auto", "numba", "numpy")
 
@@ -91,7 +99,7 @@ def kmember(
             raise ValueError("criteria on sensitive values need QIData.sensitive")
         crit = rule.kernel_arrays(data.sensitive)
         scode = np.ascontiguousarray(crit["scode"][:, order])
-        criteria = (crit[key] for key in ("soff", "sp", "scap", "sord", "crit_i", "crit_f"))
+        criteria = (crit[key] for key in ("soff", "sp", "sord", "crit_i", "crit_f"))
         sorted_labels = _greedy_rule_numba(*arrays, k, scode, *criteria)
         labels[order] = sorted_labels
         rescue(data, labels, rule)
@@ -414,7 +422,7 @@ _greedy_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_python
 
 
 def _greedy_rule_python(  # pragma: no cover - compiled by numba
-    xn, xc, wn, wc, card, k, scode, soff, sp, scap, sord, crit_i, crit_f
+    xn, xc, wn, wc, card, k, scode, soff, sp, sord, crit_i, crit_f
 ):
     """Body of the kernel with criteria: :func:`_greedy_python`'s clusters, each grown on
     past k by the cheapest repairing row until every sensitive column keeps the rule; a
@@ -486,12 +494,12 @@ def _greedy_rule_python(  # pragma: no cover - compiled by numba
                 for s in range(n_sens):
                     lo = soff[s]
                     hi = soff[s + 1]
-                    if _criteria.column_ok(cnt, lo, hi, size, sp, scap, sord[s], crit_i, crit_f):
+                    if _criteria.column_ok(cnt, lo, hi, size, sp, sord[s], crit_i, crit_f):
                         continue
                     repair = True
-                    lacking = _criteria.lacking_mode(cnt, size, s, soff, crit_i)
+                    bound = _criteria.repair_bound(cnt, size, s, soff, sp, sord, crit_i, crit_f)
                     for v in range(lo, hi):
-                        helpful[v] = _criteria.helpful(v, cnt, size, lacking, sp)
+                        helpful[v] = _criteria.helpful(v, cnt, size, bound, sp)
                 if not repair:
                     break
             if size > 0:

@@ -277,10 +277,9 @@ def _criteria_arrays(data: QIData, rule: Rule | None, order: np.ndarray) -> dict
             "scode": np.zeros((0, 0), dtype=np.int32),
             "soff": np.zeros(1, dtype=np.int64),
             "sp": np.zeros(0, dtype=np.float64),
-            "scap": np.zeros(0, dtype=np.float64),
             "sord": np.zeros(0, dtype=np.bool_),
-            "crit_i": np.zeros(4, dtype=np.int64),
-            "crit_f": np.zeros(2, dtype=np.float64),
+            "crit_i": np.zeros(1, dtype=np.int64),  # a program of no criterion
+            "crit_f": np.zeros(0, dtype=np.float64),
         }
     if data.sensitive is None:
         raise ValueError("criteria on sensitive values need QIData.sensitive")

@@ -3,7 +3,8 @@
 :mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
 distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
 :mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement, :mod:`.order`
-Hilbert keys, :mod:`.criteria` the privacy criteria of one class and :mod:`.repair` a class
+Hilbert keys, :mod:`.criteria` the privacy criteria of one class (each criterion's own
+module ``criterion_<name>.py``, found by :func:`criterion_codes`) and :mod:`.repair` a class
 grown on until it keeps them. The Python side calls the three entry kernels (``greedy.greedy_pass``,
 ``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
 :mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
@@ -33,42 +34,63 @@ the rows whose class is cheaper without them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
 #: the package's own name; the ahead-of-time build loads a private copy under another name,
 #: with numba's cache in a scratch folder
 _NAME = "sbc_sql.cluster.sbca_plus.kernels"
+#: how a privacy criterion's kernel module (its compiled twin, see :mod:`.criteria`) is named
+CRITERION_MODULES = "criterion_*.py"
 
 
-def _drop_stale_cache() -> None:
-    """Drop numba's cache of this folder when any of its files changed since it was written.
-
-    numba keys a cached kernel on its own file only, but kernels here call and inline
-    kernels of sibling files: after an edit to costs.py the cached greedy_pass would still
-    hold the old costs. A stamp of the folder's source, kept beside the cache, catches that.
-    Best effort: a read-only folder (an installed copy, which runs the ahead-of-time module)
-    keeps its cache as it is.
-    """
+@functools.cache
+def criterion_codes() -> dict[str, int]:
+    """Each criterion's kernel module in this folder and its code in a kernel program: 1, 2,
+    ... in the modules' name order. The program's writer (``Rule.kernel_arrays``) and the
+    kernels' dispatch (:mod:`.criteria`) both read it from the same files, which the
+    fingerprint of the ahead-of-time module covers."""
     here = Path(__file__).resolve().parent
-    cache = here / "__pycache__"
+    stems = sorted(p.stem for p in here.glob(CRITERION_MODULES))
+    return {stem: code for code, stem in enumerate(stems, start=1)}
+
+
+def _source_digest() -> str:
+    """A hash of every file of this folder."""
+    here = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    stamp = cache / "numba-source.sha256"
+    return digest.hexdigest()
+
+
+def drop_stale_cache(cache: Path, pattern: str = "*.nb[ic]", stamp: str = "numba-source.sha256") -> None:
+    """Drop numba's cache files ``pattern`` in the folder ``cache`` when any file of this
+    folder changed since they were written.
+
+    numba keys a cached kernel on its own file only, but kernels here call and inline
+    kernels of sibling files (and k-member's kernel these): after an edit to costs.py the
+    cached greedy_pass would still hold the old costs, and after a criterion's module is
+    added the criteria's codes differ. A stamp of the folder's source, kept beside the
+    cache, catches that. Best effort: a read-only folder (an installed copy, which runs the
+    ahead-of-time module) keeps its cache as it is.
+    """
+    digest = _source_digest()
+    path = cache / stamp
     try:
-        if stamp.read_text(encoding="ascii") == digest.hexdigest():
+        if path.read_text(encoding="ascii") == digest:
             return
     except OSError:
         pass
     try:
-        for path in cache.glob("*.nb[ic]"):
-            path.unlink()
+        for stale in cache.glob(pattern):
+            stale.unlink()
         cache.mkdir(exist_ok=True)
-        stamp.write_text(digest.hexdigest(), encoding="ascii")
+        path.write_text(digest, encoding="ascii")
     except OSError:
         pass
 
 
 if __name__ == _NAME:
-    _drop_stale_cache()
+    drop_stale_cache(Path(__file__).resolve().parent / "__pycache__")

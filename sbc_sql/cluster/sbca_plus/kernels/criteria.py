@@ -1,112 +1,148 @@
 """The privacy criteria on top of k, for one class, in the kernels (numba).
 
-The same conditions as :meth:`sbc_sql.cluster.sensitive.Rule.column_ok`, over the flat arrays
-of :meth:`~sbc_sql.cluster.sensitive.Rule.kernel_arrays`: a class's value counts ``cnt`` on
-one value axis of every sensitive column (column s's values at ``soff[s]`` .. ``soff[s + 1]``),
-the input shares ``sp``, the beta caps ``scap`` (margin included; inf without beta), the
-ordered flags ``sord``, ``crit_i`` = [l, entropy, t asked, beta asked], ``crit_f`` = [t, beta].
-A test compares the two on random counts.
+A run's criteria reach the kernels as a *program* (written by
+:meth:`sbc_sql.cluster.sensitive.Rule.kernel_arrays`): ``crit_i[0]`` is the number C of
+criteria asked (0: k alone, and the kernels never call in here); criterion e's entry
+``crit_i[1 + 3 e: 4 + 3 e]`` is its code, the offset ``io`` of its integer parameters in
+``crit_i`` and the offset ``fo`` of its float parameters in ``crit_f``. A class's value
+counts ``cnt`` lie on one value axis of every sensitive column (column s's values at
+``soff[s]`` .. ``soff[s + 1]``), beside the input shares ``sp`` and the ordered flags ``sord``.
+
+Each criterion's compiled twin is its own module here, ``criterion_<name>.py``, with
+
+* ``ok(cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo)``: whether a class of ``size``
+  rows (at least 1) with counts ``cnt[a:b]`` of one column keeps the criterion, by the margin
+  more than verification asks;
+* optionally ``repair(...)`` (same arguments): which rows repair a class that fails, a bound
+  b >= 0 (the rows of a value whose count is below b) or -1 (no say: the rows of a value
+  below its input share).
+
+Its code is its rank among those modules (:func:`criterion_codes`). The dispatch below is
+built from them when this module loads, one numba function per criterion chained on the code,
+so that a new criterion needs its module and nothing here; the entry kernels compile it in,
+for the JIT (whose cache holds it with them) as for the ahead-of-time module. A test holds
+every criterion's twin to its array rule and its SQL.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import importlib
+from collections.abc import Callable
+from types import ModuleType
+
 from numba import njit
 
-#: the same margins as sbc_sql.cluster.sensitive (this folder imports nothing of the package;
-#: a test checks that they agree)
-MARGIN = 1e-9
-ENTROPY_TIE = 1e-13
+from . import criterion_codes
+from .margins import ENTROPY_TIE, MARGIN
+
+__all__ = ["ENTROPY_TIE", "MARGIN", "active", "column_ok", "first_failing", "helpful", "members_ok"]
+
+#: no say on the repair: the rows of a value below its input share repair the class
+BELOW_SHARE = -1
+
+
+def _twins() -> list[tuple[int, ModuleType]]:
+    """(code, module) of every criterion's kernel module."""
+    return [
+        (code, importlib.import_module(f"{__package__}.{stem}")) for stem, code in criterion_codes().items()
+    ]
+
+
+@njit(nogil=True)
+def _keeps(code, cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo):
+    return True  # no criterion of that code
+
+
+@njit(nogil=True)
+def _no_say(code, cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo):
+    return BELOW_SHARE
+
+
+def _chain(twins: list[tuple[int, ModuleType]], name: str, last: Callable) -> Callable:
+    """A numba function (code, *args) that calls ``module.<name>(*args)`` of the module with
+    that code (``last`` for none, or a module without one)."""
+    rest = last
+    for code, module in reversed(twins):
+        if hasattr(module, name):
+            rest = _link(code, getattr(module, name), rest)
+    return rest
+
+
+def _link(code: int, fn: Callable, rest: Callable) -> Callable:
+    @njit(nogil=True)
+    def call(c, cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo):
+        if c == code:
+            return fn(cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo)
+        return rest(c, cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo)
+
+    return call
+
+
+_TWINS = _twins()
+#: criterion_ok(code, cnt, a, b, size, sp, ordered, crit_i, io, crit_f, fo)
+criterion_ok = _chain(_TWINS, "ok", _keeps)
+#: criterion_repair(code, ...): the repair bound of the criterion of that code
+criterion_repair = _chain(_TWINS, "repair", _no_say)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def active(crit_i):
     """Whether any criterion besides k is asked."""
-    return crit_i[0] > 0 or crit_i[2] != 0 or crit_i[3] != 0
+    return crit_i[0] > 0
 
 
 @njit(cache=True, nogil=True)
-def column_ok(cnt, a, b, size, sp, scap, ordered, crit_i, crit_f):
+def column_ok(cnt, a, b, size, sp, ordered, crit_i, crit_f):
     """Whether a class of ``size`` rows with counts ``cnt[a:b]`` of one column's values keeps
-    every criterion (by the margin more than verification asks)."""
+    every criterion of the program."""
     if size <= 0:
         return False
-    l_div = crit_i[0]
-    if l_div > 0:
-        if crit_i[1] != 0:
-            s = 0.0
-            for v in range(a, b):
-                c = cnt[v]
-                if c > 0:
-                    q = c / size
-                    s += q * np.log(q)
-            if -s < np.log(l_div) - ENTROPY_TIE:
-                return False
-        else:
-            present = 0
-            for v in range(a, b):
-                if cnt[v] > 0:
-                    present += 1
-            if present < l_div:
-                return False
-    if crit_i[2] != 0:
-        d = 0.0
-        if ordered:
-            m = b - a
-            if m > 1:
-                run = 0.0
-                for v in range(a, b):
-                    run += cnt[v] / size - sp[v]
-                    d += abs(run)
-                d /= m - 1
-        else:
-            for v in range(a, b):
-                d += abs(cnt[v] / size - sp[v])
-            d *= 0.5
-        if d > crit_f[0] - MARGIN:
+    for e in range(crit_i[0]):
+        at = 1 + 3 * e
+        if not criterion_ok(
+            crit_i[at], cnt, a, b, size, sp, ordered, crit_i, crit_i[at + 1], crit_f, crit_i[at + 2]
+        ):
             return False
-    if crit_i[3] != 0:
-        for v in range(a, b):
-            c = cnt[v]
-            # only values above their input share are bounded (the cap is at least the share)
-            if c > sp[v] * size and c > scap[v] * size:
-                return False
     return True
 
 
 @njit(cache=True, nogil=True)
-def first_failing(cnt, size, soff, sp, scap, sord, crit_i, crit_f):
+def first_failing(cnt, size, soff, sp, sord, crit_i, crit_f):
     """The first sensitive column the class fails, or -1 when it keeps every criterion."""
     for s in range(sord.shape[0]):
-        if not column_ok(cnt, soff[s], soff[s + 1], size, sp, scap, sord[s], crit_i, crit_f):
+        if not column_ok(cnt, soff[s], soff[s + 1], size, sp, sord[s], crit_i, crit_f):
             return s
     return -1
 
 
 @njit(cache=True, nogil=True)
-def lacking_mode(cnt, size, s, soff, crit_i):
-    """Whether the rows that repair column s are those of a value the class lacks (distinct
-    l-diversity short of l values), rather than those of a value below its input share."""
-    if crit_i[0] <= 0 or crit_i[1] != 0:
-        return False
-    present = 0
-    for v in range(soff[s], soff[s + 1]):
-        if cnt[v] > 0:
-            present += 1
-    return present < crit_i[0]
+def repair_bound(cnt, size, s, soff, sp, sord, crit_i, crit_f):
+    """Which rows repair column s of the class: the first criterion's bound that has a say
+    (see the module docstring), else -1 (the rows of a value below its input share)."""
+    a = soff[s]
+    b = soff[s + 1]
+    for e in range(crit_i[0]):
+        at = 1 + 3 * e
+        bound = criterion_repair(
+            crit_i[at], cnt, a, b, size, sp, sord[s], crit_i, crit_i[at + 1], crit_f, crit_i[at + 2]
+        )
+        if bound != BELOW_SHARE:
+            return bound
+    return BELOW_SHARE
 
 
 @njit(cache=True, nogil=True, inline="always")
-def helpful(v, cnt, size, lacking, sp):
+def helpful(v, cnt, size, bound, sp):
     """Whether a row of value v (on the failing column's axis) repairs the class, as
-    :meth:`~sbc_sql.cluster.sensitive.Rule.helpful` says."""
-    if lacking:
-        return cnt[v] == 0
+    :meth:`~sbc_sql.cluster.sensitive.Rule.helpful` says, given the column's
+    :func:`repair_bound`."""
+    if bound != BELOW_SHARE:
+        return cnt[v] < bound
     return cnt[v] < sp[v] * max(size, 1)
 
 
 @njit(cache=True, nogil=True)
-def members_ok(head_c, nxt, out, inn, scode, scnt, soff, sp, scap, sord, crit_i, crit_f):
+def members_ok(head_c, nxt, out, inn, scode, scnt, soff, sp, sord, crit_i, crit_f):
     """Whether the class whose member list starts at ``head_c`` (linked by ``nxt``) keeps the
     criteria without row ``out`` and with row ``inn`` (-1: none). ``scnt`` is zeros on entry
     and on return."""
@@ -122,7 +158,7 @@ def members_ok(head_c, nxt, out, inn, scode, scnt, soff, sp, scap, sord, crit_i,
         size += 1
         for s in range(scode.shape[0]):
             scnt[scode[s, inn]] += 1
-    ok = first_failing(scnt, size, soff, sp, scap, sord, crit_i, crit_f) < 0
+    ok = first_failing(scnt, size, soff, sp, sord, crit_i, crit_f) < 0
     i = head_c
     while i >= 0:
         for s in range(scode.shape[0]):

@@ -83,7 +83,6 @@ def greedy_pass(
     scode,
     soff,
     sp,
-    scap,
     sord,
     crit_i,
     crit_f,
@@ -295,7 +294,7 @@ def greedy_pass(
             for t in range(size):
                 alive[members[t]] = False
             size = repair(
-                members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt,
+                members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, sord, crit_i, crit_f, scnt,
                 raw, span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, rlo, rhi, rnn, dist,
                 wlim, vlim,
             )  # fmt: skip

@@ -390,7 +390,6 @@ def finish(
     scode,
     soff,
     sp,
-    scap,
     sord,
     crit_i,
     crit_f,
@@ -540,7 +539,7 @@ def finish(
                     c = by_inc[t]
                     if inc_c[c] == INF:
                         break
-                    if members_ok(head[c], nxt, -1, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f):
+                    if members_ok(head[c], nxt, -1, r, scode, scnt, soff, sp, sord, crit_i, crit_f):
                         best_c = c
                         break
             if best_c < 0:
@@ -695,12 +694,10 @@ def finish(
                     if gain > best_gain and act:
                         if a_ok < 0:
                             a_ok = 0
-                            if members_ok(
-                                head[A], nxt, r, -1, scode, scnt, soff, sp, scap, sord, crit_i, crit_f
-                            ):
+                            if members_ok(head[A], nxt, r, -1, scode, scnt, soff, sp, sord, crit_i, crit_f):
                                 a_ok = 1
                         if a_ok == 0 or not members_ok(
-                            head[B], nxt, -1, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f
+                            head[B], nxt, -1, r, scode, scnt, soff, sp, sord, crit_i, crit_f
                         ):
                             gain = -INF
                     if gain > best_gain:
@@ -775,8 +772,8 @@ def finish(
                         if scode[u, r] != scode[u, s]:
                             same = False
                     if not same and not (
-                        members_ok(head[A], nxt, r, s, scode, scnt, soff, sp, scap, sord, crit_i, crit_f)
-                        and members_ok(head[B], nxt, s, r, scode, scnt, soff, sp, scap, sord, crit_i, crit_f)
+                        members_ok(head[A], nxt, r, s, scode, scnt, soff, sp, sord, crit_i, crit_f)
+                        and members_ok(head[B], nxt, s, r, scode, scnt, soff, sp, sord, crit_i, crit_f)
                     ):
                         gain = -INF
                 if gain > best_gain:

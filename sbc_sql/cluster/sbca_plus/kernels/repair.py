@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 from .costs import INF, cat_ncp, num_ncp_with, within_width
-from .criteria import first_failing, helpful, lacking_mode
+from .criteria import first_failing, helpful, repair_bound
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -23,7 +23,7 @@ def _within(i, raw, cat, cbase, rcount, cdist, glo, ghi, wlim, vlim):
 
 @njit(cache=True, nogil=True)
 def _best_helpful(
-    cands, n_cands, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat, card, wc,
+    cands, n_cands, alive, rid, scode, s, scnt, size, bound, sp, raw, span, wn, num_act, cat, card, wc,
     cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
 ):  # fmt: skip
     """Among positions ``cands[:n_cands]`` (or every position below ``n_cands`` when
@@ -38,7 +38,7 @@ def _best_helpful(
         i = t if every else cands[t]
         if not alive[i]:
             continue
-        if not helpful(scode[s, rid[i]], scnt, size, lacking, sp):
+        if not helpful(scode[s, rid[i]], scnt, size, bound, sp):
             continue
         if not _within(i, raw, cat, cbase, rcount, cdist, glo, ghi, wlim, vlim):
             continue
@@ -84,7 +84,7 @@ def _join(i, rid, scode, scnt, raw, cat, cbase, rcount, cdist, glo, ghi, gnn):
 
 @njit(cache=True, nogil=True)
 def repair(
-    members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, scap, sord, crit_i, crit_f, scnt, raw,
+    members, size, alive, rid, wset, nw, n_cur, scode, soff, sp, sord, crit_i, crit_f, scnt, raw,
     span, wn, num_act, cat, card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
 ):  # fmt: skip
     """Grow the class ``members[:size]`` (its rows already marked not alive) while it fails
@@ -105,17 +105,17 @@ def repair(
     every = np.empty(0, dtype=np.int64)
     failed = False
     while True:
-        s = first_failing(scnt, size, soff, sp, scap, sord, crit_i, crit_f)
+        s = first_failing(scnt, size, soff, sp, sord, crit_i, crit_f)
         if s < 0:
             break
-        lacking = lacking_mode(scnt, size, s, soff, crit_i)
+        bound = repair_bound(scnt, size, s, soff, sp, sord, crit_i, crit_f)
         i = _best_helpful(
-            wset, nw, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat, card,
+            wset, nw, alive, rid, scode, s, scnt, size, bound, sp, raw, span, wn, num_act, cat, card,
             wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
         )  # fmt: skip
         if i < 0:
             i = _best_helpful(
-                every, n_cur, alive, rid, scode, s, scnt, size, lacking, sp, raw, span, wn, num_act, cat,
+                every, n_cur, alive, rid, scode, s, scnt, size, bound, sp, raw, span, wn, num_act, cat,
                 card, wc, cat_act, cbase, rcount, cdist, glo, ghi, gnn, dist, wlim, vlim,
             )  # fmt: skip
         if i < 0:
