@@ -5,19 +5,22 @@ They are functions, not fixtures, so hypothesis tests can call them inside ``@gi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 import pytest
+import sqlglot
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = dt.date(1970, 1, 1)
@@ -259,52 +262,122 @@ def assert_same_measures(got, want) -> None:
 
 @dataclass(frozen=True)
 class EngineUnderTest:
-    """The ``engine`` fixture's value: the engine's name, and ``load(case)``, which puts the
-    generated table 't' of ``case`` into a fresh database of the engine and returns what
-    anonymize, verify and measure take for it."""
+    """The ``engine`` fixture's value: the engine's name, ``fresh()``, an empty database of
+    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), and ``add``, which
+    puts a DataFrame into such a database as a table, each column cast to its SQL type as
+    DuckDB names it. What anonymize, verify and measure take is the database itself."""
 
     name: str
-    load: Callable[[Any], Any]
+    fresh: Callable[[], Any]
+    add: Callable[[Any, str, pd.DataFrame, Mapping[str, str] | None], None]
 
     def __call__(self, case: Any) -> Any:
+        """A fresh database holding the generated table 't' of ``case``."""
         return self.load(case)
 
+    def load(self, case: Any) -> Any:
+        database = self.fresh()
+        self.add(database, "t", case.df, case.types)
+        return database
 
-def duckdb_loader() -> Callable[[Any], Any]:
-    def load(case: Any) -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        return con
+    def frame(self, df: pd.DataFrame, types: Mapping[str, str] | None = None, name: str = "t") -> Any:
+        """A fresh database holding ``df`` as the table ``name``."""
+        database = self.fresh()
+        self.add(database, name, df, types)
+        return database
 
-    return load
+    def table(
+        self, database: Any, name: str, df: pd.DataFrame, types: Mapping[str, str] | None = None
+    ) -> None:
+        """``df`` as one more table ``name`` of ``database``."""
+        self.add(database, name, df, types)
+
+    def sql(self, database: Any, sql: str) -> list[tuple[Any, ...]]:
+        """A statement of the tests' own SQL (DuckDB's) run on ``database`` as the engine's
+        SQL, through sqlglot: its rows (none for a statement that returns none)."""
+        with connected(database) as engine:
+            return engine.fetch_all(sqlglot.parse_one(sql, read="duckdb"))
+
+    def one(self, database: Any, sql: str) -> tuple[Any, ...]:
+        """The one row of a query of the tests' own SQL (see :meth:`sql`)."""
+        (row,) = self.sql(database, sql)
+        return row
+
+    def column_names(self, database: Any, table: str) -> list[str]:
+        """A table's or view's column names, in order."""
+        with connected(database) as engine:
+            return [c.name for c in engine.describe(table).columns]
+
+    def rewrite(self, database: Any, table: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
+        """Replace every row of ``table`` by ``change`` of them (a DataFrame in the table's
+        order of rows and columns): how a test deletes, duplicates or alters single rows
+        without a row id of the engine's own. The table stays the same object, so views over
+        it keep working."""
+        with connected(database) as engine:
+            rows = engine.fetch_arrow(sqlglot.parse_one(f"SELECT * FROM {q(table)}", read="duckdb"))
+            changed = pa.Table.from_pandas(change(rows.to_pandas()), schema=rows.schema, preserve_index=False)
+            with engine.transaction(), engine.upload("sbc_test_rows", changed):
+                engine.execute(sqlglot.parse_one(f"DELETE FROM {q(table)}", read="duckdb"))
+                engine.execute(
+                    sqlglot.parse_one(f"INSERT INTO {q(table)} SELECT * FROM sbc_test_rows", read="duckdb")
+                )
 
 
-def postgres_loader(url: str) -> Callable[[Any], Any]:
-    def load(case: Any) -> str:
+@contextlib.contextmanager
+def connected(database: Any) -> Iterator[Any]:
+    """The sbc-sql engine of a test's database, closed on the way out (a DuckDB connection or
+    a SparkSession passed in stays open)."""
+    from sbc_sql import engines
+
+    engine = engines.connect(database)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+def duckdb_engine() -> EngineUnderTest:
+    def add(con: duckdb.DuckDBPyConnection, name: str, df: pd.DataFrame, types) -> None:
+        make_table(con, name, df, types)
+
+    return EngineUnderTest("duckdb", duckdb.connect, add)
+
+
+def postgres_engine(url: str) -> EngineUnderTest:
+    """Tables made by DuckDB from the DataFrame (its types), copied into the database ``url``
+    with their order of rows; a fresh database is its empty public schema."""
+
+    def fresh() -> str:
         reset_postgres(url)
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        to_postgres(con, "t", url)
-        con.close()
         return url
 
-    return load
+    def add(database: str, name: str, df: pd.DataFrame, types) -> None:
+        with duckdb.connect() as con:
+            make_table(con, name, df, types)
+            to_postgres(con, name, database)
+
+    return EngineUnderTest("postgres", fresh, add)
 
 
-def spark_loader(session: Any, folder: Path) -> Callable[[Any], Any]:
-    """The table as Parquet files DuckDB wrote (its types kept), read by the session as the
-    temporary view 't'."""
+def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
+    """Tables as Parquet files DuckDB wrote (its types kept), read by the session as
+    temporary views; a fresh database is the session without the temporary views of the
+    tables before."""
 
-    def load(case: Any) -> Any:
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        path = folder / f"t_{len(list(folder.glob('t_*')))}.parquet"
-        con.execute(f"COPY t TO '{path}' (FORMAT parquet)")
-        con.close()
-        session.read.parquet(str(path)).createOrReplaceTempView("t")
+    def fresh() -> Any:
+        for table in session.catalog.listTables():
+            if table.isTemporary:
+                session.catalog.dropTempView(table.name)
         return session
 
-    return load
+    def add(database: Any, name: str, df: pd.DataFrame, types) -> None:
+        path = folder / f"{name}_{len(list(folder.glob('*.parquet')))}.parquet"
+        with duckdb.connect() as con:
+            make_table(con, name, df, types)
+            con.execute(f"COPY {q(name)} TO '{path}' (FORMAT parquet)")
+        database.read.parquet(str(path)).createOrReplaceTempView(name)
+
+    return EngineUnderTest("spark", fresh, add)
 
 
 def reset_postgres(url: str) -> None:
