@@ -323,6 +323,17 @@ class EngineUnderTest:
                 )
 
 
+#: the share of a property test's examples an engine runs: a server's or Spark's database
+#: costs far more to fill than DuckDB's in memory, for the same SQL tried
+EXAMPLE_SHARE = {"duckdb": 1.0, "postgres": 0.25, "spark": 0.1}
+
+
+def examples(engine: EngineUnderTest, duckdb_examples: int) -> int:
+    """How many hypothesis examples a property test runs on ``engine``, of the number it
+    runs on DuckDB (at least three)."""
+    return max(3, round(duckdb_examples * EXAMPLE_SHARE[engine.name]))
+
+
 @contextlib.contextmanager
 def connected(database: Any) -> Iterator[Any]:
     """The sbc-sql engine of a test's database, closed on the way out (a DuckDB connection or
