@@ -263,34 +263,69 @@ def assert_same_measures(got, want) -> None:
 @dataclass(frozen=True)
 class EngineUnderTest:
     """The ``engine`` fixture's value: the engine's name, ``fresh()``, an empty database of
-    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), and ``add``, which
-    puts a DataFrame into such a database as a table, each column cast to its SQL type as
-    DuckDB names it. What anonymize, verify and measure take is the database itself."""
+    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), and ``copy``, which
+    copies a table of a DuckDB connection (its types, the comments on its columns and its
+    order of rows) into such a database. Tables are built in DuckDB, from a DataFrame or by
+    the tests' own SQL, and copied; what anonymize, verify and measure take is the database."""
 
     name: str
     fresh: Callable[[], Any]
-    add: Callable[[Any, str, pd.DataFrame, Mapping[str, str] | None], None]
+    copy: Callable[[Any, duckdb.DuckDBPyConnection, str], None]
 
     def __call__(self, case: Any) -> Any:
         """A fresh database holding the generated table 't' of ``case``."""
-        return self.load(case)
-
-    def load(self, case: Any) -> Any:
-        database = self.fresh()
-        self.add(database, "t", case.df, case.types)
-        return database
+        return self.frame(case.df, case.types)
 
     def frame(self, df: pd.DataFrame, types: Mapping[str, str] | None = None, name: str = "t") -> Any:
         """A fresh database holding ``df`` as the table ``name``."""
         database = self.fresh()
-        self.add(database, name, df, types)
+        self.table(database, name, df, types)
         return database
 
     def table(
         self, database: Any, name: str, df: pd.DataFrame, types: Mapping[str, str] | None = None
     ) -> None:
-        """``df`` as one more table ``name`` of ``database``."""
-        self.add(database, name, df, types)
+        """``df`` as one more table ``name`` of ``database``, each column cast to its SQL type
+        as DuckDB names it."""
+        with self.building(database) as con:
+            make_table(con, name, df, types)
+
+    def built(self, *statements: str, database: Any = None) -> Any:
+        """A fresh database (or ``database``) holding the tables DuckDB's ``statements``
+        make (CREATE TABLE, INSERT, COMMENT ON COLUMN)."""
+        database = self.fresh() if database is None else database
+        with self.building(database) as con:
+            for statement in statements:
+                con.execute(statement)
+        return database
+
+    @contextlib.contextmanager
+    def building(self, database: Any) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A DuckDB connection to make tables in; the tables it holds on the way out are
+        copied into ``database`` (DuckDB's own: the tables are made in it)."""
+        if isinstance(database, duckdb.DuckDBPyConnection):
+            yield database
+            return
+        with duckdb.connect() as con:
+            yield con
+            for (name,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name"
+            ).fetchall():
+                self.copy(database, con, name)
+
+    def catalog(self, database: Any) -> list[tuple[str, str]]:
+        """Every table and view of the database's working schema, as ('table' or 'view',
+        name), sorted (DuckDB's temporary ones included)."""
+        if isinstance(database, duckdb.DuckDBPyConnection):
+            return catalog(database)
+        if isinstance(database, str):
+            listed = pg_rows(
+                database,
+                "SELECT CASE relkind WHEN 'v' THEN 'view' ELSE 'table' END, relname FROM pg_class "
+                "WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'v')",
+            )
+            return sorted((kind, name) for kind, name in listed)
+        return sorted(("table", t.name) for t in database.catalog.listTables())
 
     def sql(self, database: Any, sql: str) -> list[tuple[Any, ...]]:
         """A statement of the tests' own SQL (DuckDB's) run on ``database`` as the engine's
@@ -348,32 +383,30 @@ def connected(database: Any) -> Iterator[Any]:
 
 
 def duckdb_engine() -> EngineUnderTest:
-    def add(con: duckdb.DuckDBPyConnection, name: str, df: pd.DataFrame, types) -> None:
-        make_table(con, name, df, types)
+    def copy(con: duckdb.DuckDBPyConnection, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        raise AssertionError("DuckDB's tables are made in the database itself")
 
-    return EngineUnderTest("duckdb", duckdb.connect, add)
+    return EngineUnderTest("duckdb", duckdb.connect, copy)
 
 
 def postgres_engine(url: str) -> EngineUnderTest:
-    """Tables made by DuckDB from the DataFrame (its types), copied into the database ``url``
-    with their order of rows; a fresh database is its empty public schema."""
+    """Tables copied into the database ``url`` with their order of rows and their comments;
+    a fresh database is its empty public schema."""
 
     def fresh() -> str:
         reset_postgres(url)
         return url
 
-    def add(database: str, name: str, df: pd.DataFrame, types) -> None:
-        with duckdb.connect() as con:
-            make_table(con, name, df, types)
-            to_postgres(con, name, database)
+    def copy(database: str, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        to_postgres(source, name, database)
 
-    return EngineUnderTest("postgres", fresh, add)
+    return EngineUnderTest("postgres", fresh, copy)
 
 
 def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
     """Tables as Parquet files DuckDB wrote (its types kept), read by the session as
-    temporary views; a fresh database is the session without the temporary views of the
-    tables before."""
+    temporary views (which keep no comments); a fresh database is the session without the
+    temporary views of the tables before."""
 
     def fresh() -> Any:
         for table in session.catalog.listTables():
@@ -381,14 +414,12 @@ def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
                 session.catalog.dropTempView(table.name)
         return session
 
-    def add(database: Any, name: str, df: pd.DataFrame, types) -> None:
-        path = folder / f"{name}_{len(list(folder.glob('*.parquet')))}.parquet"
-        with duckdb.connect() as con:
-            make_table(con, name, df, types)
-            con.execute(f"COPY {q(name)} TO '{path}' (FORMAT parquet)")
+    def copy(database: Any, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        path = folder / f"table_{len(list(folder.glob('*.parquet')))}.parquet"
+        source.execute(f"COPY {q(name)} TO '{path}' (FORMAT parquet)")
         database.read.parquet(str(path)).createOrReplaceTempView(name)
 
-    return EngineUnderTest("spark", fresh, add)
+    return EngineUnderTest("spark", fresh, copy)
 
 
 def reset_postgres(url: str) -> None:

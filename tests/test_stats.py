@@ -182,9 +182,7 @@ def test_pull_on_a_hand_table(hand):
 
 
 def test_stats_and_pull_match_pandas(engine):
-    @settings(
-        max_examples=examples(engine, 25), deadline=None, suppress_health_check=[HealthCheck.too_slow]
-    )
+    @settings(max_examples=examples(engine, 25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(tables())
     def matches(case: TableCase) -> None:
         database = engine(case)
