@@ -372,14 +372,16 @@ def examples(engine: EngineUnderTest, duckdb_examples: int) -> int:
 @contextlib.contextmanager
 def connected(database: Any) -> Iterator[Any]:
     """The sbc-sql engine of a test's database, closed on the way out (a DuckDB connection or
-    a SparkSession passed in stays open)."""
+    a SparkSession passed in stays open; an engine passed in is yielded as it is, and left
+    open: what it made for the test, such as Spark's source views, stays)."""
     from sbc_sql import engines
 
     engine = engines.connect(database)
     try:
         yield engine
     finally:
-        engine.close()
+        if engine is not database:
+            engine.close()
 
 
 def duckdb_engine() -> EngineUnderTest:
@@ -412,11 +414,22 @@ def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
         for table in session.catalog.listTables():
             if table.isTemporary:
                 session.catalog.dropTempView(table.name)
+            else:
+                session.sql(f"DROP TABLE IF EXISTS `{table.name}`")
         return session
 
     def copy(database: Any, source: duckdb.DuckDBPyConnection, name: str) -> None:
         path = folder / f"table_{len(list(folder.glob('*.parquet')))}.parquet"
-        source.execute(f"COPY {q(name)} TO '{path}' (FORMAT parquet)")
+        # Spark reads no nanosecond timestamps: microseconds, as Spark keeps them
+        columns = ", ".join(
+            f"CAST({q(column)} AS TIMESTAMP) AS {q(column)}" if kind == "TIMESTAMP_NS" else q(column)
+            for column, kind in source.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                "ORDER BY column_index",
+                [name],
+            ).fetchall()
+        )
+        source.execute(f"COPY (SELECT {columns} FROM {q(name)}) TO '{path}' (FORMAT parquet)")
         database.read.parquet(str(path)).createOrReplaceTempView(name)
 
     return EngineUnderTest("spark", fresh, copy)

@@ -72,10 +72,11 @@ HAND_QIS = ("n", "f", "d", "sex", "city", "one", "flag")
 
 @pytest.fixture
 def hand(engine):
-    database = engine.frame(HAND, HAND_TYPES)
-    with connected(database) as eng:
+    """The hand table on the engine: the engine (open for the test: Spark's plan reads a view
+    of the source that lives as long as it does), the plan and the statistics."""
+    with connected(engine.frame(HAND, HAND_TYPES)) as eng:
         plan = make_plan(eng, "t", HAND_QIS)
-        return database, plan, stats.collect_stats(eng, plan, len(HAND))
+        yield eng, plan, stats.collect_stats(eng, plan, len(HAND))
 
 
 def python_values(df: pd.DataFrame, types: dict[str, str]) -> pd.DataFrame:
@@ -185,12 +186,11 @@ def test_stats_and_pull_match_pandas(engine):
     @settings(max_examples=examples(engine, 25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(tables())
     def matches(case: TableCase) -> None:
-        database = engine(case)
-        with connected(database) as eng:
+        with connected(engine(case)) as eng:
             plan = make_plan(eng, "t", case.qis, sensitive=("sid", "dis"))
             st = stats.collect_stats(eng, plan, case.n)
-        check_stats(database, case.df, case.types, case.qis, plan, st)
-        check_pull(database, case.df, case.types, plan, st)
+            check_stats(eng, case.df, case.types, case.qis, plan, st)
+            check_pull(eng, case.df, case.types, plan, st)
 
     matches()
 
