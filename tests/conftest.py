@@ -84,15 +84,16 @@ ENGINES = [
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> helpers.EngineUnderTest:
     """The engine a test runs on, one test per engine (a test marks what an engine cannot do
-    with ``@pytest.mark.notimpl([names], reason=...)``, and is not run on it): its name, and
-    ``load(case)``, which puts a generated table 't' into a fresh database of the engine and
-    returns what anonymize, verify and measure take for it."""
+    with ``@pytest.mark.notimpl([names], reason=...)``, and is not run on it): its name,
+    ``engine(case)``, which puts a generated table 't' into a fresh database of the engine and
+    returns what anonymize, verify and measure take for it, and the tables and SQL of
+    helpers.EngineUnderTest."""
     name = request.param
     if name == "postgres":
-        return helpers.EngineUnderTest(name, helpers.postgres_loader(request.getfixturevalue("postgres_url")))
+        return helpers.postgres_engine(request.getfixturevalue("postgres_url"))
     if name == "spark":
-        return helpers.EngineUnderTest(name, helpers.spark_loader(request.getfixturevalue("spark"), tmp_path))
-    return helpers.EngineUnderTest(name, helpers.duckdb_loader())
+        return helpers.spark_engine(request.getfixturevalue("spark"), tmp_path)
+    return helpers.duckdb_engine()
 
 
 def _not_implemented(item: pytest.Item) -> bool:

@@ -5,19 +5,22 @@ They are functions, not fixtures, so hypothesis tests can call them inside ``@gi
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 import pytest
+import sqlglot
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = dt.date(1970, 1, 1)
@@ -259,52 +262,177 @@ def assert_same_measures(got, want) -> None:
 
 @dataclass(frozen=True)
 class EngineUnderTest:
-    """The ``engine`` fixture's value: the engine's name, and ``load(case)``, which puts the
-    generated table 't' of ``case`` into a fresh database of the engine and returns what
-    anonymize, verify and measure take for it."""
+    """The ``engine`` fixture's value: the engine's name, ``fresh()``, an empty database of
+    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), and ``copy``, which
+    copies a table of a DuckDB connection (its types, the comments on its columns and its
+    order of rows) into such a database. Tables are built in DuckDB, from a DataFrame or by
+    the tests' own SQL, and copied; what anonymize, verify and measure take is the database."""
 
     name: str
-    load: Callable[[Any], Any]
+    fresh: Callable[[], Any]
+    copy: Callable[[Any, duckdb.DuckDBPyConnection, str], None]
 
     def __call__(self, case: Any) -> Any:
-        return self.load(case)
+        """A fresh database holding the generated table 't' of ``case``."""
+        return self.frame(case.df, case.types)
+
+    def frame(self, df: pd.DataFrame, types: Mapping[str, str] | None = None, name: str = "t") -> Any:
+        """A fresh database holding ``df`` as the table ``name``."""
+        database = self.fresh()
+        self.table(database, name, df, types)
+        return database
+
+    def table(
+        self, database: Any, name: str, df: pd.DataFrame, types: Mapping[str, str] | None = None
+    ) -> None:
+        """``df`` as one more table ``name`` of ``database``, each column cast to its SQL type
+        as DuckDB names it."""
+        with self.building(database) as con:
+            make_table(con, name, df, types)
+
+    def built(self, *statements: str, database: Any = None) -> Any:
+        """A fresh database (or ``database``) holding the tables DuckDB's ``statements``
+        make (CREATE TABLE, INSERT, COMMENT ON COLUMN)."""
+        database = self.fresh() if database is None else database
+        with self.building(database) as con:
+            for statement in statements:
+                con.execute(statement)
+        return database
+
+    @contextlib.contextmanager
+    def building(self, database: Any) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A DuckDB connection to make tables in; the tables it holds on the way out are
+        copied into ``database`` (DuckDB's own: the tables are made in it)."""
+        if isinstance(database, duckdb.DuckDBPyConnection):
+            yield database
+            return
+        with duckdb.connect() as con:
+            yield con
+            for (name,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE NOT internal ORDER BY table_name"
+            ).fetchall():
+                self.copy(database, con, name)
+
+    def catalog(self, database: Any) -> list[tuple[str, str]]:
+        """Every table and view of the database's working schema, as ('table' or 'view',
+        name), sorted (DuckDB's temporary ones included)."""
+        if isinstance(database, duckdb.DuckDBPyConnection):
+            return catalog(database)
+        if isinstance(database, str):
+            listed = pg_rows(
+                database,
+                "SELECT CASE relkind WHEN 'v' THEN 'view' ELSE 'table' END, relname FROM pg_class "
+                "WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'v')",
+            )
+            return sorted((kind, name) for kind, name in listed)
+        return sorted(("table", t.name) for t in database.catalog.listTables())
+
+    def sql(self, database: Any, sql: str) -> list[tuple[Any, ...]]:
+        """A statement of the tests' own SQL (DuckDB's) run on ``database`` as the engine's
+        SQL, through sqlglot: its rows (none for a statement that returns none)."""
+        with connected(database) as engine:
+            return engine.fetch_all(sqlglot.parse_one(sql, read="duckdb"))
+
+    def one(self, database: Any, sql: str) -> tuple[Any, ...]:
+        """The one row of a query of the tests' own SQL (see :meth:`sql`)."""
+        (row,) = self.sql(database, sql)
+        return row
+
+    def column_names(self, database: Any, table: str) -> list[str]:
+        """A table's or view's column names, in order."""
+        with connected(database) as engine:
+            return [c.name for c in engine.describe(table).columns]
+
+    def rewrite(self, database: Any, table: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
+        """Replace every row of ``table`` by ``change`` of them (a DataFrame in the table's
+        order of rows and columns): how a test deletes, duplicates or alters single rows
+        without a row id of the engine's own. The table stays the same object, so views over
+        it keep working."""
+        with connected(database) as engine:
+            rows = engine.fetch_arrow(sqlglot.parse_one(f"SELECT * FROM {q(table)}", read="duckdb"))
+            changed = pa.Table.from_pandas(change(rows.to_pandas()), schema=rows.schema, preserve_index=False)
+            with engine.transaction(), engine.upload("sbc_test_rows", changed):
+                engine.execute(sqlglot.parse_one(f"DELETE FROM {q(table)}", read="duckdb"))
+                engine.execute(
+                    sqlglot.parse_one(f"INSERT INTO {q(table)} SELECT * FROM sbc_test_rows", read="duckdb")
+                )
 
 
-def duckdb_loader() -> Callable[[Any], Any]:
-    def load(case: Any) -> duckdb.DuckDBPyConnection:
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        return con
-
-    return load
+#: the share of a property test's examples an engine runs: a server's or Spark's database
+#: costs far more to fill than DuckDB's in memory, for the same SQL tried
+EXAMPLE_SHARE = {"duckdb": 1.0, "postgres": 0.25, "spark": 0.1}
 
 
-def postgres_loader(url: str) -> Callable[[Any], Any]:
-    def load(case: Any) -> str:
+def examples(engine: EngineUnderTest, duckdb_examples: int) -> int:
+    """How many hypothesis examples a property test runs on ``engine``, of the number it
+    runs on DuckDB (at least three)."""
+    return max(3, round(duckdb_examples * EXAMPLE_SHARE[engine.name]))
+
+
+@contextlib.contextmanager
+def connected(database: Any) -> Iterator[Any]:
+    """The sbc-sql engine of a test's database, closed on the way out (a DuckDB connection or
+    a SparkSession passed in stays open; an engine passed in is yielded as it is, and left
+    open: what it made for the test, such as Spark's source views, stays)."""
+    from sbc_sql import engines
+
+    engine = engines.connect(database)
+    try:
+        yield engine
+    finally:
+        if engine is not database:
+            engine.close()
+
+
+def duckdb_engine() -> EngineUnderTest:
+    def copy(con: duckdb.DuckDBPyConnection, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        raise AssertionError("DuckDB's tables are made in the database itself")
+
+    return EngineUnderTest("duckdb", duckdb.connect, copy)
+
+
+def postgres_engine(url: str) -> EngineUnderTest:
+    """Tables copied into the database ``url`` with their order of rows and their comments;
+    a fresh database is its empty public schema."""
+
+    def fresh() -> str:
         reset_postgres(url)
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        to_postgres(con, "t", url)
-        con.close()
         return url
 
-    return load
+    def copy(database: str, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        to_postgres(source, name, database)
+
+    return EngineUnderTest("postgres", fresh, copy)
 
 
-def spark_loader(session: Any, folder: Path) -> Callable[[Any], Any]:
-    """The table as Parquet files DuckDB wrote (its types kept), read by the session as the
-    temporary view 't'."""
+def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
+    """Tables as Parquet files DuckDB wrote (its types kept), read by the session as
+    temporary views (which keep no comments); a fresh database is the session without the
+    temporary views of the tables before."""
 
-    def load(case: Any) -> Any:
-        con = duckdb.connect()
-        make_table(con, "t", case.df, case.types)
-        path = folder / f"t_{len(list(folder.glob('t_*')))}.parquet"
-        con.execute(f"COPY t TO '{path}' (FORMAT parquet)")
-        con.close()
-        session.read.parquet(str(path)).createOrReplaceTempView("t")
+    def fresh() -> Any:
+        for table in session.catalog.listTables():
+            if table.isTemporary:
+                session.catalog.dropTempView(table.name)
+            else:
+                session.sql(f"DROP TABLE IF EXISTS `{table.name}`")
         return session
 
-    return load
+    def copy(database: Any, source: duckdb.DuckDBPyConnection, name: str) -> None:
+        path = folder / f"table_{len(list(folder.glob('*.parquet')))}.parquet"
+        # Spark reads no nanosecond timestamps: microseconds, as Spark keeps them
+        columns = ", ".join(
+            f"CAST({q(column)} AS TIMESTAMP) AS {q(column)}" if kind == "TIMESTAMP_NS" else q(column)
+            for column, kind in source.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                "ORDER BY column_index",
+                [name],
+            ).fetchall()
+        )
+        source.execute(f"COPY (SELECT {columns} FROM {q(name)}) TO '{path}' (FORMAT parquet)")
+        database.read.parquet(str(path)).createOrReplaceTempView(name)
+
+    return EngineUnderTest("spark", fresh, copy)
 
 
 def reset_postgres(url: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 import sqlglot
-from helpers import catalog, file_catalog, q, rows, snapshot
+from helpers import catalog, connected, file_catalog, q, rows, snapshot
 from sqlglot import exp
 
 import sbc_sql
@@ -22,6 +22,19 @@ from sbc_sql.stages import verify as verification
 from sbc_sql.stages.verify import Verdict
 
 HOSTILE = 'we"ird; drop table x'
+RELEASE_VIEWS = pytest.mark.notimpl(
+    ["spark"],
+    reason="Spark writes a release as its rows and its class table: no views over them, no text view",
+)
+COMMENTS = pytest.mark.notimpl(
+    ["spark"], reason="a temporary view over Parquet files keeps no column comments"
+)
+
+
+def run(database, *args, **kwargs) -> sbc_sql.Result:
+    """A run whose connection (if it opened one) is closed again."""
+    with sbc_sql.anonymize(database, *args, **kwargs) as result:
+        return result
 
 
 def columns(con, table: str) -> list[tuple[str, str]]:
@@ -34,23 +47,39 @@ def columns(con, table: str) -> list[tuple[str, str]]:
     ]
 
 
+def types_of(database, table: str) -> dict[str, str]:
+    """Each column's type as the engine names it."""
+    with connected(database) as engine:
+        return {c.name: c.type for c in engine.describe(table).columns}
+
+
+def list_of(database, element: str) -> str:
+    """The type of a list of ``element`` (a column type as the engine names it), as the engine
+    names it."""
+    with connected(database) as engine:
+        made = exp.select(exp.cast(exp.Null(), engine.list_type(element)).as_("v"))
+        engine.execute(exp.Create(this=exp.to_table("sbc_test_lists"), kind="TABLE", expression=made))
+        named = engine.describe("sbc_test_lists").columns[0].type
+        engine.execute(exp.Drop(tables=[exp.to_table("sbc_test_lists")], kind="TABLE"))
+    return named
+
+
 # ------------------------------------------------------------------------- hostile names
 
 
-def test_hostile_table_and_column_names(con):
-    con.execute("CREATE TABLE x (keep INTEGER)")
-    con.execute("INSERT INTO x VALUES (7)")
-    con.execute(
-        f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("a b" + chr(34) + "c")} VARCHAR, dis VARCHAR)'
-    )
-    con.execute(
+@RELEASE_VIEWS
+def test_hostile_table_and_column_names(engine):
+    con = engine.built(
+        "CREATE TABLE x (keep INTEGER)",
+        "INSERT INTO x VALUES (7)",
+        f'CREATE TABLE {q(HOSTILE)} ("select" INTEGER, {q("a b" + chr(34) + "c")} VARCHAR, dis VARCHAR)',
         f"INSERT INTO {q(HOSTILE)} VALUES (1, 'p', 'u'), (2, 'p', 'v'), (8, 'o', 'w'), "
-        "(9, 'o', 'y'), (5, NULL, 'z')"
+        "(9, 'o', 'y'), (5, NULL, 'z')",
     )
-    result = sbc_sql.anonymize(con, HOSTILE, 2, qi=["select", 'a b"c'], sensitive=["dis"])
+    result = run(con, HOSTILE, 2, qi=["select", 'a b"c'], sensitive=["dis"])
     assert result.release == HOSTILE + "_k2"
     assert result.view == HOSTILE + "_k2_view"
-    assert [c for c, _ in columns(con, result.release)] == [
+    assert engine.column_names(con, result.release) == [
         "eq_class",
         "select_min",
         "select_max",
@@ -58,14 +87,14 @@ def test_hostile_table_and_column_names(con):
         'a b"c',
         "dis",
     ]
-    assert con.execute(f"SELECT count(*) FROM {q(result.release)}").fetchone() == (5,)
-    assert con.execute(f"SELECT count(*) FROM {q(result.view)}").fetchone() == (5,)
+    assert engine.one(con, f"SELECT count(*) FROM {q(result.release)}") == (5,)
+    assert engine.one(con, f"SELECT count(*) FROM {q(result.view)}") == (5,)
     assert sbc_sql.verify(con, HOSTILE, result.release, 2).ok
-    assert con.execute("SELECT keep FROM x").fetchall() == [(7,)]
+    assert engine.sql(con, "SELECT keep FROM x") == [(7,)]
     # every statement of the run parses as one statement, and drops only the view and the
     # run's own working tables (its distinct tuples and row labels)
     for statement in result.statements:
-        trees = sqlglot.parse(statement, read="duckdb")
+        trees = sqlglot.parse(statement, read=engine.name)
         assert len(trees) == 1 and trees[0] is not None
         for drop in trees[0].find_all(exp.Drop):
             names = [t.name for t in drop.args.get("tables") or [drop.this]]
@@ -102,12 +131,14 @@ def test_hostile_names_through_the_cli(tmp_path, cli):
     assert {"x", HOSTILE, HOSTILE + "_k3", HOSTILE + "_k3_view"} <= names
 
 
-def test_a_column_named_like_a_template_slot(con):
-    con.execute('CREATE TABLE t ("__source" INTEGER, "__release" VARCHAR, dis VARCHAR)')
-    con.execute("INSERT INTO t VALUES (1, 'a', 'p'), (1, 'b', 'q'), (3, 'a', 'r'), (4, 'b', 's')")
-    result = sbc_sql.anonymize(con, "t", 2, qi=["__source", "__release"], sensitive=["dis"])
+def test_a_column_named_like_a_template_slot(engine):
+    con = engine.built(
+        'CREATE TABLE t ("__source" INTEGER, "__release" VARCHAR, dis VARCHAR)',
+        "INSERT INTO t VALUES (1, 'a', 'p'), (1, 'b', 'q'), (3, 'a', 'r'), (4, 'b', 's')",
+    )
+    result = run(con, "t", 2, qi=["__source", "__release"], sensitive=["dis"])
     assert result.verdict is not None and result.verdict.ok
-    assert [c for c, _ in columns(con, "t_k2")] == [
+    assert engine.column_names(con, "t_k2") == [
         "eq_class",
         "__source_min",
         "__source_max",
@@ -144,106 +175,131 @@ def test_nested_released_columns_named_like_sql_aliases(con, name, sql_type):
 # ------------------------------------------------------------------------------- NULLs
 
 
-def test_null_is_a_category_in_the_value_list(con):
-    con.execute("CREATE TABLE t (g VARCHAR, h VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('a', 'x', 'p'), (NULL, 'x', 'q'), ('a', 'y', 'r'), (NULL, 'y', 's')")
-    result = sbc_sql.anonymize(con, "t", 4, qi=["g", "h"], sensitive=["dis"])
-    assert [r["g"] for r in rows(con, "SELECT g FROM t_k4")] == [["a", None]] * 4
-    assert con.execute("SELECT DISTINCT g FROM t_k4_view").fetchall() == [("a|NULL",)]
+@RELEASE_VIEWS
+def test_null_is_a_category_in_the_value_list(engine):
+    con = engine.built(
+        "CREATE TABLE t (g VARCHAR, h VARCHAR, dis VARCHAR)",
+        "INSERT INTO t VALUES ('a', 'x', 'p'), (NULL, 'x', 'q'), ('a', 'y', 'r'), (NULL, 'y', 's')",
+    )
+    result = run(con, "t", 4, qi=["g", "h"], sensitive=["dis"])
+    assert [list(r[0]) for r in engine.sql(con, "SELECT g FROM t_k4")] == [["a", None]] * 4
+    assert engine.sql(con, "SELECT DISTINCT g FROM t_k4_view") == [("a|NULL",)]
     assert result.measures is not None
     assert result.measures.ncp["g"] == pytest.approx(1.0)  # 2 of the 2 categories
 
 
-def test_null_counts_in_the_cardinality(con):
-    con.execute("CREATE TABLE t (g VARCHAR, n INTEGER, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES ('a', 1, 'p'), ('a', 1, 'q'), ('b', 5, 'r'), (NULL, 5, 's')")
-    result = sbc_sql.anonymize(con, "t", 2, qi=["g", "n"], sensitive=["dis"])
-    lists = sorted(tuple(r["g"]) for r in rows(con, "SELECT DISTINCT g FROM t_k2"))
+def test_null_counts_in_the_cardinality(engine):
+    con = engine.built(
+        "CREATE TABLE t (g VARCHAR, n INTEGER, dis VARCHAR)",
+        "INSERT INTO t VALUES ('a', 1, 'p'), ('a', 1, 'q'), ('b', 5, 'r'), (NULL, 5, 's')",
+    )
+    result = run(con, "t", 2, qi=["g", "n"], sensitive=["dis"])
+    lists = sorted({tuple(r[0]) for r in engine.sql(con, "SELECT g FROM t_k2")})
     assert lists == [("a",), ("b", None)]
     # class {b, NULL} holds 2 of 3 categories (a, b, NULL): (2 * 0 + 2 * 2/3) / 4
     assert result.measures is not None
     assert result.measures.ncp["g"] == pytest.approx(1 / 3)
 
 
-def test_numeric_class_mixing_null_and_numbers(con):
-    con.execute("CREATE TABLE t (x INTEGER, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (NULL, 'p'), (2, 'q'), (8, 'r')")
-    result = sbc_sql.anonymize(con, "t", 3, qi=["x"], sensitive=["dis"])
-    assert con.execute("SELECT DISTINCT x_min, x_max, x_has_null FROM t_k3").fetchall() == [(2, 8, True)]
-    assert con.execute("SELECT DISTINCT x FROM t_k3_view").fetchall() == [("2-8|NULL",)]
+@RELEASE_VIEWS
+def test_numeric_class_mixing_null_and_numbers(engine):
+    con = engine.built(
+        "CREATE TABLE t (x INTEGER, dis VARCHAR)", "INSERT INTO t VALUES (NULL, 'p'), (2, 'q'), (8, 'r')"
+    )
+    result = run(con, "t", 3, qi=["x"], sensitive=["dis"])
+    assert engine.sql(con, "SELECT DISTINCT x_min, x_max, x_has_null FROM t_k3") == [(2, 8, True)]
+    assert engine.sql(con, "SELECT DISTINCT x FROM t_k3_view") == [("2-8|NULL",)]
     assert result.measures is not None
     assert result.measures.ncp["x"] == 1.0
     # has_null is queryable: the rows that may be NULL
-    assert con.execute("SELECT count(*) FROM t_k3 WHERE x_has_null").fetchone() == (3,)
+    assert engine.one(con, "SELECT count(*) FROM t_k3 WHERE x_has_null") == (3,)
 
 
-def test_all_null_class_costs_nothing(con):
-    con.execute("CREATE TABLE t (x INTEGER, g VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'a', 'q'), (1, 'b', 'r'), (2, 'b', 's')")
-    result = sbc_sql.anonymize(con, "t", 2, qi=["x", "g"], sensitive=["dis"])
-    got = con.execute("SELECT DISTINCT g, x_min, x_max, x_has_null FROM t_k2 ORDER BY 1").fetchall()
-    assert got == [(["a"], None, None, True), (["b"], 1, 2, False)]
-    assert con.execute("SELECT x FROM t_k2_view WHERE g = 'a' LIMIT 1").fetchone() == ("NULL",)
+@RELEASE_VIEWS
+def test_all_null_class_costs_nothing(engine):
+    con = engine.built(
+        "CREATE TABLE t (x INTEGER, g VARCHAR, dis VARCHAR)",
+        "INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'a', 'q'), (1, 'b', 'r'), (2, 'b', 's')",
+    )
+    result = run(con, "t", 2, qi=["x", "g"], sensitive=["dis"])
+    got = sorted(
+        {(tuple(g), *rest) for g, *rest in engine.sql(con, "SELECT g, x_min, x_max, x_has_null FROM t_k2")}
+    )
+    assert got == [(("a",), None, None, True), (("b",), 1, 2, False)]
+    assert engine.sql(con, "SELECT x FROM t_k2_view WHERE g = 'a' LIMIT 1") == [("NULL",)]
     assert result.measures is not None
     # the NULL class costs 0, the {1, 2} class spans the whole range: (0 + 0 + 1 + 1) / 4
     assert result.measures.ncp["x"] == pytest.approx(0.5)
 
 
-def test_an_all_null_numeric_column(con):
-    con.execute("CREATE TABLE t (x DOUBLE, g VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'b', 'q'), (NULL, 'a', 'r')")
-    result = sbc_sql.anonymize(con, "t", 2, qi=["x", "g"], sensitive=["dis"])
+def test_an_all_null_numeric_column(engine):
+    con = engine.built(
+        "CREATE TABLE t (x DOUBLE, g VARCHAR, dis VARCHAR)",
+        "INSERT INTO t VALUES (NULL, 'a', 'p'), (NULL, 'b', 'q'), (NULL, 'a', 'r')",
+    )
+    result = run(con, "t", 2, qi=["x", "g"], sensitive=["dis"])
     assert result.measures is not None and result.measures.ncp["x"] == 0.0
-    assert con.execute("SELECT DISTINCT x_min, x_has_null FROM t_k2").fetchall() == [(None, True)]
+    assert engine.sql(con, "SELECT DISTINCT x_min, x_has_null FROM t_k2") == [(None, True)]
 
 
 # ------------------------------------------------------------------- types of QIs
 
 
-def test_date_qi_keeps_its_type_and_measures_in_days(con):
-    con.execute("CREATE TABLE t (d DATE, dis VARCHAR)")
-    con.execute(
+@RELEASE_VIEWS
+def test_date_qi_keeps_its_type_and_measures_in_days(engine):
+    con = engine.built(
+        "CREATE TABLE t (d DATE, dis VARCHAR)",
         "INSERT INTO t VALUES ('2020-01-01', 'p'), ('2020-01-02', 'q'), "
-        "('2020-01-11', 'r'), ('2020-01-13', 's')"
+        "('2020-01-11', 'r'), ('2020-01-13', 's')",
+        "CREATE TABLE flag AS SELECT TRUE AS b",
     )
-    result = sbc_sql.anonymize(con, "t", 2, qi=["d"], sensitive=["dis"])
-    assert columns(con, "t_k2")[1:4] == [("d_min", "DATE"), ("d_max", "DATE"), ("d_has_null", "BOOLEAN")]
-    got = con.execute("SELECT DISTINCT d_min, d_max FROM t_k2 ORDER BY 1").fetchall()
+    result = run(con, "t", 2, qi=["d"], sensitive=["dis"])
+    source, boolean = types_of(con, "t"), types_of(con, "flag")
+    assert list(types_of(con, "t_k2").items())[1:4] == [
+        ("d_min", source["d"]),
+        ("d_max", source["d"]),
+        ("d_has_null", boolean["b"]),
+    ]
+    got = sorted(set(engine.sql(con, "SELECT d_min, d_max FROM t_k2")))
     assert got == [(dt.date(2020, 1, 1), dt.date(2020, 1, 2)), (dt.date(2020, 1, 11), dt.date(2020, 1, 13))]
     # (2 * 1/12 + 2 * 2/12) / 4
     assert result.measures is not None and result.measures.total_ncp == pytest.approx(0.125)
-    assert con.execute("SELECT d FROM t_k2_view ORDER BY eq_class LIMIT 1").fetchone() == (
-        "2020-01-01..2020-01-02",
-    )
+    assert engine.sql(con, "SELECT d FROM t_k2_view ORDER BY eq_class LIMIT 1") == [
+        ("2020-01-01..2020-01-02",)
+    ]
 
 
-def test_timestamp_qi_keeps_its_type(con):
-    con.execute("CREATE TABLE t (ts TIMESTAMP, dis VARCHAR)")
-    con.execute(
+def test_timestamp_qi_keeps_its_type(engine):
+    con = engine.built(
+        "CREATE TABLE t (ts TIMESTAMP, dis VARCHAR)",
         "INSERT INTO t VALUES ('2020-01-01 00:00', 'p'), ('2020-01-01 01:00', 'q'), "
-        "('2020-01-01 10:00', 'r'), ('2020-01-01 12:00', 's')"
+        "('2020-01-01 10:00', 'r'), ('2020-01-01 12:00', 's')",
     )
-    result = sbc_sql.anonymize(con, "t", 2, qi=["ts"], sensitive=["dis"])
-    assert columns(con, "t_k2")[1:3] == [("ts_min", "TIMESTAMP"), ("ts_max", "TIMESTAMP")]
-    got = con.execute("SELECT DISTINCT ts_min, ts_max FROM t_k2 ORDER BY 1").fetchall()
+    result = run(con, "t", 2, qi=["ts"], sensitive=["dis"])
+    source = types_of(con, "t")["ts"]
+    assert list(types_of(con, "t_k2").items())[1:3] == [("ts_min", source), ("ts_max", source)]
+    got = sorted(set(engine.sql(con, "SELECT ts_min, ts_max FROM t_k2")))
     assert got[0] == (dt.datetime(2020, 1, 1, 0), dt.datetime(2020, 1, 1, 1))
     assert result.measures is not None and result.measures.total_ncp == pytest.approx(0.125)
 
 
-def test_constant_qi_has_zero_range_and_costs_nothing(con):
-    con.execute("CREATE TABLE t (c INTEGER, one VARCHAR, g VARCHAR, dis VARCHAR)")
-    con.execute(
-        "INSERT INTO t VALUES (5, 'x', 'a', 'p'), (5, 'x', 'b', 'q'), (5, 'x', 'a', 'r'), (5, 'x', 'c', 's')"
+@RELEASE_VIEWS
+def test_constant_qi_has_zero_range_and_costs_nothing(engine):
+    con = engine.built(
+        "CREATE TABLE t (c INTEGER, one VARCHAR, g VARCHAR, dis VARCHAR)",
+        "INSERT INTO t VALUES (5, 'x', 'a', 'p'), (5, 'x', 'b', 'q'), (5, 'x', 'a', 'r'), (5, 'x', 'c', 's')",
     )
-    result = sbc_sql.anonymize(con, "t", 2, qi=["c", "one", "g"], sensitive=["dis"])
-    assert con.execute("SELECT DISTINCT c_min, c_max, c_has_null, one FROM t_k2").fetchall() == [
-        (5, 5, False, ["x"])
-    ]
+    result = run(con, "t", 2, qi=["c", "one", "g"], sensitive=["dis"])
+    got = {
+        (*rest, tuple(one))
+        for *rest, one in engine.sql(con, "SELECT c_min, c_max, c_has_null, one FROM t_k2")
+    }
+    assert got == {(5, 5, False, ("x",))}
     m = result.measures
     assert m is not None
     assert (m.ncp["c"], m.ncp["one"]) == (0.0, 0.0)
     assert m.ncp["g"] > 0
-    assert con.execute("SELECT DISTINCT c, one FROM t_k2_view").fetchall() == [("5", "x")]
+    assert engine.sql(con, "SELECT DISTINCT c, one FROM t_k2_view") == [("5", "x")]
 
 
 def test_boolean_and_enum_categoricals(con):
@@ -275,13 +331,15 @@ def test_boolean_and_enum_categoricals(con):
         assert present == sorted(present, key=["low", "mid", "high"].index)
 
 
-def test_a_view_as_input(con):
-    con.execute("CREATE TABLE base (x INTEGER, g VARCHAR, dis VARCHAR)")
-    con.execute("INSERT INTO base VALUES (1, 'a', 'p'), (2, 'a', 'q'), (3, 'b', 'r'), (4, 'b', 's')")
-    con.execute("CREATE VIEW v AS SELECT * FROM base WHERE x > 0")
-    result = sbc_sql.anonymize(con, "v", 2, qi=["x", "g"], sensitive=["dis"])
+def test_a_view_as_input(engine):
+    con = engine.built(
+        "CREATE TABLE base (x INTEGER, g VARCHAR, dis VARCHAR)",
+        "INSERT INTO base VALUES (1, 'a', 'p'), (2, 'a', 'q'), (3, 'b', 'r'), (4, 'b', 's')",
+    )
+    engine.sql(con, "CREATE VIEW v AS SELECT * FROM base WHERE x > 0")
+    result = run(con, "v", 2, qi=["x", "g"], sensitive=["dis"])
     assert result.release == "v_k2"
-    assert con.execute("SELECT count(*) FROM v_k2").fetchone() == (4,)
+    assert engine.one(con, "SELECT count(*) FROM v_k2") == (4,)
 
 
 def test_memory_limit_caps_the_connection_sbc_sql_opens(tmp_path, con):
@@ -302,21 +360,24 @@ def test_memory_limit_caps_the_connection_sbc_sql_opens(tmp_path, con):
 # ------------------------------------------------------------------------------ roles
 
 
-def test_roles_from_column_comments(con):
-    con.execute("CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR, note VARCHAR)")
-    con.execute(
+@COMMENTS
+def test_roles_from_column_comments(engine):
+    con = engine.built(
+        "CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR, note VARCHAR)",
         "INSERT INTO t VALUES ('Ann', 30, '111', 'flu', 'n1'), ('Bob', 31, '111', 'flu', 'n2'), "
-        "('Cy', 40, '222', 'hiv', 'n3'), ('Di', 41, '222', 'flu', 'n4')"
+        "('Cy', 40, '222', 'hiv', 'n3'), ('Di', 41, '222', 'flu', 'n4')",
+        *(
+            f"COMMENT ON COLUMN t.{column} IS 'sbc:{role}'"
+            for column, role in (
+                ("name", "identifier"),
+                ("age", "qi"),
+                ("zip", "QI"),
+                ("dis", "sensitive"),
+                ("note", "insensitive"),
+            )
+        ),
     )
-    for column, role in (
-        ("name", "identifier"),
-        ("age", "qi"),
-        ("zip", "QI"),
-        ("dis", "sensitive"),
-        ("note", "insensitive"),
-    ):
-        con.execute(f"COMMENT ON COLUMN t.{column} IS 'sbc:{role}'")
-    result = sbc_sql.anonymize(con, "t", 2)
+    result = run(con, "t", 2)
     roles = {c.name: (c.role, c.origin) for c in result.plan.columns}
     assert roles == {
         "name": ("identifier", "comment"),
@@ -325,7 +386,7 @@ def test_roles_from_column_comments(con):
         "dis": ("sensitive", "comment"),
         "note": ("insensitive", "comment"),
     }
-    assert [c for c, _ in columns(con, "t_k2")] == [
+    assert engine.column_names(con, "t_k2") == [
         "eq_class",
         "age_min",
         "age_max",
@@ -335,25 +396,26 @@ def test_roles_from_column_comments(con):
         "note",
     ]
     # identifiers are dropped: no release row carries a name
-    assert "Ann" not in str(con.execute("SELECT * FROM t_k2").fetchall())
+    assert "Ann" not in str(engine.sql(con, "SELECT * FROM t_k2"))
 
 
-def test_flags_win_over_comments(con):
-    con.execute("CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR)")
-    con.execute(
+@COMMENTS
+def test_flags_win_over_comments(engine):
+    con = engine.built(
+        "CREATE TABLE t (name VARCHAR, age INTEGER, zip VARCHAR, dis VARCHAR)",
         "INSERT INTO t VALUES ('Ann', 30, '111', 'flu'), ('Ann', 31, '111', 'flu'), "
-        "('Cy', 40, '222', 'hiv'), ('Cy', 41, '222', 'flu')"
+        "('Cy', 40, '222', 'hiv'), ('Cy', 41, '222', 'flu')",
+        "COMMENT ON COLUMN t.name IS 'sbc:identifier'",
+        "COMMENT ON COLUMN t.age IS 'sbc:qi'",
+        "COMMENT ON COLUMN t.zip IS 'sbc:qi'",
+        "COMMENT ON COLUMN t.dis IS 'sbc:sensitive'",
     )
-    con.execute("COMMENT ON COLUMN t.name IS 'sbc:identifier'")
-    con.execute("COMMENT ON COLUMN t.age IS 'sbc:qi'")
-    con.execute("COMMENT ON COLUMN t.zip IS 'sbc:qi'")
-    con.execute("COMMENT ON COLUMN t.dis IS 'sbc:sensitive'")
-    result = sbc_sql.anonymize(con, "t", 2, qi=["name"], keep=["zip"])
+    result = run(con, "t", 2, qi=["name"], keep=["zip"])
     roles = {c.name: (c.role, c.origin) for c in result.plan.columns}
     assert roles["name"] == ("qi", "flag")
     assert roles["zip"] == ("insensitive", "flag")
     assert roles["age"] == ("qi", "comment")
-    assert [c for c, _ in columns(con, "t_k2")] == [
+    assert engine.column_names(con, "t_k2") == [
         "eq_class",
         "name",
         "age_min",
@@ -362,15 +424,19 @@ def test_flags_win_over_comments(con):
         "zip",
         "dis",
     ]
-    assert dict(columns(con, "t_k2"))["name"] == "VARCHAR[]"
-    assert dict(columns(con, "t_k2"))["zip"] == "VARCHAR"
+    source, release = types_of(con, "t"), types_of(con, "t_k2")
+    assert release["name"] == list_of(con, source["name"])
+    assert release["zip"] == source["zip"]
 
 
-def test_comments_without_the_prefix_are_ignored(con):
-    con.execute("CREATE TABLE t (a INTEGER, b VARCHAR)")
-    con.execute("INSERT INTO t VALUES (1, 'x'), (1, 'y'), (2, 'x')")
-    con.execute("COMMENT ON COLUMN t.a IS 'identifier'")
-    result = sbc_sql.anonymize(con, "t", 2)
+@COMMENTS
+def test_comments_without_the_prefix_are_ignored(engine):
+    con = engine.built(
+        "CREATE TABLE t (a INTEGER, b VARCHAR)",
+        "INSERT INTO t VALUES (1, 'x'), (1, 'y'), (2, 'x')",
+        "COMMENT ON COLUMN t.a IS 'identifier'",
+    )
+    result = run(con, "t", 2)
     assert {c.name: c.role for c in result.plan.columns} == {"a": "qi", "b": "qi"}
 
 
@@ -546,29 +612,38 @@ def test_the_source_table_is_never_modified(file_con):
 # ------------------------------------------------------------------- failed runs
 
 
+PEOPLE = (
+    "CREATE TABLE t (age INTEGER, sex VARCHAR, dis VARCHAR)",
+    "INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), (47, 'M', 'cold')",
+)
+
+
 @pytest.fixture
-def prepared(con):
-    con.execute("CREATE TABLE t (age INTEGER, sex VARCHAR, dis VARCHAR)")
-    con.execute(
-        "INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), (47, 'M', 'cold')"
-    )
-    return con
+def prepared(engine):
+    return engine.built(*PEOPLE)
 
 
-def leftovers(con) -> list[tuple[str, str]]:
-    return [entry for entry in catalog(con) if entry[1].startswith(("sbc_", "t_k2"))]
+def leftovers(engine, con) -> list[tuple[str, str]]:
+    return [entry for entry in engine.catalog(con) if entry[1].startswith(("sbc_", "t_k2"))]
 
 
-def test_failed_verification_writes_nothing(prepared, monkeypatch):
+def release_rows(engine, con, name: str) -> tuple[list[str], list[tuple]]:
+    """A release's column names and its rows, in a stable order."""
+    return engine.column_names(con, name), sorted(engine.sql(con, f"SELECT * FROM {q(name)}"), key=repr)
+
+
+@RELEASE_VIEWS
+def test_failed_verification_writes_nothing(engine, prepared, monkeypatch):
     con = prepared
     monkeypatch.setattr(verification, "verify_with_labels", lambda *a, **kw: Verdict(2, ("planted problem",)))
     with pytest.raises(VerificationError, match="nothing was written: planted problem"):
-        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert leftovers(con) == []
-    assert catalog(con) == [("table", "t")]
+        run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    assert leftovers(engine, con) == []
+    assert engine.catalog(con) == [("table", "t")]
 
 
-def test_interrupted_run_writes_nothing(prepared, monkeypatch):
+@RELEASE_VIEWS
+def test_interrupted_run_writes_nothing(engine, prepared, monkeypatch):
     con = prepared
 
     def interrupt(*args, **kwargs):
@@ -576,12 +651,12 @@ def test_interrupted_run_writes_nothing(prepared, monkeypatch):
 
     monkeypatch.setattr(pipeline.measure, "measure_tables", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert catalog(con) == [("table", "t")]
+        run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    assert engine.catalog(con) == [("table", "t")]
     # the connection is usable and a clean run works afterwards
     monkeypatch.undo()
-    sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert catalog(con) == [
+    run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    assert engine.catalog(con) == [
         ("table", "t"),
         ("table", "t_k2_classes"),
         ("table", "t_k2_rows"),
@@ -590,17 +665,16 @@ def test_interrupted_run_writes_nothing(prepared, monkeypatch):
     ]
 
 
-def test_failed_replace_keeps_the_old_release(prepared, monkeypatch):
+@RELEASE_VIEWS
+def test_failed_replace_keeps_the_old_release(engine, prepared, monkeypatch):
     con = prepared
-    sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    old = snapshot(con, "t_k2")
+    run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    old = release_rows(engine, con, "t_k2")
     monkeypatch.setattr(verification, "verify_with_labels", lambda *a, **kw: Verdict(2, ("planted problem",)))
     with pytest.raises(VerificationError):
-        sbc_sql.anonymize(
-            con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True, leftover="suppress"
-        )
-    assert snapshot(con, "t_k2") == old
-    assert catalog(con) == [
+        run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True, leftover="suppress")
+    assert release_rows(engine, con, "t_k2") == old
+    assert engine.catalog(con) == [
         ("table", "t"),
         ("table", "t_k2_classes"),
         ("table", "t_k2_rows"),
@@ -609,8 +683,9 @@ def test_failed_replace_keeps_the_old_release(prepared, monkeypatch):
     ]
 
 
-def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):
-    con = prepared
+def test_failed_export_leaves_no_partial_file(con, monkeypatch, tmp_path):
+    for statement in PEOPLE:
+        con.execute(statement)
     out = tmp_path / "r.parquet"
 
     def fail(*args, **kwargs):
@@ -626,14 +701,14 @@ def test_failed_export_leaves_no_partial_file(prepared, monkeypatch, tmp_path):
     assert catalog(con) == [("table", "t")]
 
 
-def test_replace_takes_over_a_release_kept_as_one_table(prepared):
+@RELEASE_VIEWS
+def test_replace_takes_over_a_release_kept_as_one_table(engine):
     # a release written as one table (an earlier layout, or a copy) under the release's name
-    con = prepared
-    con.execute("CREATE TABLE t_k2 AS SELECT 0 AS eq_class, 1 AS x")
+    con = engine.built(*PEOPLE, "CREATE TABLE t_k2 AS SELECT 0 AS eq_class, 1 AS x")
     with pytest.raises(OutputExistsError, match="'t_k2' already exists"):
-        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True)
-    assert catalog(con) == [
+        run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"], replace=True)
+    assert engine.catalog(con) == [
         ("table", "t"),
         ("table", "t_k2_classes"),
         ("table", "t_k2_rows"),
@@ -643,23 +718,24 @@ def test_replace_takes_over_a_release_kept_as_one_table(prepared):
     assert sbc_sql.verify(con, "t", "t_k2", 2).ok
 
 
-def test_an_existing_class_table_name_is_refused_without_replace(prepared):
-    con = prepared
-    con.execute("CREATE TABLE t_k2_classes (x INTEGER)")
+def test_an_existing_class_table_name_is_refused_without_replace(engine):
+    con = engine.built(*PEOPLE, "CREATE TABLE t_k2_classes (x INTEGER)")
     with pytest.raises(OutputExistsError, match=r"'t_k2_classes' already exists.*replace=True"):
-        sbc_sql.anonymize(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
-    assert catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
+        run(con, "t", 2, qi=["age", "sex"], sensitive=["dis"])
+    assert engine.catalog(con) == [("table", "t"), ("table", "t_k2_classes")]
 
 
 @pytest.mark.parametrize(
     "name", ["sbc_size", "sbc_eq_class", "sbc_rows", "sbc_tuple", "sbc_key", "sbc_key2", "sbc_count"]
 )
-def test_a_column_named_like_a_working_name_is_refused(con, name):
+def test_a_column_named_like_a_working_name_is_refused(engine, name):
     # the class table's aggregate and the checks use these names inside their SQL
-    con.execute(f"CREATE TABLE t AS SELECT i % 7 AS a, 'x' || (i % 3) AS {name} FROM range(20) AS r(i)")
+    con = engine.built(
+        f"CREATE TABLE t AS SELECT i % 7 AS a, 'x' || (i % 3) AS {name} FROM range(20) AS r(i)"
+    )
     with pytest.raises(InputError, match=f"column '{name}' is reserved"):
-        sbc_sql.anonymize(con, "t", 5)
-    assert catalog(con) == [("table", "t")]
+        run(con, "t", 5)
+    assert engine.catalog(con) == [("table", "t")]
 
 
 def write_semicolons(path: Path, header: bool) -> Path:

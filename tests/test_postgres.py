@@ -1,6 +1,9 @@
 """PostgreSQL as the engine: the same release, figures and verification as DuckDB on the
 same rows in the same order; the source untouched; names and errors handled as PostgreSQL
-needs (case-sensitive names, 63-byte identifiers, error text that may quote values)."""
+needs (case-sensitive names, 63-byte identifiers, error text that may quote values).
+
+The stages' own tests (statistics, pull, edge cases, verification) run on PostgreSQL too,
+through conftest's ``engine`` fixture; here is what only PostgreSQL has."""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import json
 import time
 import uuid
 from pathlib import Path
-from unittest import mock
 
 import duckdb
 import pytest
@@ -120,52 +122,6 @@ def test_the_session_compiles_no_statement(postgres_url) -> None:
         engine.close()
 
 
-def test_roles_come_from_column_comments(duck, postgres_url) -> None:
-    duck.execute("COMMENT ON COLUMN t.id IS 'sbc:identifier'")
-    for column in ("dis", "pay"):
-        duck.execute(f"COMMENT ON COLUMN t.{column} IS 'sbc:sensitive'")
-    to_postgres(duck, "t", postgres_url)
-    result = anonymize(postgres_url, "t", 3, output="rel")
-    assert result.written
-    columns = [
-        r[0]
-        for r in pg_rows(
-            postgres_url,
-            "SELECT attname FROM pg_attribute WHERE attrelid = "
-            "'rel'::regclass AND attnum > 0 ORDER BY attnum",
-        )
-    ]
-    assert "id" not in columns and "dis" in columns and "pay" in columns
-
-
-def test_hostile_names_and_nulls(postgres_url) -> None:
-    duck = duckdb.connect()
-    frame = people().rename(columns={"age": 'A"ge x', "zip": "Zip Code", "sex": "sex;--"})
-    types = {
-        'A"ge x': "INTEGER",
-        "Zip Code": "VARCHAR",
-        "sex;--": "VARCHAR",
-        "born": "DATE",
-        "seen": "TIMESTAMP",
-    }
-    make_table(duck, "My Table", frame, types)
-    to_postgres(duck, "My Table", postgres_url)
-    roles = {
-        "qi": ['A"ge x', "Zip Code", "sex;--", "born"],
-        "sensitive": ["dis"],
-        "drop": ["id", "pay", "seen"],
-    }
-    on_duck = anonymize(duck, "My Table", 3, output="Rel Out", **roles)
-    on_pg = anonymize(postgres_url, "My Table", 3, output="Rel Out", **roles)
-    assert on_pg.measures.total_ncp == pytest.approx(on_duck.measures.total_ncp, abs=1e-12)
-    nulls = pg_rows(postgres_url, 'SELECT COUNT(*) FILTER (WHERE "A""ge x_has_null") FROM "Rel Out"')[0][0]
-    assert (
-        nulls
-        == duck.execute('SELECT COUNT(*) FILTER (WHERE "A""ge x_has_null") FROM "Rel Out"').fetchone()[0]
-    )
-    assert nulls > 0
-
-
 def test_a_name_in_another_case_is_a_clear_error(pg) -> None:
     with pytest.raises(InputError, match="'T' does not exist, but 't' does: names are case-sensitive"):
         anonymize(pg, "T", 3, output="rel", **ROLES)
@@ -192,22 +148,6 @@ def test_an_error_never_shows_a_value_nor_the_password(pg) -> None:
     with pytest.raises(EngineError) as caught:
         PostgresEngine.connect(refused)
     assert "hunter2" not in str(caught.value) and "does not exist" in str(caught.value)
-
-
-def test_an_interrupted_run_leaves_nothing(pg, monkeypatch) -> None:
-    from sbc_sql.stages import measure
-
-    def interrupt(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(measure, "measure_tables", interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        anonymize(pg, "t", 3, output="rel", **ROLES)
-    assert pg_rows(
-        pg,
-        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace "
-        "AND relkind IN ('r', 'v', 'S', 'i')",
-    ) == [("t",)]
 
 
 def test_the_dialect_aliases_a_subquery_in_from(pg) -> None:
@@ -308,33 +248,6 @@ def test_the_dialect_types_an_empty_list_by_what_it_meets(pg) -> None:
     duck = duckdb.connect()
     make_table(duck, "t", people(), TYPES)
     assert pg_rows(pg, text) == duck.execute(query).fetchall()
-
-
-def test_the_statistics_and_the_pulled_rows_equal_duckdbs(duck, pg) -> None:
-    """What the clustering is given: columns, ranges, cardinalities and weights alike, and
-    the rows' positions in the same order."""
-    import numpy as np
-    from test_pipeline_properties import Recorder
-
-    from sbc_sql.run import cluster as pipeline
-
-    pulled = []
-    for database in (duck, pg):
-        recorder = Recorder()
-        with mock.patch.object(pipeline, "run_clustering", recorder):
-            anonymize(database, "t", 3, output="rel", **ROLES)
-        ((data, _),) = recorder.calls
-        pulled.append(data)
-    on_duck, on_pg = pulled
-    assert on_pg.names == on_duck.names and on_pg.numeric == on_duck.numeric
-    assert on_pg.cardinality == on_duck.cardinality and on_pg.weights == on_duck.weights
-    assert np.array_equal(on_pg.lo, on_duck.lo, equal_nan=True)
-    assert np.array_equal(on_pg.hi, on_duck.hi, equal_nan=True)
-    for got, want in zip(on_pg.columns, on_duck.columns, strict=True):
-        assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f")
-    assert np.array_equal(
-        np.argsort(on_pg.position, kind="stable"), np.argsort(on_duck.position, kind="stable")
-    )
 
 
 def test_a_release_is_replaced_and_compare_drops_its_releases(pg) -> None:
