@@ -30,4 +30,4 @@ WITH g AS (
   WHERE l.eq_class >= 0
   GROUP BY l.eq_class
 )
-SELECT __projection FROM g ORDER BY g.sbc_eq_class
+SELECT __projection FROM g ORDER BY sbc_eq_class

@@ -26,4 +26,4 @@ WITH g AS (
   WHERE l.eq_class >= 0
   GROUP BY l.eq_class
 )
-SELECT __projection FROM g JOIN __sets AS v ON v.eq_class = g.sbc_eq_class ORDER BY g.sbc_eq_class
+SELECT __projection FROM g JOIN __sets AS v ON v.eq_class = g.sbc_eq_class ORDER BY sbc_eq_class
