@@ -191,7 +191,7 @@ SELECT
   g.`zip` AS `zip`
 FROM g
 ORDER BY
-  g.sbc_eq_class NULLS LAST;
+  sbc_eq_class NULLS LAST;
 
 CREATE TABLE `sbc_tmp_t_k3_rows` AS
 SELECT

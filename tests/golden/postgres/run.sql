@@ -203,7 +203,7 @@ SELECT
   g."zip" AS "zip"
 FROM g
 ORDER BY
-  g.sbc_eq_class;
+  sbc_eq_class;
 
 CREATE TABLE "sbc_tmp_t_k3_rows" AS
 SELECT
