@@ -2,14 +2,15 @@
 
 :mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
 distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
-:mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement, :mod:`.order`
-Hilbert keys, :mod:`.criteria` the privacy criteria of one class (each criterion's own
-module ``criterion_<name>.py``, found by :func:`criterion_codes`) and :mod:`.repair` a class
-grown on until it keeps them. The Python side calls the three entry kernels (``greedy.greedy_pass``,
-``refine.finish``, ``order.hilbert_keys``) through :mod:`..compiled`, with the arguments
-:mod:`..args` declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this
-folder imports only the standard library, numpy, numba and itself, never the rest of the
-package.
+:mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement (on the classes
+of :mod:`.classes`, placing rows by :mod:`.leftovers`, with the label counts of
+:mod:`.target`), :mod:`.order` Hilbert keys, :mod:`.criteria` the privacy criteria of one
+class (each criterion's own module ``criterion_<name>.py``, found by
+:func:`criterion_codes`) and :mod:`.repair` a class grown on until it keeps them. The Python
+side calls the three entry kernels (``greedy.greedy_pass``, ``refine.finish``,
+``order.hilbert_keys``) through :mod:`..compiled`, with the arguments :mod:`..args`
+declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this folder imports
+only the standard library, numpy, numba and itself, never the rest of the package.
 
 Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
 takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for the paper's order:
