@@ -14,7 +14,7 @@ test-fast:
 test-spark:
 	.venv/bin/pip install -q -e '.[spark]' && $(PY) -m pytest -q -m spark
 lint:
-	.venv/bin/ruff check $(LINTED) && .venv/bin/ruff format --check $(LINTED) && .venv/bin/mypy sbc_sql
+	.venv/bin/ruff check $(LINTED) && .venv/bin/ruff format --check $(LINTED) && .venv/bin/mypy sbc_sql && .venv/bin/lint-imports --no-cache
 # UCI Adult ships in benchmarks/data; writes benchmarks/results/*.json
 bench:
 	$(PY) benchmarks/paper_experiment.py && $(PY) benchmarks/bench_scale.py && $(PY) benchmarks/bench_scale.py --utility && $(PY) benchmarks/bench_utility.py && $(PY) benchmarks/report.py
