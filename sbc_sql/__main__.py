@@ -78,9 +78,11 @@ def main() -> None:
         sys.stdout.write(version_line() + "\n")
         return
     signal.signal(signal.SIGINT, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
-    _watch_sigterm()
+    # from here a signal raises KeyboardInterrupt: while the other handler and the watcher
+    # start too (a thread's start waits, and a signal lands in that wait)
     try:
+        signal.signal(signal.SIGTERM, _interrupt)
+        _watch_sigterm()
         from .cli import app
     except KeyboardInterrupt:
         sys.stderr.write(INTERRUPTED + "\n")
