@@ -90,8 +90,9 @@ class Clusterer:
 
     name: str
     description: str
-    #: where its runner lives: ``module:name`` under ``sbc_sql.cluster`` (see :func:`.runs.load`)
-    runner: str
+    #: its runner, or where it lives: ``module:name`` under ``sbc_sql.cluster``, imported
+    #: when it runs (see :func:`.runs.load`)
+    runner: Runner | str
     modes: tuple[str, ...] = ("exact",)
     hierarchies: bool = False
     suppression: bool = False
@@ -146,7 +147,8 @@ class Clusterer:
                 f"--algorithm {self.name} clusters for k alone and cannot keep {describe(options.rule)}; "
                 f"use --algorithm {DEFAULT} (or one of {', '.join(with_criteria())})"
             )
-        return run_kept(load(self.runner), self.presuppress, data, k, options, progress)
+        runner = load(self.runner) if isinstance(self.runner, str) else self.runner
+        return run_kept(runner, self.presuppress, data, k, options, progress)
 
 
 def describe(rule: Rule) -> str:
