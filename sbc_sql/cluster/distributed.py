@@ -30,7 +30,7 @@ import numpy as np
 
 from .blocks import block_bounds, coarse_keys, default_block_rows, lexsort
 from .model import QIData
-from .registry import block_algorithm
+from .sbca_plus.run import block_algorithm
 
 #: rows sampled per block for the blocks' boundaries: block sizes then vary by about a
 #: tenth (one over the square root), far from k at the default sizes (at least 160 k rows)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from ..cluster.runs import suppression_budget
 from ..engines.base import Engine
 from ..model import Column
 from ..privacy import KAnonymity, PrivacyModel, check_all
@@ -492,7 +493,7 @@ def unrecorded_loss_problems(missing: int, n_rows: int, share: float) -> list[st
     """Input rows a release without provenance lacks: nothing records that a run suppressed
     them (a deleted class looks the same), so they are lost unless the auditor allows that
     many (``share`` of the input rows, as a run's --max-suppression counts them)."""
-    allowed = int(share * n_rows)
+    allowed = suppression_budget(share, n_rows)
     if missing <= allowed:
         return []
     need = min(math.ceil(missing / n_rows * 10_000) / 10_000, 0.9999) if n_rows else 0.0
@@ -506,7 +507,7 @@ def unrecorded_loss_problems(missing: int, n_rows: int, share: float) -> list[st
 def suppression_bound_problems(suppressed: int, n_rows: int, share: float, bound: str) -> list[str]:
     """More suppressed rows than ``share`` of the ``n_rows`` input rows allows (as a run
     counts its budget: the whole number of rows under the share)."""
-    allowed = int(share * n_rows)
+    allowed = suppression_budget(share, n_rows)
     if suppressed <= allowed:
         return []
     return [

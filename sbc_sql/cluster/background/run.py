@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import InputError
 from ..model import SUPPRESSED, QIData
+from ..runs import ClusterOptions, ClusterRun, Progress, Runner
 from ..sensitive import REASON_CODES, Rule
 from .knowledge import estimate, sensitive_column
 from .likeness import Likeness
@@ -155,3 +156,20 @@ def per_group(
             reasons[rows[~kept]] = REASON_CODES["unplaced"]
         offset += int(sub.max(initial=-1)) + 1
     return labels, reasons, len(groups.groups), knowledge_of(groups, options)
+
+
+def _runner(name: str) -> Runner:
+    """The background-knowledge algorithm ``name`` as the registry runs it."""
+
+    def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+        labels, reasons, detail, knowledge = background_run(
+            name, data, k, options.rule, options.background or BackgroundOptions()
+        )
+        return ClusterRun(labels, name, "exact", detail, reasons, knowledge=knowledge)
+
+    return run
+
+
+run_kinc = _runner("kinc")
+run_kagg = _runner("kagg")
+run_beta_ge = _runner("beta-ge")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import csv
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +35,8 @@ import numpy as np
 from ...errors import InputError
 from ..model import SUPPRESSED, QIData
 from ..ncp import total_ncp
-from ..sensitive import Rule
+from ..runs import ClusterOptions, ClusterRun, Progress, Runner
+from ..sensitive import REASON_CODES, Rule
 from .mondrian import first_position_labels
 
 Interval = tuple[float, float]
@@ -564,3 +565,22 @@ def rollup(
     codes = fs.codes.copy()
     codes[q] = hier[q].step(src[q])[codes[q]]
     return frequency_set(codes, fs.counts, node_sizes(hier, node))
+
+
+def _runner(name: str, recode: Callable[..., np.ndarray]) -> Runner:
+    """The full-domain recoding ``recode`` as the registry runs it, named ``name``."""
+
+    def run(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+        labels = recode(
+            data, k, dict(options.hierarchies), max_suppression=options.max_suppression, rule=options.rule
+        )
+        detail = f"full-domain recoding, suppression budget {options.max_suppression:g}"
+        # every row these suppress is the node's own suppression, within the budget
+        reasons = np.where(labels < 0, REASON_CODES["budget"], 0).astype(np.int8)
+        return ClusterRun(labels, name, "exact", detail, reasons if (labels < 0).any() else None)
+
+    return run
+
+
+run_datafly = _runner("datafly", datafly)
+run_incognito = _runner("incognito", incognito)

@@ -52,6 +52,7 @@ from ..leftover import place_leftovers
 from ..model import SUPPRESSED, QIData
 from ..ncp import categorical_ncp
 from ..rescue import rescue
+from ..runs import ClusterOptions, ClusterRun, Progress
 from ..sbca_plus import kernels as _kernels
 from ..sbca_plus.kernels import criteria as _criteria
 from ..sbca_plus.kernels.costs import cat_ncp as _cat_ncp
@@ -569,3 +570,15 @@ def _greedy_rule_python(  # pragma: no cover - compiled by numba
 
 
 _greedy_rule_numba: Callable[..., np.ndarray] = numba.njit(cache=True)(_greedy_rule_python)
+
+
+def run_kmember(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    """k-member as the registry runs it: greedy, or class-aware with a target label."""
+    if data.target is not None and options.target_weight > 0:
+        return ClusterRun(
+            kmember(data, k, rule=options.rule, target_weight=options.target_weight),
+            "kmember",
+            "exact",
+            f"class-aware k-member clustering (DPPSCT), target weight {options.target_weight:g}",
+        )
+    return ClusterRun(kmember(data, k, rule=options.rule), "kmember", "exact", "greedy k-member clustering")

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import InputError
 from ..model import SUPPRESSED, QIData
+from ..runs import ClusterOptions, ClusterRun, Progress
 from ..sensitive import Rule, Sensitive
 
 #: at most this many (cut, sensitive value) counts are weighed per partition and QI: the
@@ -312,3 +314,21 @@ def first_position_labels(group: np.ndarray, position: np.ndarray) -> np.ndarray
     rank[np.argsort(first, kind="stable")] = np.arange(len(ids))
     labels[kept] = rank[inverse]
     return labels
+
+
+def run_mondrian(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    """Mondrian as the registry runs it: for k and the criteria, or for k and label purity."""
+    if data.target is not None and options.target_weight > 0:
+        if options.rule.active:
+            raise InputError(
+                "--algorithm mondrian keeps --target or the privacy criteria, not both; "
+                "use the default algorithm (sbca), which keeps both"
+            )
+        return ClusterRun(
+            mondrian(data, k, target_weight=options.target_weight),
+            "mondrian",
+            "exact",
+            "strict median partitioning, cuts weighing label purity "
+            f"(target weight {options.target_weight:g})",
+        )
+    return ClusterRun(mondrian(data, k, rule=options.rule), "mondrian", "exact", "strict median partitioning")

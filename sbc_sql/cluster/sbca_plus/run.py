@@ -1,0 +1,216 @@
+"""The default algorithm's runner: cluster-aware SBCA exact or in blocks (the blocks'
+leftovers pooled and rescued when criteria or limits are asked), or on each group of alike
+background knowledge alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import numpy as np
+
+from ...errors import InputError
+from ..blocks import (
+    BLOCK_PASSES,
+    BLOCK_POOL_ROWS,
+    TUPLE_BLOCK_PASSES,
+    block_bounds,
+    blocked,
+    check_memory,
+    choose_mode,
+    default_block_rows,
+)
+from ..limits import Limits
+from ..model import QIData
+from ..rescue import rescue
+from ..runs import ClusterOptions, ClusterRun, Progress, locate, share_needed, suppression_budget, threads
+from ..sensitive import REASON_CODES, Rule
+from . import compiled
+from .algorithm import sbca_plus
+
+#: where the grouping by background knowledge lives (imported when a run asks for it)
+PER_GROUP = "background.run:per_group"
+
+
+def block_algorithm(
+    k: int,
+    leftover: str = "nearest",
+    rows: int | None = None,
+    stop: np.ndarray | None = None,
+    rule: Rule | None = None,
+    limits: Limits | None = None,
+    target_weight: float = 0.0,
+    tuples: bool = False,
+) -> Callable[..., np.ndarray]:
+    """The cluster-aware SBCA as block mode runs it on each block. With ``rows`` (blocks of
+    that many rows, chosen by the user) every row of a block is a candidate for each class;
+    ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`); ``rule``: the
+    criteria each block's classes keep, against the whole input's shares; ``limits``: the
+    per-column limits they keep; ``tuples``: the rows are distinct tuples standing for their
+    rows (:data:`.blocks.TUPLE_BLOCK_PASSES`)."""
+    pool = max(BLOCK_POOL_ROWS, rows or 0)
+    return functools.partial(
+        sbca_plus,
+        leftover=leftover,
+        passes=TUPLE_BLOCK_PASSES if tuples else BLOCK_PASSES,
+        pool=-(-pool // k),
+        stop=stop,
+        rule=rule,
+        limits=limits,
+        target_weight=target_weight,
+    )
+
+
+def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress | None) -> ClusterRun:
+    if options.background is not None:
+        return _sbca_per_group(data, k, options)
+    # the default runs in blocks at every size (a small table is one block): on Adult its
+    # blocks beat one exact block on NCP at every k and take a fifth of the time
+    mode = "blocks" if options.mode == "auto" else options.mode
+    rule = options.rule if options.rule.active else None
+    limits = options.limits if options.limits.active else None
+    if options.mode == "auto" and rule is not None and rule.reads_input:
+        # every class near the input's distribution: a block of similar rows is far from it
+        # and leaves many rows to the others, so one exact block while it fits (on Adult
+        # t = 0.2 costs 16 % exact, 22 % in blocks: benchmarks/results/criteria.md)
+        mode = choose_mode(data.n_rows, k)
+    check_memory(data, mode, options.workers)
+    if mode == "exact":
+        labels = sbca_plus(
+            data,
+            k,
+            leftover=options.leftover,
+            progress=progress,
+            rule=rule,
+            limits=limits,
+            target_weight=options.target_weight,
+        )
+        return ClusterRun(
+            labels,
+            "sbca",
+            "exact",
+            "cluster-aware SBCA (growth, seeds far from the last class, refinement, coarse order), one block",
+            reasons=_unplaced(labels, rule, limits),
+        )
+    size = options.block_rows or default_block_rows(k)
+    stop = np.zeros(1, dtype=np.bool_)
+    labels = blocked(
+        data,
+        k,
+        block_algorithm(
+            k,
+            options.leftover,
+            options.block_rows,
+            stop,
+            rule,
+            limits,
+            options.target_weight,
+            tuples=data.multiplicity is not None,
+        ),
+        block_size=size,
+        workers=options.workers,
+        progress=progress,
+        categorical_by="coarse",
+        stop=stop,
+    )
+    n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
+    detail = (
+        f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
+        f"of the coarse order, {threads(options.workers)}, {compiled.engine()} kernels"
+    )
+    if rule is not None or limits is not None:
+        detail += _across_blocks(data, k, labels, rule, limits, options, stop)
+    return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule, limits))
+
+
+#: block mode with criteria: rounds that cluster the rows the blocks left, pooled
+POOLED_ROUNDS = 2
+
+
+def _across_blocks(
+    data: QIData,
+    k: int,
+    labels: np.ndarray,
+    rule: Rule | None,
+    limits: Limits | None,
+    options: ClusterOptions,
+    stop: np.ndarray,
+) -> str:
+    """Place the rows block mode's blocks left (in ``labels``, in place): a block's rows
+    are not the input's distribution, so the rows of its over-represented values may find
+    no class there (and a row at a block's edge may find no class within the per-column
+    limits). Pooled over the blocks they are clustered again, in blocks of the
+    same size (at most :data:`POOLED_ROUNDS` rounds, while a round places rows); then each
+    row still left joins a class of the table where the criteria survive
+    (:func:`.rescue.rescue`). Returns what was done, for the run's detail line."""
+    size = options.block_rows or default_block_rows(k)
+    algorithm = block_algorithm(
+        k, options.leftover, options.block_rows, stop, rule, limits, options.target_weight
+    )
+    pooled = 0
+    for _ in range(POOLED_ROUNDS):
+        left = np.flatnonzero(labels < 0)
+        if len(left) < max(k, rule.min_size if rule is not None else k):
+            break
+        sub = blocked(
+            data.take(left),
+            k,
+            algorithm,
+            block_size=size,
+            workers=options.workers,
+            categorical_by="coarse",
+            stop=stop,
+        )
+        placed = sub >= 0
+        if not placed.any():
+            break
+        labels[left[placed]] = sub[placed] + int(labels.max()) + 1
+        pooled += int(placed.sum())
+    rescued = rescue(data, labels, rule, limits)
+    parts = [f"{pooled:,} row(s) the blocks left clustered together"] if pooled else []
+    parts += [f"{rescued:,} placed in other blocks' classes"] if rescued else []
+    return "".join(f"; {p}" for p in parts)
+
+
+def _unplaced(labels: np.ndarray, rule: Rule | None, limits: Limits | None = None) -> np.ndarray | None:
+    """With criteria or limits, the reason of every suppressed row: no class keeps them
+    with it (``unplaced``; ``limits`` when only limits are asked)."""
+    if rule is None and limits is None:
+        return None
+    reason = "unplaced" if rule is not None else "limits"
+    return np.where(labels < 0, REASON_CODES[reason], 0).astype(np.int8)
+
+
+def _sbca_per_group(data: QIData, k: int, options: ClusterOptions) -> ClusterRun:
+    """The default on each group of alike background knowledge alone (see .background)."""
+    per_group = locate(PER_GROUP)
+    assert options.background is not None
+    inner = dataclasses.replace(options, background=None)
+    runs: list[ClusterRun] = []
+
+    def cluster(part: QIData) -> tuple[np.ndarray, np.ndarray | None]:
+        runs.append(run_sbca(part, k, inner, None))
+        return runs[-1].labels, runs[-1].reasons
+
+    labels, reasons, groups, knowledge = per_group(data, k, options.background, cluster)
+    small = int((reasons == REASON_CODES["bk_small"]).sum())
+    budget = suppression_budget(options.max_suppression, data.n_rows)
+    if small > budget:
+        need = share_needed(small, data.n_rows)
+        raise InputError(
+            f"{small:,} rows ({small / data.n_rows:.2%}) are in groups of alike background knowledge "
+            f"of fewer than k rows, above --max-suppression {options.max_suppression:g} ({budget:,} rows): "
+            f"give --max-suppression {need:g} or a larger --bk-threshold"
+        )
+    how = runs[0].detail if runs else "no group of k rows"
+    bg = options.background
+    return ClusterRun(
+        labels,
+        "sbca",
+        runs[0].mode if runs else "exact",
+        f"{how}; in each of {groups:,} group(s) of background knowledge within J={bg.threshold:g} bits "
+        f"({bg.source})",
+        reasons,
+        knowledge=knowledge,
+    )
