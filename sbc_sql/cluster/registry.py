@@ -18,11 +18,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import choices
 from ..errors import InputError
 from .background.options import BackgroundOptions
+from .hierarchy import Hierarchy
 from .limits import Limits
 from .model import QIData
 from .runs import (
@@ -39,9 +39,6 @@ from .sbca_plus import compiled
 from .sbca_plus.algorithm import MAX_CATEGORICAL
 from .sbca_plus.run import block_algorithm
 from .sensitive import Rule
-
-if TYPE_CHECKING:
-    from .baselines.fulldomain import Hierarchy
 
 __all__ = [
     "CLUSTERERS",

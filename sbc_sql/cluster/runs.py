@@ -17,18 +17,16 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
 from ..errors import InputError
 from .background.options import BackgroundOptions, Knowledge
+from .hierarchy import Hierarchy
 from .limits import Limits
 from .model import SUPPRESSED, QIData
 from .sensitive import REASON_CODES, Rule, rare_values
-
-if TYPE_CHECKING:
-    from .baselines.fulldomain import Hierarchy
 
 Progress = Callable[[int, int], None]
 
