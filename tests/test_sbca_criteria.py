@@ -405,3 +405,31 @@ def test_adult_beats_arx_with_at_most_one_percent_suppressed(rule: Rule, k: int,
     assert int((labels < 0).sum()) <= 0.01 * data.n_rows
     # k alone costs 2.34 % at k = 10 here: l = 3 cannot reach half of ARX there
     assert 100 * total_ncp(data, labels) < 0.8 * arx
+
+
+def test_rows_left_unplaced_above_the_budget_join_a_class_that_keeps_the_criteria() -> None:
+    """When the clustering leaves more rows unplaced than the budget allows and the whole
+    input keeps the criteria, the rows join the smallest class, which takes in others until
+    it keeps them; within the budget, nothing changes."""
+    from sbc_sql.cluster.runs import ClusterRun, rejoin_unplaced
+
+    dx = np.array([0, 0, 1, 1, 0, 0, 1, 1, 0, 1], dtype=np.int32)
+    sens = Sensitive(("dx",), (dx,), (np.bincount(dx),), (False,))
+    age = np.arange(10, dtype=np.float64)
+    data = QIData(("age",), (True,), (age,), (0.0,), (9.0,), (0,), (1.0,), sensitive=sens)
+    # classes 0 (rows 0, 2) and 1 (rows 1, 3, 6, 7: values 0, 1, 1, 1); rows 4, 5, 8, 9
+    # (values 0, 0, 0, 1) unplaced: with them, class 0 holds four 0s and two 1s and keeps
+    # distinct 2-diversity
+    labels = np.array([0, 1, 0, 1, -1, -1, 1, 1, -1, -1], dtype=np.int64)
+    reasons = np.where(labels < 0, REASON_CODES["unplaced"], 0).astype(np.int8)
+    run = ClusterRun(labels, "sbca", "exact", "", reasons=reasons)
+    rule = rule_of(l_diversity=2)
+    joined = rejoin_unplaced(run, data, rule, budget=0)
+    assert (joined.labels >= 0).all() and (joined.reasons == 0).all()
+    assert joined.labels.tolist() == [0, 1, 0, 1, 0, 0, 1, 1, 0, 0]
+    assert rule.classes_ok(joined.labels, sens).all()
+    assert rejoin_unplaced(run, data, rule, budget=4) is run
+    # entropy 2-diversity: four 0s and two 1s fail it, so class 1 joins too (five of each)
+    strict = rule_of(l_diversity=2, l_model="entropy")
+    merged = rejoin_unplaced(run, data, strict, budget=0)
+    assert merged.labels.tolist() == [0] * 10

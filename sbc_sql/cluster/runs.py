@@ -145,6 +145,8 @@ def run_kept(
     if not rare.any():
         run = runner(data, k, options, progress)
         run = dataclasses.replace(run, reasons=reasons_of(run, n), rare=tuple(chosen))
+        if not options.limits.active:
+            run = rejoin_unplaced(run, data, rule, budget)
         check_budget(run, data, rule, budget, options.max_suppression)
         return run
     keep = np.nonzero(~rare)[0]
@@ -159,6 +161,51 @@ def run_kept(
     knowledge = None if run.knowledge is None else run.knowledge.expanded(keep, n)
     run = dataclasses.replace(run, labels=labels, reasons=reasons, rare=tuple(chosen), knowledge=knowledge)
     check_budget(run, data, rule, budget, options.max_suppression)
+    return run
+
+
+def rejoin_unplaced(run: ClusterRun, data: QIData, rule: Rule, budget: int) -> ClusterRun:
+    """The last resort when more rows are left unplaced than the budget allows, and the whole
+    input keeps the criteria: those rows join a class, which takes in the smallest other
+    classes one at a time until it keeps every criterion again. Every criterion holds on the
+    whole input, so this ends, at the latest with one class; a run that placed its rows
+    within the budget is left as it is. Each step adds one class's value counts: linear in
+    the rows and the classes."""
+    labels, reasons, sens = run.labels, run.reasons, data.sensitive
+    if run.table is not None or run.knowledge is not None or reasons is None or sens is None:
+        return run
+    unplaced = reasons == REASON_CODES["unplaced"]
+    if int((labels < 0).sum()) <= budget or not unplaced.any():
+        return run
+    whole = [c.astype(np.int64) for c in sens.counts]
+    if not rule.ok(whole, data.n_rows, sens):
+        return run
+    placed = labels >= 0
+    if not placed.any():
+        return run
+    n_classes = int(labels[placed].max()) + 1
+    sizes = np.bincount(labels[placed], minlength=n_classes)
+    per_class = [sens.class_counts(s, labels, n_classes) for s in range(sens.n_columns)]
+    counts = [
+        np.bincount(sens.codes[s][unplaced], minlength=len(sens.counts[s])) for s in range(sens.n_columns)
+    ]
+    size = int(unplaced.sum())
+    order = [int(c) for c in np.argsort(sizes, kind="stable") if sizes[c] > 0]
+    joined: list[int] = []
+    for c in order:
+        joined.append(c)
+        size += int(sizes[c])
+        counts = [counts[s] + per_class[s][c] for s in range(sens.n_columns)]
+        if rule.ok(counts, size, sens):
+            into = joined[0]
+            merged = labels.copy()
+            merged[unplaced | np.isin(labels, joined)] = into
+            # the class ids stay 0 .. classes - 1, in their order
+            ids = np.unique(merged[merged >= 0])
+            merged[merged >= 0] = np.searchsorted(ids, merged[merged >= 0])
+            kept = reasons.copy()
+            kept[unplaced] = 0
+            return dataclasses.replace(run, labels=merged, reasons=kept)
     return run
 
 
