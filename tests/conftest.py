@@ -82,18 +82,22 @@ ENGINES = [
 
 
 @pytest.fixture(params=ENGINES)
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> helpers.EngineUnderTest:
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[helpers.EngineUnderTest]:
     """The engine a test runs on, one test per engine (a test marks what an engine cannot do
     with ``@pytest.mark.notimpl([names], reason=...)``, and is not run on it): its name,
     ``engine(case)``, which puts a generated table 't' into a fresh database of the engine and
     returns what anonymize, verify and measure take for it, and the tables and SQL of
-    helpers.EngineUnderTest."""
+    helpers.EngineUnderTest. Spark's session is shared by every Spark test: the views and
+    tables a test made are dropped when it ends, so the next one finds the session empty."""
     name = request.param
     if name == "postgres":
-        return helpers.postgres_engine(request.getfixturevalue("postgres_url"))
-    if name == "spark":
-        return helpers.spark_engine(request.getfixturevalue("spark"), tmp_path)
-    return helpers.duckdb_engine()
+        yield helpers.postgres_engine(request.getfixturevalue("postgres_url"))
+    elif name == "spark":
+        under = helpers.spark_engine(request.getfixturevalue("spark"), tmp_path)
+        yield under
+        under.fresh()
+    else:
+        yield helpers.duckdb_engine()
 
 
 def _not_implemented(item: pytest.Item) -> bool:
