@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .. import choices
 from ..errors import InputError
@@ -190,6 +191,16 @@ def compiles_first(algorithm: str) -> bool:
 
 
 #: every algorithm, in the order the CLI, compare and the README list them
+#: what the background-knowledge algorithms (kinc, kagg, beta-ge) declare alike: they need
+#: beta-likeness (and keep it alone), read the background options and remove rows themselves
+BACKGROUND: dict[str, Any] = {
+    "criteria": True,
+    "presuppress": False,
+    "requires": ("beta",),
+    "only": ("beta",),
+    "background": True,
+}
+
 CLUSTERERS: tuple[Clusterer, ...] = (
     Clusterer(
         DEFAULT,
@@ -235,33 +246,19 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         "kinc",
         "background knowledge bound J, k-anonymity first, incremental post-processing",
         "background.run:run_kinc",
-        # the background-knowledge algorithms need beta-likeness (and keep it alone), read
-        # the background options and remove rows themselves
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
+        **BACKGROUND,
     ),
     Clusterer(
         "kagg",
         "background knowledge bound J, k-anonymity first, agglomerative post-processing",
         "background.run:run_kagg",
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
+        **BACKGROUND,
     ),
     Clusterer(
         "beta-ge",
         "background knowledge bound J, beta-likeness first (buckets, splits, Hilbert order)",
         "background.run:run_beta_ge",
-        criteria=True,
-        presuppress=False,
-        requires=("beta",),
-        only=("beta",),
-        background=True,
+        **BACKGROUND,
     ),
 )
 
