@@ -12,7 +12,7 @@ from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .model import Column
 from .plan import split_names
-from .privacy.criteria import Criteria, check_sensitive, models
+from .privacy.criteria import Criteria, check_sensitive, models, takes_criteria
 from .stages import audit
 from .stages import measure as metrics
 from .stages.stats import distinct_and_nulls
@@ -150,6 +150,7 @@ def measure(
         )
 
 
+@takes_criteria
 def verify(
     database: str | Path | Engine | Any,
     original: str,
@@ -157,16 +158,12 @@ def verify(
     k: int,
     *,
     attach: Iterable[str] = (),
-    l_diversity: int | None = None,
-    l_model: str = "distinct",
-    t_closeness: float | None = None,
-    beta_likeness: float | None = None,
-    beta_basic: bool = False,
     max_suppression: float | None = None,
     qi: Iterable[str] = (),
     identifier: Iterable[str] = (),
     sensitive: Iterable[str] = (),
     keep: Iterable[str] = (),
+    **criteria: Any,
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
     source's comments), no identifier and no QI published raw, k-anonymity, each class's
@@ -182,8 +179,8 @@ def verify(
     source declares an identifier is refused in a release unless the auditor names it so."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
-    criteria = Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic)
-    criteria.check()
+    asked = Criteria(**criteria)
+    asked.check()
     if max_suppression is not None and not 0.0 <= max_suppression < 1.0:
         raise InputError(
             f"--max-suppression {max_suppression} is outside [0, 1); give the share of input rows "
@@ -195,7 +192,7 @@ def verify(
         _tables(engine, original, release)
         read = _read(engine, original, release, None, auditor)
         declared = [c for c in read.columns if c.role == "sensitive"]
-        check_sensitive(criteria, declared, _distinct_values(engine, original, declared))
+        check_sensitive(asked, declared, _distinct_values(engine, original, declared))
         problems = list(read.problems)
         facts: dict[str, int] = {}
         if read.readable:
@@ -205,7 +202,7 @@ def verify(
                 original,
                 release,
                 k,
-                models(k, criteria, declared),
+                models(k, asked, declared),
                 recorded=read.provenance,
                 limits=_recorded_limits(read),
                 max_suppression=max_suppression,

@@ -119,13 +119,7 @@ def _limits_dict(result: Result) -> dict[str, object]:
 def _criteria_dict(result: Result) -> dict[str, object]:
     c = result.criteria
     assert c is not None
-    asked = {
-        "l_diversity": c.l_diversity,
-        "l_model": c.l_model if c.l_diversity is not None else None,
-        "t_closeness": c.t_closeness,
-        "beta_likeness": c.beta_likeness,
-        "beta_model": ("basic" if c.beta_basic else "enhanced") if c.beta_likeness is not None else None,
-    }
+    asked = {key: v for criterion in c.asked_on() for key, v in criterion.summary().items()}
     return {
         "asked": {key: v for key, v in asked.items() if v is not None},
         "sensitive": [col.name for col in result.plan.sensitive],

@@ -113,6 +113,11 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
     body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
+    body = re.sub(
+        r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)",
+        lambda m: f"FUNCTION sbc.{m.group(1)}(\n{catalogue.sql_declaration(m.group(1))}\n)",
+        body,
+    )
     return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
 
 

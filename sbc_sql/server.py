@@ -109,6 +109,11 @@ def _table(value: str | None, argument: str, example: str) -> str:
     return value
 
 
+def _criteria(a: dict[str, Any]) -> dict[str, Any]:
+    """The registered criteria's arguments, a NULL taking the option's default."""
+    return {o.name: o.default if a[o.name] is None else a[o.name] for o in catalogue.CRITERIA_OPTIONS}
+
+
 def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
     from .run import anonymize
 
@@ -129,11 +134,7 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         algorithm=a["algorithm"] or "sbca",
         mode=a["mode"] or "auto",
         max_suppression=0.01 if a["max_suppression"] is None else a["max_suppression"],
-        l_diversity=a["l_diversity"],
-        l_model=a["l_model"] or "distinct",
-        t_closeness=a["t_closeness"],
-        beta_likeness=a["beta_likeness"],
-        beta_basic=bool(a["beta_basic"]),
+        **_criteria(a),
         seed=a["seed"],
         workers=1,
     )
@@ -151,11 +152,7 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         _table(a["original"], "original", "public.patients"),
         _table(a["release"], "release", "public.patients_k5"),
         a["k"],
-        l_diversity=a["l_diversity"],
-        l_model=a["l_model"] or "distinct",
-        t_closeness=a["t_closeness"],
-        beta_likeness=a["beta_likeness"],
-        beta_basic=bool(a["beta_basic"]),
+        **_criteria(a),
         max_suppression=a["max_suppression"],
         qi=_names(a["qi"], "qi"),
         identifier=_names(a["identifier"], "identifier"),

@@ -51,12 +51,16 @@ def _value(option: Option) -> st.SearchStrategy[Any]:
 
 def _criterion(kind: type[Criterion]) -> st.SearchStrategy[Criterion]:
     """An instance of ``kind`` (no column) asked through its declared options."""
-    if kind is registry.BASE:
-        return st.integers(1, 6).map(registry.BASE)
+    if kind is registry.base():
+        return st.integers(1, 6).map(kind)
 
     def make(values: dict[str, Any]) -> Criterion:
         criterion = kind.from_options(values)
         assert criterion is not None, values
+        # the values a criterion says ask it ask it again, and its provenance record is it
+        assert kind.from_options(criterion.option_values()) == criterion
+        form = {a: getattr(criterion, a) for a in ("variant", "enhanced") if hasattr(criterion, a)}
+        assert kind.from_record({"name": kind.name, **criterion.params(), **form}) == criterion
         return criterion
 
     return st.fixed_dictionaries({o.name: _value(o) for o in kind.options}).map(make)

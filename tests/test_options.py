@@ -3,7 +3,7 @@ exists in one surface and not in another, unless the catalogue says why.
 
 The surfaces: each command's options on the command line, the keywords of the Python
 function it wraps, the keys of a --config file, the arguments of the SQL functions
-(sbc_sql.server.PARAMETERS, sbc_sql.install_sql.FUNCTIONS and sql/functions/install.sql)
+(sbc_sql.server.PARAMETERS, sbc_sql.install_sql.FUNCTIONS and the statements install-sql runs)
 and README's reference of every command's options. Run this file as a script to rewrite
 that reference from the catalogue.
 """
@@ -48,8 +48,8 @@ def api_keywords(path: str) -> list[str]:
 
 
 def sql_declared() -> dict[str, list[tuple[str, str, str | None]]]:
-    """Each function of install.sql: its arguments as (name, type, default or None)."""
-    text = (templates.sql_root() / "functions" / "install.sql").read_text()
+    """Each function install-sql creates: its arguments as (name, type, default or None)."""
+    text = "\n".join(install_sql.functions_sql(["/opt/sbc-sql"]))
     out = {}
     for name, arguments in re.findall(r"FUNCTION sbc\.(\w+)\((.*?)\) RETURNS", text, re.S):
         declared = []
@@ -136,6 +136,14 @@ def test_every_absence_has_a_reason_and_every_option_a_surface(command):
 
 
 def test_the_sql_functions_take_the_catalogues_arguments():
+    """install.sql leaves each function's arguments to the catalogue, which install-sql
+    writes in: names, types, defaults and order."""
+    template = (templates.sql_root() / "functions" / "install.sql").read_text()
+    assert re.findall(r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)", template) == [
+        "anonymize",
+        "verify",
+        "measure",
+    ]
     declared = sql_declared()
     assert list(declared) == list(catalogue.SQL_FUNCTIONS) == list(server.PARAMETERS)
     assert catalogue.sql_parameters() == server.PARAMETERS

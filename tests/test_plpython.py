@@ -14,12 +14,13 @@ import duckdb
 import pg_cluster
 import pytest
 from helpers import make_table, pg_rows, run_cli, to_postgres
+from test_criteria_surfaces import CRITERIA, asking
+from test_criteria_surfaces import table as criteria_table
 from test_engines import ROLES, TYPES, people
 from test_postgres import drop_trojan, plant_trojan, trojan_ran
 
 import sbc_sql
 from sbc_sql import install_sql, server
-from sbc_sql.sql import templates
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +100,29 @@ def test_criteria_are_kept_and_verified_inside_the_server(pl: str) -> None:
     assert json.loads(checked)["ok"] is True
     (strict,) = sql(pl, "SELECT sbc.verify('t', 'r', 30)")[0]
     assert json.loads(strict)["ok"] is False and json.loads(strict)["problems"]
+
+
+def _sql_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"'{value}'" if isinstance(value, str) else repr(value)
+
+
+@pytest.mark.parametrize("registered", CRITERIA)
+def test_every_criterion_is_an_argument_of_the_sql_functions(pl: str, registered) -> None:
+    """Each registered criterion, asked by its options as named arguments, is kept by
+    sbc.anonymize and checked by sbc.verify."""
+    con = duckdb.connect()
+    make_table(con, "c", criteria_table())
+    to_postgres(con, "c", pl)
+    values = asking(registered)
+    named = "".join(f", {name} => {_sql_value(v)}" for name, v in values.items())
+    call = "SELECT sbc.anonymize(source => 'c', k => 5, output => 'c5', qi => ARRAY['age', 'zip'], "
+    (summary,) = sql(pl, f"{call}sensitive => ARRAY['dx']{named})")[0]
+    criterion = registered.load().from_options(values)
+    assert json.loads(summary)["criteria"]["asked"] == criterion.summary()
+    (checked,) = sql(pl, f"SELECT sbc.verify('c', 'c5', 5{named})")[0]
+    assert json.loads(checked)["ok"] is True, checked
 
 
 def test_the_release_is_the_callers_transactions(pl: str) -> None:
@@ -239,7 +263,7 @@ def test_install_without_plpython_names_the_package(postgres_url: str, monkeypat
 
 
 def test_the_sql_functions_take_the_parameters_the_server_reads() -> None:
-    text = (templates.sql_root() / "functions" / "install.sql").read_text()
+    text = "\n".join(install_sql.functions_sql(["/opt/sbc-sql"]))
     for name, parameters in server.PARAMETERS.items():
         declared = re.search(rf"FUNCTION sbc\.{name}\((.*?)\) RETURNS", text, re.S)
         assert declared is not None

@@ -14,7 +14,7 @@ import typer
 from .. import choices, documents
 from .app import reported
 from .database import check_engine, connected
-from .options import command, roles
+from .options import command, criteria, roles
 from .progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -96,11 +96,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             csv_header=o.csv_header,
             attach=o.attach or (),
             target_db=o.target_db,
-            l_diversity=o.l_diversity,
-            l_model=o.l_model,
-            t_closeness=o.t_closeness,
-            beta_likeness=o.beta_likeness,
-            beta_basic=o.beta_basic,
+            **criteria(o),
             bk_threshold=o.bk_threshold,
             bk_estimator=o.bk_estimator,
             bk=o.bk,

@@ -8,7 +8,7 @@ import typer
 from .. import documents
 from .app import reported
 from .database import check_engine, connected
-from .options import command
+from .options import command, criteria
 
 #: exit code of a release that fails verification (1 is bad input, 2 typer's usage errors)
 VERIFY_FAILED = 3
@@ -60,11 +60,7 @@ def verify_cmd(o: SimpleNamespace) -> None:
             o.release,
             o.k,
             attach=o.attach or (),
-            l_diversity=o.l_diversity,
-            l_model=o.l_model,
-            t_closeness=o.t_closeness,
-            beta_likeness=o.beta_likeness,
-            beta_basic=o.beta_basic,
+            **criteria(o),
             max_suppression=o.max_suppression,
             qi=o.qi or (),
             identifier=o.identifier or (),
@@ -78,7 +74,7 @@ def verify_cmd(o: SimpleNamespace) -> None:
         return
     if verdict.ok:
         facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
-        asked = Criteria(o.l_diversity, o.l_model, o.t_closeness, o.beta_likeness, o.beta_basic).describe()
+        asked = Criteria(**criteria(o)).describe()
         held = f", {asked}," if asked else ""
         typer.echo(f"ok: '{o.release}' is {o.k}-anonymous{held} and complete{notes} ({facts})")
         return

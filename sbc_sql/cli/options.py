@@ -83,3 +83,9 @@ class Roles(TypedDict):
 def roles(o: SimpleNamespace) -> Roles:
     """The role flags as the API takes them (a flag not given: no column)."""
     return {"qi": o.qi or [], "sensitive": o.sensitive or [], "drop": o.drop or [], "keep": o.keep or []}
+
+
+def criteria(o: SimpleNamespace) -> dict[str, Any]:
+    """The registered criteria's options given, as the API's keywords and
+    :class:`~sbc_sql.privacy.criteria.Criteria` take them."""
+    return {option.name: getattr(o, option.name) for option in catalogue.CRITERIA_OPTIONS}

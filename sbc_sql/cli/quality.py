@@ -12,7 +12,7 @@ from .. import documents
 from ..errors import INTERRUPTED, SbcError
 from .app import reported
 from .database import check_engine, connected
-from .options import command, roles
+from .options import command, criteria, roles
 
 if TYPE_CHECKING:
     from ..quality.suggest import Step
@@ -151,7 +151,7 @@ def compare_cmd(o: SimpleNamespace) -> None:
             ks,
             None if o.algorithms is None else [a.strip() for a in o.algorithms.split(",") if a.strip()],
             keep_releases=o.keep_releases,
-            criteria=Criteria(o.l_diversity, o.l_model, o.t_closeness, o.beta_likeness, o.beta_basic),
+            criteria=Criteria(**criteria(o)),
             **roles(o),
             hierarchies=parse_hierarchy_options(o.hierarchy),
             max_suppression=o.max_suppression,
@@ -205,11 +205,7 @@ def suggest_k_cmd(o: SimpleNamespace) -> None:
             **roles(o),
             algorithm=o.algorithm,
             max_suppression=o.max_suppression,
-            l_diversity=o.l_diversity,
-            l_model=o.l_model,
-            t_closeness=o.t_closeness,
-            beta_likeness=o.beta_likeness,
-            beta_basic=o.beta_basic,
+            **criteria(o),
             max_width=o.max_width,
             max_values=o.max_values,
             on_step=step,

@@ -9,7 +9,7 @@ import typer
 
 from .. import documents
 from .app import reported
-from .options import command
+from .options import command, criteria
 from .progress import ProgressBar
 
 #: the role options, as the run's options take them
@@ -21,11 +21,11 @@ def _run_options(o: SimpleNamespace, *names: str) -> dict[str, Any]:
     takes them: the roles, the criteria and the options ``names``."""
     from ..privacy.criteria import Criteria
 
-    criteria = Criteria(o.l_diversity, o.l_model, o.t_closeness, o.beta_likeness, o.beta_basic)
+    asked = Criteria(**criteria(o))
     return {
         **{name: getattr(o, name) or () for name in _ROLES},
         **{name: getattr(o, name) for name in names},
-        "criteria": criteria,
+        "criteria": asked,
     }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .. import choices
+from ..privacy import registry as criteria
 
 #: the surfaces an option may exist in
 SURFACES = ("cli", "api", "sql")
@@ -255,40 +256,23 @@ TABLE_WAREHOUSE = Option(
 
 # ---- the privacy criteria on the sensitive columns, beside k ----
 
-L_DIVERSITY = Option(
-    "l_diversity",
-    int,
-    help="l-diversity on every sensitive column: at least L distinct values per class "
-    "(see --l-model), e.g. --l-diversity 3.",
-)
-L_MODEL = Option(
-    "l_model",
-    str,
-    help="Which l-diversity: distinct values or entropy.",
-    default="distinct",
-    choices=choices.L_VARIANTS,
-)
-T_CLOSENESS = Option(
-    "t_closeness",
-    float,
-    help="t-closeness on every sensitive column: each class's distribution within EMD T of "
-    "the whole table's, e.g. --t-closeness 0.2.",
-)
-BETA_LIKENESS = Option(
-    "beta_likeness",
-    float,
-    help="Enhanced beta-likeness on every sensitive column: no value's share in a class above "
-    "its table share by more than min(B, -ln p) relatively, e.g. --beta-likeness 1.",
-)
-BETA_BASIC = Option(
-    "beta_basic",
-    bool,
-    help="The basic beta-likeness (B alone) instead of the enhanced one.",
-    flags=("--beta-basic",),
-    default=False,
-)
-#: the criteria's options, one block wherever a command keeps or checks them
-CRITERIA_OPTIONS = (L_DIVERSITY, L_MODEL, T_CLOSENESS, BETA_LIKENESS, BETA_BASIC)
+
+def _criterion_option(declared: criteria.Option) -> Option:
+    """A registered criterion's option (:mod:`sbc_sql.privacy.registry`) on every surface."""
+    return Option(
+        declared.name,
+        declared.type,
+        help=declared.help,
+        default=declared.default,
+        choices=declared.choices,
+        metavar=declared.metavar or None,
+    )
+
+
+#: the registered criteria's options, one block wherever a command keeps or checks them
+CRITERIA_OPTIONS = tuple(_criterion_option(o) for o in criteria.options())
+#: beta-likeness's form, which evaluate's figure of the classes beta-likeness forces reads too
+(BETA_BASIC,) = (o for o in CRITERIA_OPTIONS if o.name == "beta_basic")
 
 # ---- what a command prints ----
 
@@ -1052,6 +1036,30 @@ def sql_signatures() -> tuple[str, ...]:
         types = [sql_type(sql_argument(command, a)) for a in arguments] if command else []
         out.append(f"{function}({', '.join(types)})")
     return tuple(out)
+
+
+def sql_literal(option: Option) -> str:
+    """The option's default as the SQL function declares it."""
+    value = option.default
+    if value is None or (option.multiple and not value):
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+def sql_declaration(function: str) -> str:
+    """The SQL function's arguments as CREATE FUNCTION declares them, one a line: name, type
+    and, unless the option is required, its default."""
+    command = next(c for c in COMMANDS.values() if c.sql == function)
+    lines = []
+    for argument in command.sql_arguments:
+        option = sql_argument(command, argument)
+        default = "" if option.required else f" DEFAULT {sql_literal(option)}"
+        lines.append(f"    {argument} {sql_type(option)}{default}")
+    return ",\n".join(lines)
 
 
 #: the SQL functions, in the order sql/functions/install.sql creates them

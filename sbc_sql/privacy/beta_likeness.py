@@ -25,21 +25,7 @@ from ..sql.templates import render
 from .base import figure, param
 from .criterion import Criterion
 from .options import Option
-
-BETA_OPTION = Option(
-    "beta_likeness",
-    float,
-    None,
-    help="Enhanced beta-likeness on every sensitive column: no value's share in a class above "
-    "its table share by more than min(B, -ln p) relatively, e.g. --beta-likeness 1.",
-    metavar="B",
-    above=0.0,
-    meaning="it bounds a relative gain",
-    example="1",
-)
-BASIC_OPTION = Option(
-    "beta_basic", bool, False, help="The basic beta-likeness (B alone) instead of the enhanced one."
-)
+from .registry import BETA_LIKENESS
 
 
 @dataclass(frozen=True)
@@ -51,7 +37,7 @@ class BetaLikeness(Criterion):
     beta: float | None = None
     enhanced: bool = False
     name: ClassVar[str] = "beta-likeness"
-    options: ClassVar[tuple[Option, ...]] = (BETA_OPTION, BASIC_OPTION)
+    options: ClassVar[tuple[Option, ...]] = BETA_LIKENESS.options
     key: ClassVar[str] = "beta"
     kernel: ClassVar[str] = "criterion_beta_likeness"
     reads_input: ClassVar[bool] = True
@@ -60,6 +46,12 @@ class BetaLikeness(Criterion):
     def from_options(cls, values: Mapping[str, Any], column: Column | None = None) -> BetaLikeness | None:
         beta = values["beta_likeness"]
         return None if beta is None else cls(column, beta, enhanced=not values["beta_basic"])
+
+    def option_values(self) -> dict[str, Any]:
+        return {"beta_likeness": self.beta, "beta_basic": not self.enhanced}
+
+    def summary(self) -> dict[str, Any]:
+        return {"beta_likeness": self.beta, "beta_model": "enhanced" if self.enhanced else "basic"}
 
     @classmethod
     def measured(cls, column: Column) -> BetaLikeness:

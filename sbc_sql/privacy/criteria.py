@@ -9,17 +9,21 @@ the rule a clustering keeps.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Iterator, Mapping, Sequence
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..cluster.sensitive import Rule
 from ..errors import InputError
 from ..model import Column
+from . import registry
 from .base import PrivacyModel
 from .criterion import Criterion
-from .registry import BASE, CRITERIA, options
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Criteria:
@@ -32,7 +36,7 @@ class Criteria:
     _values: Mapping[str, Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        declared = options()
+        declared = registry.options()
         if len(args) > len(declared):
             raise TypeError(f"Criteria takes at most {len(declared)} options, {len(args)} given")
         values = {o.name: o.default for o in declared}
@@ -74,7 +78,7 @@ class Criteria:
 
     def asked_on(self, column: Column | None = None) -> Iterator[Criterion]:
         """The criteria asked, in the registry's order, on ``column``."""
-        for kind in CRITERIA:
+        for kind in registry.criteria():
             criterion = kind.from_options(self._values, column)
             if criterion is not None:
                 yield criterion
@@ -86,7 +90,7 @@ class Criteria:
     def check(self) -> None:
         """The options' own limits (the data's are checked by :func:`check_sensitive`); a
         choice first, then the thresholds, in the registry's order."""
-        declared = options()
+        declared = registry.options()
         for option in sorted(declared, key=lambda o: not o.choices):
             option.check(self._values[option.name])
 
@@ -100,8 +104,37 @@ class Criteria:
 
 #: the keywords Criteria takes, for introspection: the registered criteria's options
 Criteria.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default) for o in options()]
+    [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default) for o in registry.options()]
 )
+
+
+def takes_criteria(function: F) -> F:
+    """``function`` takes the registered criteria's options (:func:`.registry.options`) as
+    keywords in its last parameter, ``**criteria``: its signature lists them after its own,
+    with their defaults, and a keyword that is neither its own nor a criterion's is the
+    TypeError Python raises for one (``Criteria(**criteria)`` then checks the values)."""
+    signature = inspect.signature(function)
+    *own, rest = signature.parameters.values()
+    if rest.kind is not inspect.Parameter.VAR_KEYWORD:
+        raise TypeError(f"{function.__qualname__} has no **criteria to take the criteria's options")
+    keywords = [
+        inspect.Parameter(
+            o.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=o.default,
+            annotation=o.type.__name__ if o.default is not None else f"{o.type.__name__} | None",
+        )
+        for o in registry.options()
+    ]
+    full = signature.replace(parameters=[*own, *keywords])
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        full.bind(*args, **kwargs)
+        return function(*args, **kwargs)
+
+    checked.__signature__ = full  # type: ignore[attr-defined]
+    return typing.cast(F, checked)
 
 
 def require_sensitive(criteria: Criteria, sensitive: Sequence[Column]) -> None:
@@ -122,9 +155,9 @@ def check_sensitive(criteria: Criteria, sensitive: Sequence[Column], distinct: d
             criterion.check_values(c.name, distinct[c.name])
 
 
-def models(k: int, criteria: Criteria, sensitive: Sequence[Column]) -> tuple[PrivacyModel, ...]:
+def models(k: int, asked: Criteria, sensitive: Sequence[Column]) -> tuple[PrivacyModel, ...]:
     """k-anonymity, then each criterion on each sensitive column, in the columns' order."""
-    return (BASE(k), *(m for c in sensitive for m in criteria.asked_on(c)))
+    return (registry.base()(k), *(m for c in sensitive for m in asked.asked_on(c)))
 
 
 def rule_of(**options: Any) -> Rule:

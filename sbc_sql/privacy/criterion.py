@@ -27,6 +27,7 @@ without a column, applied to every sensitive column on its own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -59,6 +60,21 @@ class Criterion(PrivacyModel):
         """The criterion the option ``values`` ask (by option name), on ``column``; None when
         they do not ask it."""
         return None
+
+    def option_values(self) -> dict[str, Any]:
+        """The option values that ask this criterion (the inverse of :meth:`from_options`)."""
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        """What a run's summary says was asked: :meth:`option_values`, by option name."""
+        return self.option_values()
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Criterion:
+        """The criterion a provenance record describes (its name, :meth:`params`, column and
+        form), on no column: the record's keys are the criterion's fields."""
+        fields = {f.name for f in dataclasses.fields(cls)} - {"column"}  # type: ignore[arg-type]
+        return cls(None, **{key: v for key, v in record.items() if key in fields})  # type: ignore[call-arg]
 
     @classmethod
     def measured(cls, column: Column) -> Criterion | None:

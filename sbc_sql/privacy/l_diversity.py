@@ -23,6 +23,7 @@ from ..sql.templates import render
 from .base import figure, param
 from .criterion import BELOW_SHARE, Criterion, at_most_distinct
 from .options import Option
+from .registry import L_DIVERSITY
 
 VARIANTS = choices.L_VARIANTS
 
@@ -30,20 +31,7 @@ VARIANTS = choices.L_VARIANTS
 # frequent values has entropy ln l up to rounding, and must pass
 ENTROPY_SLACK = 1e-12
 
-L_OPTION = Option(
-    "l_diversity",
-    int,
-    None,
-    help="l-diversity on every sensitive column: at least L distinct values per class "
-    "(see --l-model), e.g. --l-diversity 3.",
-    metavar="L",
-    minimum=2,
-    meaning="a class holds at least l sensitive values",
-    example="3",
-)
-MODEL_OPTION = Option(
-    "l_model", str, "distinct", help="Which l-diversity: distinct values or entropy.", choices=VARIANTS
-)
+L_OPTION, MODEL_OPTION = L_DIVERSITY.options
 
 
 @dataclass(frozen=True)
@@ -55,7 +43,7 @@ class LDiversity(Criterion):
     l: int | None = None  # noqa: E741 - the model's own name for it
     variant: str = "distinct"
     name: ClassVar[str] = "l-diversity"
-    options: ClassVar[tuple[Option, ...]] = (L_OPTION, MODEL_OPTION)
+    options: ClassVar[tuple[Option, ...]] = L_DIVERSITY.options
     key: ClassVar[str] = "l"
     kernel: ClassVar[str] = "criterion_l_diversity"
 
@@ -67,6 +55,9 @@ class LDiversity(Criterion):
     def from_options(cls, values: Mapping[str, Any], column: Column | None = None) -> LDiversity | None:
         l_div = values["l_diversity"]
         return None if l_div is None else cls(column, l_div, values["l_model"])
+
+    def option_values(self) -> dict[str, Any]:
+        return {"l_diversity": self.l, "l_model": self.variant}
 
     @property
     def entropy(self) -> bool:

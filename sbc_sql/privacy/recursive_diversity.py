@@ -30,28 +30,9 @@ from ..sql.templates import render
 from .base import figure, param
 from .criterion import BELOW_SHARE, Criterion, at_most_distinct
 from .options import Option
+from .registry import RECURSIVE_DIVERSITY
 
-L_OPTION = Option(
-    "recursive_l",
-    int,
-    None,
-    help="Recursive (c,l)-diversity on every sensitive column: in each class the most frequent "
-    "value below C times the rows of the values ranked L and below, e.g. --recursive-l 3.",
-    metavar="L",
-    minimum=2,
-    meaning="a class holds at least l sensitive values",
-    example="3",
-)
-C_OPTION = Option(
-    "recursive_c",
-    float,
-    2.0,
-    help="The C of recursive (c,l)-diversity (default 2).",
-    metavar="C",
-    above=0.0,
-    meaning="it bounds how much the most frequent value may dominate",
-    example="2",
-)
+L_OPTION, C_OPTION = RECURSIVE_DIVERSITY.options
 #: the l evaluate reports the criterion's figure for (no l is asked there)
 MEASURED_L = 2
 
@@ -65,7 +46,7 @@ class RecursiveDiversity(Criterion):
     l: int = MEASURED_L  # noqa: E741 - the criterion's own name for it
     c: float | None = None
     name: ClassVar[str] = "recursive-diversity"
-    options: ClassVar[tuple[Option, ...]] = (L_OPTION, C_OPTION)
+    options: ClassVar[tuple[Option, ...]] = RECURSIVE_DIVERSITY.options
     key: ClassVar[str] = "recursive"
     kernel: ClassVar[str] = "criterion_recursive_diversity"
 
@@ -75,6 +56,9 @@ class RecursiveDiversity(Criterion):
     ) -> RecursiveDiversity | None:
         l_div = values["recursive_l"]
         return None if l_div is None else cls(column, l_div, values["recursive_c"])
+
+    def option_values(self) -> dict[str, Any]:
+        return {"recursive_l": self.l, "recursive_c": self.c}
 
     @classmethod
     def measured(cls, column: Column) -> RecursiveDiversity:

@@ -23,19 +23,7 @@ from ..sql.templates import render
 from .base import figure, param
 from .criterion import Criterion
 from .options import Option
-
-T_OPTION = Option(
-    "t_closeness",
-    float,
-    None,
-    help="t-closeness on every sensitive column: each class's distribution within EMD T of "
-    "the whole table's, e.g. --t-closeness 0.2.",
-    metavar="T",
-    above=0.0,
-    below=1.0,
-    meaning="it bounds a distance between distributions",
-    example="0.2",
-)
+from .registry import T_CLOSENESS
 
 
 @dataclass(frozen=True)
@@ -46,7 +34,7 @@ class TCloseness(Criterion):
     column: Column | None
     t: float | None = None
     name: ClassVar[str] = "t-closeness"
-    options: ClassVar[tuple[Option, ...]] = (T_OPTION,)
+    options: ClassVar[tuple[Option, ...]] = T_CLOSENESS.options
     key: ClassVar[str] = "t"
     kernel: ClassVar[str] = "criterion_t_closeness"
     reads_input: ClassVar[bool] = True
@@ -55,6 +43,9 @@ class TCloseness(Criterion):
     def from_options(cls, values: Mapping[str, Any], column: Column | None = None) -> TCloseness | None:
         t = values["t_closeness"]
         return None if t is None else cls(column, t)
+
+    def option_values(self) -> dict[str, Any]:
+        return {"t_closeness": self.t}
 
     @classmethod
     def measured(cls, column: Column) -> TCloseness:

@@ -95,8 +95,7 @@ from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import InputError
 from ..model import Column
-from ..privacy import PrivacyModel
-from ..privacy.registry import CRITERIA
+from ..privacy import PrivacyModel, registry
 from ..sql.nodes import (
     alias,
     as_number,
@@ -115,6 +114,10 @@ from ..stages.verify import inside
 from . import model as ml
 
 DEFAULT_SELECTIVITIES = (0.01, 0.05, 0.1)
+
+
+#: the keys of the registered criteria's figures
+_FIGURES = tuple(f.key for f in registry.figures())
 
 
 @dataclass(frozen=True)
@@ -156,10 +159,10 @@ class Evaluation:
     record_linkage: float
     record_linkage_share: float
     sensitive: str | None = None
-    l_diversity: int | None = None
-    t_closeness: float | None = None
-    beta_likeness: float | None = None
-    enhanced_beta_likeness: float | None = None
+    #: with ``sensitive``: each registered criterion's figures on it, by key (l_diversity,
+    #: t_closeness, ...: :func:`sbc_sql.privacy.registry.figures`), also read as attributes
+    #: (``evaluation.l_diversity``; None when not measured)
+    criteria: dict[str, float] = field(default_factory=dict)
     query_error: tuple[QueryError, ...] = field(default_factory=tuple)
     seed: int = 0
     #: the GCP that charges a removed row nothing (the background-knowledge paper's), beside
@@ -192,9 +195,20 @@ class Evaluation:
     model_f1_release: float | None = None
     model_f1_ratio: float | None = None
 
+    def __getattr__(self, name: str) -> Any:
+        # a registered criterion's figure (only names that are no field reach here)
+        if name in _FIGURES:
+            return self.__dict__.get("criteria", {}).get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready values."""
-        out = asdict(self)
+        """Plain JSON-ready values, each criterion's figures beside the sensitive column."""
+        out: dict[str, Any] = {}
+        for key, value in asdict(self).items():
+            if key == "criteria":
+                out.update({f: value.get(f) for f in _FIGURES})
+            else:
+                out[key] = value
         out["query_error"] = [asdict(q) for q in self.query_error]
         return out
 
@@ -546,7 +560,7 @@ def sensitive_models(sensitive: Column) -> tuple[PrivacyModel, ...]:
     registered criterion's that has one (distinct l-diversity, t-closeness, the EMD for the
     column's kind, and beta-likeness, basic and enhanced); the same definitions a check or an
     enforcement of them reads."""
-    return tuple(m for kind in CRITERIA if (m := kind.measured(sensitive)) is not None)
+    return tuple(m for kind in registry.criteria() if (m := kind.measured(sensitive)) is not None)
 
 
 def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:
@@ -1024,10 +1038,11 @@ def _evaluate(
         record_linkage=float(linkage),
         record_linkage_share=float(linkage) / n if n else 0.0,
         sensitive=sensitive,
-        l_diversity=_as(int, privacy.get("l_diversity")),
-        t_closeness=_as(float, privacy.get("t_closeness")),
-        beta_likeness=_as(float, privacy.get("beta_likeness")),
-        enhanced_beta_likeness=_as(float, privacy.get("enhanced_beta_likeness")),
+        criteria={
+            f.key: _as(int if f.whole else float, privacy[f.key])
+            for f in registry.figures()
+            if privacy.get(f.key) is not None
+        },
         query_error=errors,
         seed=seed,
         gcp_released=m.total_ncp - (m.suppressed / n if n else 0.0),

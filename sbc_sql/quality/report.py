@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..privacy import registry as criteria
+
 if TYPE_CHECKING:
     from .evaluate import Evaluation
 
@@ -109,25 +111,7 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
         "Attribute disclosure",
         (
             Metric("sensitive", "sensitive column", None, "the column the figures below are about"),
-            Metric("l_diversity", "l-diversity", "higher", "fewest distinct sensitive values in a class"),
-            Metric(
-                "t_closeness",
-                "t-closeness",
-                "lower",
-                "largest distance (EMD) between a class's sensitive distribution and the input's",
-            ),
-            Metric(
-                "beta_likeness",
-                "beta-likeness",
-                "lower",
-                "largest relative gain in the frequency of a sensitive value inside a class",
-            ),
-            Metric(
-                "enhanced_beta_likeness",
-                "enhanced beta-likeness",
-                "lower",
-                "beta-likeness with a frequent value's gain capped at -ln(its frequency)",
-            ),
+            *(Metric(f.key, f.label, f.better, f.meaning) for f in criteria.figures()),
             Metric(
                 "forced_beta", "beta for the sizes below", None, "the beta the forced class sizes are for"
             ),

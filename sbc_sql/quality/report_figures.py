@@ -167,14 +167,14 @@ def size_bars(sizes: Sequence[tuple[int, int]], most: int = SIZE_BARS) -> list[S
 
 def _criteria_of(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The criteria the run kept (anonymize's keywords), from its privacy models."""
+    from ..privacy import registry
+
+    kinds = {kind.name: kind for kind in registry.criteria()}
     out: dict[str, Any] = {}
-    for m in doc.get("privacy_models", []):
-        if m.get("name") == "l-diversity":
-            out["l_diversity"], out["l_model"] = int(m["l"]), str(m.get("variant", "distinct"))
-        elif m.get("name") == "t-closeness":
-            out["t_closeness"] = float(m["t"])
-        elif m.get("name") == "beta-likeness":
-            out["beta_likeness"], out["beta_basic"] = float(m["beta"]), not m.get("enhanced", True)
+    for record in doc.get("privacy_models", []):
+        kind = kinds.get(record.get("name"))
+        if kind is not None:
+            out.update(kind.from_record(record).option_values())
     return out
 
 

@@ -203,16 +203,9 @@ def size_columns(bars: Sequence[SizeBar]) -> list[Column]:
 
 def sensitive_figures(e: Evaluation) -> list[tuple[str, float]]:
     """The privacy models' figures on the sensitive column that were measured."""
-    return [
-        (name, value)
-        for name, value in (
-            ("l-diversity", e.l_diversity),
-            ("t-closeness", e.t_closeness),
-            ("beta-likeness", e.beta_likeness),
-            ("enhanced beta-likeness", e.enhanced_beta_likeness),
-        )
-        if value is not None
-    ]
+    from ..privacy import registry
+
+    return [(f.label, e.criteria[f.key]) for f in registry.figures() if f.key in e.criteria]
 
 
 def declared(doc: Mapping[str, Any], sensitive: str | None) -> str:

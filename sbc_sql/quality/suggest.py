@@ -56,7 +56,7 @@ from typing import Any
 from .. import choices, engines
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
-from ..privacy.criteria import Criteria
+from ..privacy.criteria import Criteria, takes_criteria
 from ..run import make_options
 from ..run.cluster import Clustering, cluster
 from ..run.lines import warnings_only
@@ -185,6 +185,7 @@ def threshold_of(
     return s / SCALE, {"from": "score", **inputs, "score": s, "scale": SCALE}
 
 
+@takes_criteria
 def suggest_k(
     database: Any,
     table: str,
@@ -203,16 +204,12 @@ def suggest_k(
     keep: Any = (),
     algorithm: str = "sbca",
     max_suppression: float = 0.01,
-    l_diversity: int | None = None,
-    l_model: str = "distinct",
-    t_closeness: float | None = None,
-    beta_likeness: float | None = None,
-    beta_basic: bool = False,
     hierarchies: Mapping[str, HierarchySpec] | None = None,
     max_width: Mapping[str, float] | str | Iterable[str] | None = None,
     max_values: Mapping[str, int] | str | Iterable[str] | None = None,
     on_step: Callable[[Step], None] | None = None,
     log: Callable[[str], None] | None = None,
+    **criteria: Any,
 ) -> Suggestion:
     """The largest k whose verified release of ``table`` has total NCP under the threshold
     (see the module docstring): ``max_loss``, or ``domain``, ``purpose`` and ``criticality``.
@@ -232,7 +229,7 @@ def suggest_k(
         raise InputError(
             f"--output '{output}' names the release --apply writes; add --apply or drop --output"
         )
-    criteria = Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic)
+    asked = Criteria(**criteria)
     engine = engines.connect(database)
     try:
         started = time.perf_counter()
@@ -252,7 +249,7 @@ def suggest_k(
             output=output if output is not None else trial,
             algorithm=algorithm,
             max_suppression=max_suppression,
-            criteria=criteria,
+            criteria=asked,
             max_width=max_width,
             max_values=max_values,
         )

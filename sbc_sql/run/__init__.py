@@ -23,7 +23,7 @@ from .. import engines
 from .. import plan as planning
 from ..errors import InputError
 from ..hierarchies import HierarchySpec
-from ..privacy.criteria import Criteria
+from ..privacy.criteria import Criteria, takes_criteria
 from .inputs import _input, _qualified_input
 from .lines import Log, Progress, warnings_only
 from .result import Result
@@ -32,6 +32,7 @@ from .steps import STEPS, Request, walk
 __all__ = ["STEPS", "Result", "anonymize", "make_options"]
 
 
+@takes_criteria
 def anonymize(
     database: Any,
     table: str | None = None,
@@ -58,11 +59,6 @@ def anonymize(
     csv_header: bool | None = None,
     attach: Iterable[str] = (),
     target_db: str | Path | None = None,
-    l_diversity: int | None = None,
-    l_model: str = "distinct",
-    t_closeness: float | None = None,
-    beta_likeness: float | None = None,
-    beta_basic: bool = False,
     bk_threshold: float | None = None,
     bk_estimator: str | None = None,
     bk: str | None = None,
@@ -76,6 +72,7 @@ def anonymize(
     log: Log | None = None,
     progress: Progress | None = None,
     trace: Log | None = None,
+    **criteria: Any,
 ) -> Result:
     """k-anonymize ``table`` and write the verified release into the same database.
 
@@ -184,7 +181,7 @@ def anonymize(
         block_rows=block_rows,
         csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
         csv_header=csv_header,
-        criteria=Criteria(l_diversity, l_model, t_closeness, beta_likeness, beta_basic),
+        criteria=Criteria(**criteria),
         background=planning.Background(bk_threshold, bk_estimator, bk, seed),
         max_width=max_width,
         max_values=max_values,

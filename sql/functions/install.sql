@@ -7,28 +7,13 @@
 -- Each function runs with search_path = pg_catalog, pg_temp (pg_temp explicitly last): no
 -- function, operator or table of a schema another role may create in is found by name while
 -- it runs (sbc_sql.engines.postgres.SEARCH_PATH).
+-- Each function's arguments (__ARGUMENTS__) are written in by install-sql from the options'
+-- catalogue (sbc_sql/plan/catalogue.py): their names, types, defaults and order, which
+-- positional callers rely on, are those of the matching command's options.
 -- Statements are separated by a line holding only ';'.
 
 CREATE OR REPLACE FUNCTION sbc.anonymize(
-    source text,
-    k integer,
-    output text DEFAULT NULL,
-    qi text[] DEFAULT NULL,
-    sensitive text[] DEFAULT NULL,
-    drop_columns text[] DEFAULT NULL,
-    keep text[] DEFAULT NULL,
-    replace boolean DEFAULT false,
-    leftover text DEFAULT 'nearest',
-    weights text DEFAULT NULL,
-    algorithm text DEFAULT 'sbca',
-    mode text DEFAULT 'auto',
-    max_suppression double precision DEFAULT 0.01,
-    l_diversity integer DEFAULT NULL,
-    l_model text DEFAULT 'distinct',
-    t_closeness double precision DEFAULT NULL,
-    beta_likeness double precision DEFAULT NULL,
-    beta_basic boolean DEFAULT false,
-    seed integer DEFAULT NULL
+__ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
@@ -41,19 +26,7 @@ finally:
 $sbc$
 ;
 CREATE OR REPLACE FUNCTION sbc.verify(
-    original text,
-    release text,
-    k integer,
-    l_diversity integer DEFAULT NULL,
-    l_model text DEFAULT 'distinct',
-    t_closeness double precision DEFAULT NULL,
-    beta_likeness double precision DEFAULT NULL,
-    beta_basic boolean DEFAULT false,
-    max_suppression double precision DEFAULT NULL,
-    qi text[] DEFAULT NULL,
-    identifier text[] DEFAULT NULL,
-    sensitive text[] DEFAULT NULL,
-    keep text[] DEFAULT NULL
+__ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
@@ -66,9 +39,7 @@ finally:
 $sbc$
 ;
 CREATE OR REPLACE FUNCTION sbc.measure(
-    original text,
-    release text,
-    weights text DEFAULT NULL
+__ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
