@@ -6,7 +6,7 @@ table has its QI columns, ``sid`` (a unique row number, declared sensitive, so e
 row can be traced to its input row) and ``dis`` (a sensitive text column).
 
 Clustering inputs (``QIData``, the arrays the clustering stage sees): ``kernel_tables`` for
-the compiled kernels and blocks, ``sbcx_tables`` (with ``sbcx_ks`` and ``sbcx_flags``) for
+the compiled kernels and blocks, ``sbca_plus_tables`` (with ``sbca_plus_ks`` and ``sbca_plus_flags``) for
 SBCA+'s properties, ``baseline_tables`` for the baselines, ``criteria_tables`` (with
 ``rules``) for the baselines that keep privacy criteria on sensitive columns;
 ``data_from_arrays`` and ``data_from_lists`` build a QIData by hand the same way.
@@ -160,7 +160,7 @@ def kernel_tables(draw, max_rows: int = 300) -> QIData:
 
 
 @st.composite
-def sbcx_tables(draw, max_rows: int = 40) -> QIData:
+def sbca_plus_tables(draw, max_rows: int = 40) -> QIData:
     """SBCA+'s properties: 0-2 numeric QIs (NULLs allowed), 1-3 categorical QIs of 1-6 codes, few distinct
     values so that ties and duplicate rows are common."""
     n = draw(st.integers(1, max_rows))
@@ -195,9 +195,9 @@ def sbcx_tables(draw, max_rows: int = 40) -> QIData:
 
 
 #: k for SBCA+'s properties, 1 included (every row its own class)
-sbcx_ks = st.integers(1, 7)
+sbca_plus_ks = st.integers(1, 7)
 #: SBCA+'s switches, any combination
-sbcx_flags = st.fixed_dictionaries(
+sbca_plus_flags = st.fixed_dictionaries(
     {
         "growth": st.booleans(),
         "seeds": st.sampled_from(["class", "farthest", "first"]),

@@ -23,7 +23,7 @@ from test_kernel_blocks import synthetic
 from sbc_sql.cluster import blocks
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import block_algorithm
-from sbc_sql.cluster.sbca_plus import algorithm as sbcx
+from sbc_sql.cluster.sbca_plus import algorithm as plus
 from sbc_sql.cluster.sbca_plus import aot, compiled
 from sbc_sql.cluster.sbca_plus.algorithm import sbca_plus
 from sbc_sql.cluster.sbca_plus.args import KERNELS, call_args
@@ -79,7 +79,7 @@ def test_the_fingerprint_covers_the_kernel_folder_and_the_table(tmp_path: Path) 
 
 
 @SETTINGS
-@given(data=qi_tables(), k=st.integers(2, 8), growth=st.booleans(), seeds=st.sampled_from(sbcx.SEED_MODES))
+@given(data=qi_tables(), k=st.integers(2, 8), growth=st.booleans(), seeds=st.sampled_from(plus.SEED_MODES))
 def test_same_classes_as_the_jit(built, data: QIData, k: int, growth: bool, seeds: str) -> None:
     with kernels(None):
         expected = sbca_plus(data, k, growth=growth, seeds=seeds)
@@ -127,7 +127,7 @@ def test_same_blocks_as_the_jit(built, card: int) -> None:
 def test_same_greedy_pass_with_int32_codes(built) -> None:
     """Above 65,536 values a column's codes are int32: that export too equals the JIT."""
     data = synthetic(800, seed=3)
-    arr = sbcx._kernel_arrays(data, sbcx.Contingency(data), np.arange(data.n_rows))
+    arr = plus._kernel_arrays(data, plus.Contingency(data), np.arange(data.n_rows))
     outs = []
     for kernel in (compiled.jit_kernel("greedy_pass"), built.greedy_pass_i4):
         n = data.n_rows
@@ -151,8 +151,8 @@ def test_same_greedy_pass_with_int32_codes(built) -> None:
             "wide": 256,
             "budget": n,
             "stop": np.zeros(1, dtype=np.bool_),
-            **sbcx._criteria_arrays(data, None, np.arange(n)),
-            **sbcx._target_arrays(data, np.arange(n), 0.0),
+            **plus._criteria_arrays(data, None, np.arange(n)),
+            **plus._target_arrays(data, np.arange(n), 0.0),
         }
         done = kernel(*call_args("greedy_pass", values))
         outs.append((done, values["labels"], values["state"], values["cnt"], values["pair"]))

@@ -169,7 +169,7 @@ def test_unknown_algorithm_is_one_error_line_naming_the_choices(con, cli, tmp_pa
 
     choices = ", ".join(registry.names())
     with pytest.raises(InputError, match=f"is not one of {choices}$"):
-        registry.get("sbcx")
+        registry.get("sbca-x")
     small_table(con)
     with pytest.raises(InputError, match=f"algorithm='nope' is not one of {choices}$"):
         anonymize(con, "t", 4, algorithm="nope")

@@ -42,6 +42,7 @@ from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import SbcError
 from ..names import Name
+from ..privacy import registry
 from ..sql.templates import render
 from .evaluate import Evaluation, _recorded, evaluate
 
@@ -167,8 +168,6 @@ def size_bars(sizes: Sequence[tuple[int, int]], most: int = SIZE_BARS) -> list[S
 
 def _criteria_of(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The criteria the run kept (anonymize's keywords), from its privacy models."""
-    from ..privacy import registry
-
     kinds = {kind.name: kind for kind in registry.criteria()}
     out: dict[str, Any] = {}
     for record in doc.get("privacy_models", []):

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import jinja2
 from markupsafe import Markup
 
+from ..privacy import registry
 from . import report as meanings
 from .evaluate import Evaluation
 from .report_figures import ReportFigures, SizeBar
@@ -203,8 +204,6 @@ def size_columns(bars: Sequence[SizeBar]) -> list[Column]:
 
 def sensitive_figures(e: Evaluation) -> list[tuple[str, float]]:
     """The privacy models' figures on the sensitive column that were measured."""
-    from ..privacy import registry
-
     return [(f.label, e.criteria[f.key]) for f in registry.figures() if f.key in e.criteria]
 
 

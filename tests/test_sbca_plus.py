@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import sbcx_flags as flags
-from strategies import sbcx_ks as ks
-from strategies import sbcx_tables as qi_tables
+from strategies import sbca_plus_flags as flags
+from strategies import sbca_plus_ks as ks
+from strategies import sbca_plus_tables as qi_tables
 
 from sbc_sql.cluster.model import SUPPRESSED, QIData
 from sbc_sql.cluster.ncp import total_ncp
