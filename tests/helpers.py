@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import sqlglot
+from sqlglot import exp
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = dt.date(1970, 1, 1)
@@ -263,14 +265,17 @@ def assert_same_measures(got, want) -> None:
 @dataclass(frozen=True)
 class EngineUnderTest:
     """The ``engine`` fixture's value: the engine's name, ``fresh()``, an empty database of
-    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), and ``copy``, which
+    the engine (a DuckDB connection, a PostgreSQL URL, the SparkSession), ``copy``, which
     copies a table of a DuckDB connection (its types, the comments on its columns and its
-    order of rows) into such a database. Tables are built in DuckDB, from a DataFrame or by
-    the tests' own SQL, and copied; what anonymize, verify and measure take is the database."""
+    order of rows) into such a database, and ``explain``, the operators of a query's plan
+    as the open sbc-sql engine plans it (see :meth:`operators`). Tables are built in DuckDB,
+    from a DataFrame or by the tests' own SQL, and copied; what anonymize, verify and
+    measure take is the database."""
 
     name: str
     fresh: Callable[[], Any]
     copy: Callable[[Any, duckdb.DuckDBPyConnection, str], None]
+    explain: Callable[[Any, exp.Expression], list[str]]
 
     def __call__(self, case: Any) -> Any:
         """A fresh database holding the generated table 't' of ``case``."""
@@ -343,6 +348,14 @@ class EngineUnderTest:
         with connected(database) as engine:
             return [c.name for c in engine.describe(table).columns]
 
+    def operators(self, database: Any, query: exp.Expression) -> list[str]:
+        """The operators of the plan the engine makes for ``query`` (a tree), each a
+        'grouping' (an aggregation, however the engine splits it into steps), a 'join', or
+        the engine's own name for it. ``database`` is best the open sbc-sql engine that
+        uploaded what the query reads (a PostgreSQL upload lives in its session only)."""
+        with connected(database) as engine:
+            return self.explain(engine, query)
+
     def rewrite(self, database: Any, table: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> None:
         """Replace every row of ``table`` by ``change`` of them (a DataFrame in the table's
         order of rows and columns): how a test deletes, duplicates or alters single rows
@@ -388,7 +401,19 @@ def duckdb_engine() -> EngineUnderTest:
     def copy(con: duckdb.DuckDBPyConnection, source: duckdb.DuckDBPyConnection, name: str) -> None:
         raise AssertionError("DuckDB's tables are made in the database itself")
 
-    return EngineUnderTest("duckdb", duckdb.connect, copy)
+    def explain(engine: Any, query: exp.Expression) -> list[str]:
+        # the physical plan, as JSON: a tree of {"name", "children"}
+        ((_, text),) = engine.fetch_all("EXPLAIN (FORMAT JSON) " + engine.sql(query))
+        names: list[str] = []
+        todo = json.loads(text)
+        while todo:
+            node = todo.pop()
+            name = node["name"]
+            names.append("grouping" if "GROUP_BY" in name else "join" if "JOIN" in name else name)
+            todo.extend(node.get("children", []))
+        return names
+
+    return EngineUnderTest("duckdb", duckdb.connect, copy, explain)
 
 
 def postgres_engine(url: str) -> EngineUnderTest:
@@ -402,7 +427,25 @@ def postgres_engine(url: str) -> EngineUnderTest:
     def copy(database: str, source: duckdb.DuckDBPyConnection, name: str) -> None:
         to_postgres(source, name, database)
 
-    return EngineUnderTest("postgres", fresh, copy)
+    def explain(engine: Any, query: exp.Expression) -> list[str]:
+        # the plan, as JSON: a tree of {"Node Type", "Plans"}; read on the engine's own
+        # connection (which holds its uploads), without the COPY the driver reads rows by,
+        # which takes no EXPLAIN
+        with contextlib.closing(engine.connection.cursor()) as cur:
+            cur.adbc_statement.set_options(**{"adbc.postgresql.use_copy": "false"})
+            cur.execute("EXPLAIN (FORMAT JSON) " + engine.runnable(query))
+            ((text,),) = cur.fetchall()
+        names: list[str] = []
+        todo = [plan["Plan"] for plan in (json.loads(text) if isinstance(text, str) else text)]
+        while todo:
+            node = todo.pop()
+            kind = node["Node Type"]
+            joins = ("Hash Join", "Merge Join", "Nested Loop")
+            names.append("grouping" if kind in ("Aggregate", "Group") else "join" if kind in joins else kind)
+            todo.extend(node.get("Plans", []))
+        return names
+
+    return EngineUnderTest("postgres", fresh, copy, explain)
 
 
 def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
@@ -432,7 +475,20 @@ def spark_engine(session: Any, folder: Path) -> EngineUnderTest:
         source.execute(f"COPY (SELECT {columns} FROM {q(name)}) TO '{path}' (FORMAT parquet)")
         database.read.parquet(str(path)).createOrReplaceTempView(name)
 
-    return EngineUnderTest("spark", fresh, copy)
+    def explain(engine: Any, query: exp.Expression) -> list[str]:
+        # the optimized logical plan: the physical one splits each aggregation into a partial
+        # and a final step, with an exchange between them
+        names: list[str] = []
+        todo = [session.sql(engine.sql(query))._jdf.queryExecution().optimizedPlan()]
+        while todo:
+            node = todo.pop()
+            name = node.nodeName()
+            names.append({"Aggregate": "grouping", "Join": "join"}.get(name, name))
+            children = node.children()
+            todo.extend(children.apply(i) for i in range(children.length()))
+        return names
+
+    return EngineUnderTest("spark", fresh, copy, explain)
 
 
 def reset_postgres(url: str) -> None:

@@ -9,13 +9,14 @@ GROUP BY of the tuples, no row pulled, nothing left behind)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 import sqlglot
-from helpers import adult_file, connected, make_table
+from helpers import connected, load_example, make_table
 
 import sbc_sql
 from sbc_sql.cluster.model import QIData
@@ -53,9 +54,27 @@ def expanded(data: QIData) -> QIData:
     return dataclasses.replace(data.take(rows), position=np.arange(len(rows)), multiplicity=None)
 
 
-def pulled_rows(result: sbc_sql.Result, table: str) -> bool:
-    """Whether the run pulled the rows of ``table`` (the pull converts the QIs as q_0 ...)."""
-    return any('AS "q_0"' in sql and f'FROM "{table}"' in sql for sql in result.statements)
+def pulled_rows(result: sbc_sql.Result) -> bool:
+    """Whether the run pulled the source's rows: the pull converts the QIs as q_0 ..., and
+    reads each tuple's row count (sbc_count) where it pulls the distinct tuples instead."""
+    return any(
+        re.search(r"\bAS [`\"]?q_0\b", sql) is not None and "sbc_count" not in sql
+        for sql in result.statements
+    )
+
+
+def run(database, *args, **kwargs) -> sbc_sql.Result:
+    """A run whose connection (if it opened one) is closed again, and its working views with it."""
+    with sbc_sql.anonymize(database, *args, **kwargs) as result:
+        return result
+
+
+#: the engines that cluster no tuples, for the tests of how a run uses them
+TUPLES = pytest.mark.notimpl(
+    ["postgres", "spark"],
+    reason="only an engine that joins rows to their QI tuple as a hash join clusters tuples "
+    "(Capabilities.tuples)",
+)
 
 
 def total_ncp(data: QIData, labels: np.ndarray) -> float:
@@ -123,11 +142,7 @@ def test_the_blocks_keep_tuples_whole() -> None:
     assert (run.labels >= 0).all() and sizes.min() >= 10
 
 
-@pytest.mark.notimpl(
-    ["postgres", "spark"],
-    reason="only an engine that joins rows to their QI tuple as a hash join clusters tuples "
-    "(Capabilities.tuples)",
-)
+@TUPLES
 def test_a_release_of_tuples_is_complete_and_leaves_nothing_behind(engine) -> None:
     rng = np.random.default_rng(7)
     n = 4000
@@ -143,7 +158,7 @@ def test_a_release_of_tuples_is_complete_and_leaves_nothing_behind(engine) -> No
     with sbc_sql.anonymize(con, "t", 5, qi="age,sex,zip", keep="dx", output="rel") as result:
         assert result.verdict is not None and result.verdict.ok
     assert "sbc_tuples_" in "\n".join(result.statements)
-    assert not pulled_rows(result, "t")
+    assert not pulled_rows(result)
     with connected(con) as eng:
         release = eng.fetch_arrow(sqlglot.parse_one("SELECT * FROM rel")).to_pandas()
     assert len(release) == n
@@ -154,52 +169,58 @@ def test_a_release_of_tuples_is_complete_and_leaves_nothing_behind(engine) -> No
     assert [name for _, name in engine.catalog(con) if name.startswith("sbc_")] == []
 
 
-def test_rows_are_pulled_when_criteria_are_asked_or_tuples_are_off_or_rare() -> None:
+def test_rows_are_pulled_when_criteria_are_asked_or_tuples_are_off(engine) -> None:
     rng = np.random.default_rng(8)
     n = 3000
     df = pd.DataFrame(
         {"age": rng.integers(20, 25, n), "sex": rng.choice(["F", "M"], n), "dx": rng.choice(["a", "b"], n)}
     )
-    con = duckdb.connect()
-    make_table(con, "t", df, {"age": "INTEGER"})
-    with_l = sbc_sql.anonymize(con, "t", 5, qi="age,sex", sensitive="dx", l_diversity=2, output="r1")
-    off = sbc_sql.anonymize(con, "t", 5, qi="age,sex", keep="dx", output="r2", tuples=False)
+    con = engine.frame(df, {"age": "INTEGER"})
+    with_l = run(con, "t", 5, qi="age,sex", sensitive="dx", l_diversity=2, output="r1")
+    off = run(con, "t", 5, qi="age,sex", keep="dx", output="r2", tuples=False)
     for result in (with_l, off):
         assert result.verdict is not None and result.verdict.ok
-        assert "sbc_tuples_" not in "\n".join(result.statements) and pulled_rows(result, "t")
-    # a table whose tuples are nearly all distinct: the tuples are estimated, then the rows pulled
-    make_table(con, "u", pd.DataFrame({"x": np.arange(500), "y": np.arange(500) % 7}), {"x": "INTEGER"})
-    distinct = sbc_sql.anonymize(con, "u", 5, qi="x,y", output="r3")
+        assert "sbc_tuples_" not in "\n".join(result.statements) and pulled_rows(result)
+    assert [name for _, name in engine.catalog(con) if name.startswith("sbc_")] == []
+
+
+@TUPLES
+def test_a_table_of_nearly_distinct_tuples_is_estimated_then_its_rows_pulled(engine) -> None:
+    con = engine.frame(pd.DataFrame({"x": np.arange(500), "y": np.arange(500) % 7}), {"x": "INTEGER"})
+    distinct = run(con, "t", 5, qi="x,y", output="r")
     assert distinct.verdict is not None and distinct.verdict.ok
     text = "\n".join(distinct.statements)
-    assert "APPROX_COUNT_DISTINCT" in text and "sbc_tuples_" not in text and pulled_rows(distinct, "u")
-    assert con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE table_name LIKE 'sbc_%'").fetchone() == (
-        0,
-    )
+    assert "APPROX_COUNT_DISTINCT" in text and "sbc_tuples_" not in text and pulled_rows(distinct)
+    assert [name for _, name in engine.catalog(con) if name.startswith("sbc_")] == []
 
 
-def test_a_dry_run_shows_the_tuples_statements() -> None:
-    con = duckdb.connect()
-    make_table(con, "t", pd.DataFrame({"age": [30, 30, 31, 31, 32] * 4, "sex": ["F", "M"] * 10}))
-    result = sbc_sql.anonymize(con, "t", 2, qi="age,sex", output="r", sql_only=True)
+@TUPLES
+def test_a_dry_run_shows_the_tuples_statements(engine) -> None:
+    con = engine.frame(pd.DataFrame({"age": [30, 30, 31, 31, 32] * 4, "sex": ["F", "M"] * 10}))
+    result = run(con, "t", 2, qi="age,sex", output="r", sql_only=True)
     text = "\n".join(result.statements)
     assert "CREATE TEMPORARY TABLE" in text and "GROUP BY" in text and "IS NOT DISTINCT FROM" in text
-    assert con.execute("SELECT COUNT(*) FROM duckdb_tables()").fetchone() == (1,)
+    assert engine.catalog(con) == [("table", "t")]
 
 
+@TUPLES
 @pytest.mark.parametrize("k", [10, 50])
-def test_adult_loses_no_more_by_tuples(tmp_path, k: int) -> None:
+def test_adult_loses_no_more_by_tuples(engine, k: int) -> None:
     """On Adult (18,109 distinct tuples of 30,162 rows) clustering tuples loses less than
     clustering rows (the utility benchmark measures every k)."""
-    path = adult_file(tmp_path, [*ADULT_QIS, "income"])
-    with duckdb.connect(str(path)) as con:
-        ncp = {}
-        for tuples in (True, False):
-            result = sbc_sql.anonymize(
-                con, "adult", k, qi=ADULT_QIS, keep="income", output=f"a{int(tuples)}", tuples=tuples
-            )
-            assert result.verdict is not None and result.verdict.ok and result.measures is not None
-            ncp[tuples] = result.measures.total_ncp
+    database = engine.fresh()
+    with engine.building(database) as con:
+        assert (
+            load_example("benchmarks/datasets.py").load_adult(con, "adult", columns=[*ADULT_QIS, "income"])
+            == 30162
+        )
+    ncp = {}
+    for tuples in (True, False):
+        result = run(
+            database, "adult", k, qi=ADULT_QIS, keep="income", output=f"a{int(tuples)}", tuples=tuples
+        )
+        assert result.verdict is not None and result.verdict.ok and result.measures is not None
+        ncp[tuples] = result.measures.total_ncp
     assert ncp[True] <= ncp[False]
 
 
