@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .quality.html_report import Report, report
     from .quality.profile import Profile, profile
     from .quality.suggest import Suggestion, suggest_k
+    from .querying import query_helpers
     from .run import Result, anonymize
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "evaluate",
     "measure",
     "profile",
+    "query_helpers",
     "report",
     "suggest_k",
     "verify",
@@ -70,6 +72,7 @@ _HOMES = {
     "evaluate": "quality.evaluate",
     "measure": "api",
     "profile": "quality.profile",
+    "query_helpers": "querying",
     "report": "quality.html_report",
     "verify": "api",
     **dict.fromkeys(
