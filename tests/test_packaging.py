@@ -45,6 +45,19 @@ def test_the_wheel_contains_the_report_page(wheel):
     assert {f"sbc_sql/quality/{m}.py" for m in modules} <= names
 
 
+@pytest.mark.slow
+def test_the_wheel_says_it_is_typed_and_carries_its_license(wheel):
+    """py.typed tells a type checker the package's annotations are its API; the licence the
+    metadata names is the LICENSE file's, shipped in the wheel."""
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    assert "sbc_sql/py.typed" in names
+    assert any(n.endswith((".dist-info/licenses/LICENSE", ".dist-info/LICENSE")) for n in names)
+    metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "License :: OSI Approved :: MIT License" in metadata and "Typing :: Typed" in metadata
+    assert "MIT License" in (ROOT / "LICENSE").read_text()
+
+
 def _installed(wheel: Path, tmp_path: Path) -> Path:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
