@@ -20,16 +20,10 @@ import pytest
 
 from sbc_sql import engines
 from sbc_sql.errors import InputError
-from sbc_sql.quality.evaluate import (
-    _Names,
-    classes_sql,
-    domains,
-    evaluate,
-    evaluation_sql,
-    make_queries,
-    query_error,
-    source_stats_sql,
-)
+from sbc_sql.quality.evaluate import evaluate, evaluation_sql
+from sbc_sql.quality.linkage import classes_sql, source_stats_sql
+from sbc_sql.quality.queries import domains, make_queries, query_error
+from sbc_sql.quality.scratch import Names
 from sbc_sql.stages.measure import infer_layout
 
 ORIGINAL = [
@@ -207,7 +201,7 @@ def test_hand_query_error(con):
     make_release(con, "t", [0, 0, 0, 1, 1, 1])
     engine = engines.connect(con)
     layout = infer_layout(engine, "t", "r")
-    names = _Names.fresh()
+    names = Names.fresh()
     engine.execute(source_stats_sql(layout, "t", names.src))
     engine.execute(classes_sql(layout, "r", names))
     queries = pa.table(

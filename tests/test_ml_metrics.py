@@ -30,7 +30,8 @@ from sbc_sql.api import _layout
 from sbc_sql.errors import InputError
 from sbc_sql.quality import model as ml
 from sbc_sql.quality import report
-from sbc_sql.quality.evaluate import _target, classification_sql, evaluate, evaluation_sql
+from sbc_sql.quality.classification import classification_sql, target_column
+from sbc_sql.quality.evaluate import evaluate, evaluation_sql
 from sbc_sql.sql.dialects.postgres import SbcPostgres
 from sbc_sql.sql.dialects.spark import SbcSpark
 
@@ -177,7 +178,7 @@ def test_every_release_row_stands_for_an_input_row_on_adult(adult_db: Path) -> N
     """The release has no row ids: the matching pairs each of its rows with an input row."""
     with engines.reading(adult_db) as engine:
         layout = _layout(engine, "adult", "adult_k10", None)
-        target = _target(layout, "income", "adult")
+        target = target_column(layout, "income", "adult")
         assert target is not None
         source = engine.fetch_arrow(ml.rows_sql(layout, "adult", target, release=False))
         release = engine.fetch_arrow(ml.rows_sql(layout, "adult_k10", target, release=True))
@@ -199,7 +200,7 @@ def test_model_leaves_suppressed_rows_out_of_the_release_training_set(con) -> No
     assert evaluate(con, "t", "r", target="label", model=True, queries=0).as_dict() == e.as_dict()
     with engines.reading(con) as engine:
         layout = _layout(engine, "t", "r", None)
-        target = _target(layout, "label", "t")
+        target = target_column(layout, "label", "t")
         assert target is not None
         source = engine.fetch_arrow(ml.rows_sql(layout, "t", target, release=False))
         release = engine.fetch_arrow(ml.rows_sql(layout, "r", target, release=True))
@@ -325,7 +326,7 @@ def test_spark_and_postgres_render_the_sql(con) -> None:
     make_pair(con, HAND)
     with engines.reading(con) as engine:
         layout = _layout(engine, "t", "r", None)
-    target = _target(layout, "label", "t")
+    target = target_column(layout, "label", "t")
     assert target is not None
     for dialect, read in ((SbcSpark, "spark"), (SbcPostgres, "postgres")):
         cm = classification_sql("t", "r", target).sql(dialect=dialect)

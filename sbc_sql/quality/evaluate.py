@@ -73,12 +73,17 @@ input row with each class (n x classes inside-tests), the query step each query 
 input row and each class. Temporary tables ``sbc_eval_<hex>_*`` and a registered Arrow
 table of the queries are made for the run and dropped after it. :func:`evaluation_sql`
 returns the statements.
+
+This module holds the result and runs the steps in order; their expressions and statements
+live beside the figures they make: coverage, record linkage and RGCP in
+:mod:`sbc_sql.quality.linkage`, the query error in :mod:`sbc_sql.quality.queries`, CM and
+class purity in :mod:`sbc_sql.quality.classification`, the temporary tables in
+:mod:`sbc_sql.quality.scratch`.
 """
 
 from __future__ import annotations
 
 import math
-import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -87,7 +92,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from .. import engines
@@ -96,39 +100,23 @@ from ..engines.base import Engine
 from ..errors import InputError
 from ..model import Column
 from ..privacy import PrivacyModel, registry
-from ..sql.nodes import (
-    alias,
-    as_number,
-    conj,
-    list_contains,
-    list_has_null,
-    list_size,
-    ref,
-    same_key,
-    text_list,
-)
-from ..sql.templates import ident, render
+from ..sql.templates import render
 from ..stages import measure as metrics
-from ..stages.measure import Layout, cost_expression
-from ..stages.verify import inside
+from ..stages.measure import Layout
 from . import model as ml
+from . import scratch
+from .classification import check_model, classification, classification_sql, model_fields, target_column
+from .linkage import classes_sql, coverage_sql, linkage_sql, rgcp_sql, source_stats_sql, tuples_sql, whole_sql
+from .queries import QueryError, domains, make_queries, queries_sql, query_error, value_counts_sql
+
+__all__ = ["DEFAULT_SELECTIVITIES", "Evaluation", "QueryError", "evaluate", "evaluation_sql"]
+
 
 DEFAULT_SELECTIVITIES = (0.01, 0.05, 0.1)
 
 
 #: the keys of the registered criteria's figures
 _FIGURES = tuple(f.key for f in registry.figures())
-
-
-@dataclass(frozen=True)
-class QueryError:
-    """Aggregate query error at one target selectivity."""
-
-    selectivity: float
-    queries: int
-    used: int
-    relative_error: float | None
-    true_share: float | None
 
 
 @dataclass(frozen=True)
@@ -256,299 +244,8 @@ class _Steps:
         self.end()
 
 
-@dataclass(frozen=True)
-class _Names:
-    """The run's temporary tables."""
-
-    src: str
-    classes: str
-    tuples: str
-    cov: str
-    queries: str
-
-    @classmethod
-    def fresh(cls) -> _Names:
-        stem = f"sbc_eval_{secrets.token_hex(4)}"
-        return cls(f"{stem}_src", f"{stem}_classes", f"{stem}_tuples", f"{stem}_cov", f"{stem}_queries")
-
-
 # ---------------------------------------------------------------------------------------
-# expressions
-
-
-def weighted_cost(layout: Layout) -> exp.Expression:
-    """Sum over QIs of weight * NCP of one class (over alias r and src)."""
-    out: exp.Expression | None = None
-    for c, w in zip(layout.qis, layout.weights, strict=True):
-        term: exp.Expression = exp.Mul(
-            this=exp.Literal.number(w), expression=exp.Paren(this=cost_expression(c))
-        )
-        out = term if out is None else exp.Add(this=out, expression=term)
-    return out if out is not None else exp.Literal.number(0.0)
-
-
-def _lesser(a: exp.Expression, b: exp.Expression, *, greater: bool = False) -> exp.Expression:
-    """The smaller (or greater) of two values, either of which may be NULL."""
-    cmp = exp.GT if greater else exp.LT
-    return exp.Case(
-        ifs=[
-            exp.If(this=exp.Is(this=a, expression=exp.Null()), true=b),
-            exp.If(this=exp.Is(this=b, expression=exp.Null()), true=a),
-            exp.If(this=cmp(this=a, expression=b), true=a),
-        ],
-        default=b,
-    )
-
-
-def _or_false(e: exp.Expression) -> exp.Expression:
-    return exp.Coalesce(this=e, expressions=[exp.false()])
-
-
-def extend_columns(layout: Layout, rec: str = "l", cls: str = "g") -> list[exp.Expression]:
-    """Class cls's generalized tuple with the input record rec added, named like the release."""
-    out: list[exp.Expression] = []
-    for c in layout.qis:
-        if c.kind == "numeric":
-            v = ref(c.name, rec)
-            out += [
-                alias(_lesser(ref(c.name + "_min", cls), v), c.name + "_min"),
-                alias(_lesser(ref(c.name + "_max", cls), v, greater=True), c.name + "_max"),
-                alias(
-                    exp.or_(_or_false(ref(c.name + "_has_null", cls)), exp.Is(this=v, expression=exp.Null())),
-                    c.name + "_has_null",
-                ),
-            ]
-        else:
-            grown = exp.ArrayAppend(this=ref(c.name, cls), expression=ref(c.name, rec))
-            out.append(
-                alias(
-                    exp.Case(
-                        ifs=[exp.If(this=_or_false(inside(c, rec, cls)), true=ref(c.name, cls))],
-                        default=grown,
-                    ),
-                    c.name,
-                )
-            )
-    return out
-
-
-def union_columns(layout: Layout, cls: str = "g", add: str = "a") -> list[exp.Expression]:
-    """Class cls's tuple with the records aggregated in add (``_lo``/``_hi``/``_null``,
-    ``_vals``/``_null``) added: the virtual class's generalized tuple."""
-    out: list[exp.Expression] = []
-    for c in layout.qis:
-        if c.kind == "numeric":
-            out += [
-                alias(_lesser(ref(c.name + "_min", cls), ref(c.name + "_lo", add)), c.name + "_min"),
-                alias(
-                    _lesser(ref(c.name + "_max", cls), ref(c.name + "_hi", add), greater=True),
-                    c.name + "_max",
-                ),
-                alias(
-                    exp.or_(_or_false(ref(c.name + "_has_null", cls)), _or_false(ref(c.name + "_null", add))),
-                    c.name + "_has_null",
-                ),
-            ]
-        else:
-            values = ref(c.name, cls)
-            added = exp.Coalesce(this=ref(c.name + "_vals", add), expressions=[exp.Array(expressions=[])])
-            merged = exp.ArrayDistinct(this=exp.ArrayConcat(this=values, expressions=[added]))
-            with_null = exp.ArrayAppend(this=merged.copy(), expression=exp.Null())
-            out.append(
-                alias(
-                    exp.Case(
-                        ifs=[
-                            exp.If(
-                                this=exp.or_(list_has_null(values), _or_false(ref(c.name + "_null", add))),
-                                true=with_null,
-                            )
-                        ],
-                        default=merged,
-                    ),
-                    c.name,
-                )
-            )
-    return out
-
-
-def match_expression(layout: Layout, row: str = "s", query: str = "q") -> exp.Expr:
-    """The input row lies inside the query on every QI."""
-    parts: list[exp.Expression] = []
-    for c in layout.qis:
-        value = ref(c.name, row)
-        if c.kind == "numeric":
-            parts.append(
-                exp.Between(
-                    this=as_number(value, c), low=ref(c.name + "_lo", query), high=ref(c.name + "_hi", query)
-                )
-            )
-        else:
-            contains = list_contains(ref(c.name + "_vals", query), exp.cast(value, "VARCHAR"))
-            parts.append(
-                exp.Case(
-                    ifs=[
-                        exp.If(
-                            this=exp.Is(this=value, expression=exp.Null()), true=ref(c.name + "_null", query)
-                        )
-                    ],
-                    default=contains,
-                )
-            )
-    return conj(parts)
-
-
-def share_expression(layout: Layout, cls: str = "g", query: str = "q") -> exp.Expression:
-    """Expected share of a class's rows that the query counts (uniform spread, QIs
-    independent): the product over QIs of the overlap of range or set with the query."""
-    one, zero = exp.Literal.number(1.0), exp.Literal.number(0.0)
-    out: exp.Expression | None = None
-    for c in layout.qis:
-        if c.kind == "numeric":
-            lo = as_number(ref(c.name + "_min", cls), c)
-            hi = as_number(ref(c.name + "_max", cls), c)
-            qlo, qhi = ref(c.name + "_lo", query), ref(c.name + "_hi", query)
-            overlap = exp.Sub(
-                this=exp.Least(this=qhi, expressions=[hi.copy()]),
-                expression=exp.Greatest(this=qlo, expressions=[lo.copy()]),
-            )
-            part: exp.Expression = exp.Case(
-                ifs=[
-                    exp.If(this=exp.Is(this=ref(c.name + "_min", cls), expression=exp.Null()), true=zero),
-                    exp.If(
-                        this=exp.EQ(this=hi.copy(), expression=lo.copy()),
-                        true=exp.Case(
-                            ifs=[
-                                exp.If(
-                                    this=exp.Between(this=lo.copy(), low=qlo.copy(), high=qhi.copy()),
-                                    true=one,
-                                )
-                            ],
-                            default=zero,
-                        ),
-                    ),
-                ],
-                default=exp.Div(
-                    this=exp.Greatest(this=exp.Paren(this=overlap), expressions=[zero.copy()]),
-                    expression=exp.Nullif(
-                        this=exp.Sub(this=hi.copy(), expression=lo.copy()), expression=exp.Literal.number(0)
-                    ),
-                ),
-            )
-        else:
-            values = ref(c.name, cls)
-            common = list_size(
-                exp.ArrayIntersect(
-                    expressions=[
-                        exp.cast(values, text_list()),
-                        ref(c.name + "_vals", query),
-                    ]
-                )
-            )
-            null_hit = exp.Case(
-                ifs=[
-                    exp.If(
-                        this=exp.and_(_or_false(ref(c.name + "_null", query)), list_has_null(values.copy())),
-                        true=exp.Literal.number(1),
-                    )
-                ],
-                default=exp.Literal.number(0),
-            )
-            part = exp.Div(
-                this=exp.cast(exp.Paren(this=exp.Add(this=common, expression=null_hit)), "DOUBLE"),
-                expression=exp.Nullif(
-                    this=list_size(values.copy()),
-                    expression=exp.Literal.number(0),
-                ),
-            )
-        part = exp.Coalesce(this=part, expressions=[zero.copy()])
-        out = part if out is None else exp.Mul(this=exp.Paren(this=out), expression=part)
-    return out if out is not None else one
-
-
-def _uid(layout: Layout) -> exp.Expression:
-    keys = [ref(c.name) for c in (*layout.qis, *layout.verbatim)]
-    order = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False) for k in keys])
-    return exp.Window(this=exp.RowNumber(), order=order)
-
-
-# ---------------------------------------------------------------------------------------
-# statements
-
-
-def source_stats_sql(layout: Layout, original: str, target: str) -> exp.Expression:
-    return render(
-        "eval_source_stats",
-        target=target,
-        original=original,
-        num=[c.name for c in layout.qis if c.kind == "numeric"],
-        cat=[c.name for c in layout.qis if c.kind == "categorical"],
-    )
-
-
-def classes_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
-    return render(
-        "eval_classes",
-        target=names.classes,
-        release=release,
-        src=names.src,
-        qicol=layout.qi_columns(),
-        cost=weighted_cost(layout),
-    )
-
-
-def tuples_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render(
-        "eval_tuples",
-        target=names.tuples,
-        original=original,
-        col=[c.name for c in (*layout.qis, *layout.verbatim)],
-        uid=_uid(layout),
-    )
-
-
-def coverage_sql(layout: Layout, release: str, names: _Names) -> exp.Expression:
-    covers = conj([inside(c, "t", "g") for c in layout.qis])
-    same = conj([same_key(ref(c.name, "t"), ref(c.name, "cv"), c) for c in layout.verbatim])
-    return render(
-        "eval_coverage",
-        target=names.cov,
-        tuples=names.tuples,
-        classes=names.classes,
-        release=release,
-        verb=[c.name for c in layout.verbatim],
-        inside=covers,
-        same=same,
-    )
-
-
-def linkage_sql(names: _Names) -> exp.Expression:
-    return render("eval_linkage", cov=names.cov)
-
-
-def rgcp_sql(layout: Layout, names: _Names) -> exp.Expression:
-    return render(
-        "eval_rgcp",
-        tuples=names.tuples,
-        cov=names.cov,
-        classes=names.classes,
-        src=names.src,
-        num=[c.name for c in layout.qis if c.kind == "numeric"],
-        cat=[c.name for c in layout.qis if c.kind == "categorical"],
-        extend=extend_columns(layout),
-        union=union_columns(layout),
-        cost=weighted_cost(layout),
-    )
-
-
-def whole_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render(
-        "eval_whole",
-        original=original,
-        src=names.src,
-        num=[c.name for c in layout.qis if c.kind == "numeric"],
-        cat=[c.name for c in layout.qis if c.kind == "categorical"],
-        cost=weighted_cost(layout),
-    )
+# the statements of the other steps: the class figures, attribute disclosure
 
 
 def class_stats_sql(layout: Layout, release: str) -> exp.Expression:
@@ -566,125 +263,6 @@ def sensitive_models(sensitive: Column) -> tuple[PrivacyModel, ...]:
 def sensitive_sql(original: str, release: str, sensitive: Column) -> list[exp.Expression]:
     """The measure query of each of :func:`sensitive_models`."""
     return [m.measure_sql(release, original) for m in sensitive_models(sensitive)]
-
-
-def value_counts_sql(c: Column, original: str) -> exp.Expression:
-    value = as_number(ref(c.name), c) if c.kind == "numeric" else exp.cast(ref(c.name), "VARCHAR")
-    return render("eval_value_counts", original=original, value=value)
-
-
-def queries_sql(layout: Layout, original: str, names: _Names) -> exp.Expression:
-    return render(
-        "eval_queries",
-        original=original,
-        classes=names.classes,
-        queries=names.queries,
-        match=match_expression(layout),
-        share=share_expression(layout),
-    )
-
-
-def _drop(name: str) -> exp.Expression:
-    return exp.Drop(tables=[exp.Table(this=ident(name))], kind="TABLE", exists=True)
-
-
-# ---------------------------------------------------------------------------------------
-# queries
-
-
-@dataclass(frozen=True)
-class Domain:
-    """A QI's input values: numeric ones sorted with their counts; categorical ones as text
-    (None for NULL)."""
-
-    column: Column
-    values: list[Any]
-    counts: np.ndarray
-
-
-def make_queries(
-    domains: Sequence[Domain], selectivities: Sequence[float], queries: int, seed: int
-) -> pa.Table:
-    """The random COUNT queries as an Arrow table: sbc_qid, sbc_sel, then per numeric QI
-    ``<name>_lo``/``<name>_hi`` (DOUBLE) and per categorical QI ``<name>_vals`` (list of
-    text) and ``<name>_null`` (whether NULL is selected)."""
-    rng = np.random.default_rng(seed)
-    d = max(len(domains), 1)
-    cols: dict[str, list[Any]] = {"sbc_qid": [], "sbc_sel": []}
-    for dom in domains:
-        if dom.column.kind == "numeric":
-            cols[dom.column.name + "_lo"], cols[dom.column.name + "_hi"] = [], []
-        else:
-            cols[dom.column.name + "_vals"], cols[dom.column.name + "_null"] = [], []
-    prepared: list[tuple[Any, np.ndarray | None]] = []
-    for dom in domains:
-        if dom.column.kind == "numeric":
-            keep = [i for i, v in enumerate(dom.values) if v is not None]
-            vals = np.asarray([dom.values[i] for i in keep], dtype=np.float64)
-            cum = np.cumsum(dom.counts[keep]) if keep else np.zeros(0)
-            prepared.append((vals, cum / cum[-1] if len(cum) else cum))
-        else:
-            prepared.append((dom.values, None))
-    qid = 0
-    for sel in selectivities:
-        f = min(max(float(sel), 0.0), 1.0) ** (1.0 / d)
-        for _ in range(queries):
-            cols["sbc_qid"].append(qid)
-            cols["sbc_sel"].append(float(sel))
-            qid += 1
-            for dom, (vals, cdf) in zip(domains, prepared, strict=True):
-                name = dom.column.name
-                if dom.column.kind == "numeric":
-                    u = float(rng.uniform(0.0, 1.0 - f)) if f < 1.0 else 0.0
-                    if len(vals) == 0:
-                        lo = hi = None
-                    else:
-                        # the values holding the input's quantiles u and u + f
-                        assert cdf is not None  # a numeric domain has its CDF (prepared above)
-                        last = len(vals) - 1
-                        i = min(int(np.searchsorted(cdf, u, side="right")), last)
-                        j = min(int(np.searchsorted(cdf, min(u + f, 1.0) - 1e-12)), last)
-                        lo, hi = float(vals[i]), float(vals[max(i, j)])
-                    cols[name + "_lo"].append(lo)
-                    cols[name + "_hi"].append(hi)
-                else:
-                    card = len(vals)
-                    size = max(1, round(f * card)) if card else 0
-                    picked: np.ndarray | list[int] = (
-                        rng.choice(card, size=size, replace=False) if card else []
-                    )
-                    chosen = [vals[int(i)] for i in sorted(picked)]
-                    cols[name + "_vals"].append([v for v in chosen if v is not None])
-                    cols[name + "_null"].append(any(v is None for v in chosen))
-    types: dict[str, pa.DataType] = {"sbc_qid": pa.int64(), "sbc_sel": pa.float64()}
-    for dom in domains:
-        if dom.column.kind == "numeric":
-            types[dom.column.name + "_lo"] = types[dom.column.name + "_hi"] = pa.float64()
-        else:
-            types[dom.column.name + "_vals"] = pa.list_(pa.string())
-            types[dom.column.name + "_null"] = pa.bool_()
-    return pa.table({name: pa.array(values, type=types[name]) for name, values in cols.items()})
-
-
-def domains(engine: Engine, layout: Layout, original: str) -> list[Domain]:
-    out = []
-    for c in layout.qis:
-        rows = engine.fetch_all(value_counts_sql(c, original))
-        out.append(Domain(c, [r[0] for r in rows], np.asarray([int(r[1]) for r in rows], dtype=np.int64)))
-    return out
-
-
-def query_error(
-    engine: Engine, layout: Layout, original: str, names: _Names, table: pa.Table
-) -> tuple[QueryError, ...]:
-    """Run the queries in ``table`` (see :func:`make_queries`) against input and release;
-    needs the classes table of the run."""
-    with engine.upload(names.queries, table):
-        rows = engine.fetch_all(queries_sql(layout, original, names))
-    return tuple(
-        QueryError(float(s), int(n), int(u), None if e is None else float(e), None if t is None else float(t))
-        for s, n, u, e, t in rows
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -724,84 +302,6 @@ def _sensitive(layout: Layout, sensitive: str | None, original: str) -> Column |
     )
 
 
-def _target(layout: Layout, target: str | None, original: str) -> Column | None:
-    """The target column: one released verbatim (a generalized QI has no label per row)."""
-    if target is None:
-        return None
-    for c in layout.verbatim:
-        if c.name == target:
-            return c
-    kept = ", ".join(c.name for c in layout.verbatim)
-    if any(c.name == target for c in layout.qis):
-        fix = f"pass one released verbatim ({kept})" if kept else "release the label verbatim"
-        raise InputError(
-            f"--target '{target}' is a generalized QI of the release (a range or set per class, no "
-            f"label per row); {fix}, or anonymize with --keep {target} (or --sensitive {target})"
-        )
-    if not kept:
-        raise InputError(
-            f"--target '{target}' is not a column of both '{original}' and the release, which "
-            "releases no column verbatim; anonymize with the label kept (--keep COLUMN)"
-        )
-    raise InputError(
-        f"--target '{target}' is not a column of both '{original}' and the release; pass one of: {kept}"
-    )
-
-
-def _check_model(target: str | None, model: bool, classifier: str, recorded_allowed: bool = False) -> None:
-    """--model's needs, before anything runs: a target (``recorded_allowed``: not yet, the
-    release's provenance may name one), a known classifier, scikit-learn."""
-    if not model:
-        return
-    if target is None and not recorded_allowed:
-        raise InputError("--model trains a classifier of a label: name the label with --target COLUMN")
-    ml.check_classifier(classifier)
-    ml.require()
-
-
-def classification_sql(original: str, release: str, target: Column) -> exp.Expression:
-    return render("eval_classification", original=original, release=release, label=target.name)
-
-
-def classification(engine: Engine, original: str, release: str, target: Column) -> dict[str, Any]:
-    """CM, the released rows off their class's majority, class purity (mean over classes)
-    and row-weighted purity, from one aggregate."""
-    n, released, classes, majority, purity = engine.fetch_one(classification_sql(original, release, target))
-    n, released, classes, majority = int(n), int(released), int(classes), int(majority)
-    return {
-        "cm": (n - majority) / n if n else 0.0,
-        "misclassified": released - majority,
-        "class_purity": float(purity) / classes if classes else None,
-        "row_purity": majority / released if released else None,
-    }
-
-
-def _model_fields(utility: ml.ModelUtility) -> dict[str, Any]:
-    return {
-        "model_classifier": utility.classifier,
-        "model_seed": utility.seed,
-        "model_train_original": utility.train_original,
-        "model_train_release": utility.train_release,
-        "model_test": utility.test,
-        "model_accuracy_original": utility.accuracy_original,
-        "model_accuracy_release": utility.accuracy_release,
-        "model_accuracy_ratio": utility.accuracy_ratio,
-        "model_f1_average": utility.average,
-        "model_f1_original": utility.f1_original,
-        "model_f1_release": utility.f1_release,
-        "model_f1_ratio": utility.f1_ratio,
-    }
-
-
-@contextmanager
-def _scratch(engine: Engine, names: _Names) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        for name in (names.cov, names.tuples, names.classes, names.src):
-            engine.execute(_drop(name))
-
-
 def evaluation_sql(
     database_or_con: str | Path | Engine | Any,
     original: str,
@@ -836,11 +336,11 @@ def _evaluation_sql(
     if target is None:
         target = _recorded_target(_recorded(engine, original, release))
     if model and target is None:
-        _check_model(target, model, "gbt")
+        check_model(target, model, "gbt")
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
-    label = _target(layout, target, original)
-    names = _Names.fresh()
+    label = target_column(layout, target, original)
+    names = scratch.Names.fresh()
     trees = [
         metrics.ncp_sql(layout, original, release),
         metrics.class_sizes_sql(release),
@@ -857,7 +357,7 @@ def _evaluation_sql(
         trees += sensitive_sql(original, release, sens)
     trees += [value_counts_sql(c, original) for c in layout.qis]
     trees.append(queries_sql(layout, original, names))
-    trees += [_drop(n) for n in (names.cov, names.tuples, names.classes, names.src)]
+    trees += [scratch.drop(n) for n in names.created()]
     if label is not None:
         trees.append(classification_sql(original, release, label))
         if model:
@@ -905,7 +405,7 @@ def evaluate(
     (``anonymize --target``, from its provenance) is evaluated, when there is one.
     """
     _check(k_r, n_r, queries, selectivities, k)
-    _check_model(target, model, classifier, recorded_allowed=True)
+    check_model(target, model, classifier, recorded_allowed=True)
     with engines.reading(database_or_con, attach) as engine:
         original, release = _located(engine, original, release)
         return _evaluate(
@@ -952,17 +452,17 @@ def _evaluate(
     recorded = _recorded(engine, original, release)
     if target is None:
         target = _recorded_target(recorded)
-    _check_model(target, with_model, classifier)
+    check_model(target, with_model, classifier)
     layout = _layout(engine, original, release, weights)
     sens = _sensitive(layout, sensitive, original)
-    label = _target(layout, target, original)
+    label = target_column(layout, target, original)
     with step("information loss"):
         m = metrics.measure_tables(engine, layout, original, release)
         n = m.n_rows
         squares, tuples = engine.fetch_one(class_stats_sql(layout, release))
     wsum = sum(layout.weights)
-    names = _Names.fresh()
-    with _scratch(engine, names):
+    names = scratch.Names.fresh()
+    with scratch.dropped(engine, names):
         with step("coverage and record linkage"):
             engine.execute(source_stats_sql(layout, original, names.src))
             engine.execute(classes_sql(layout, release, names))
@@ -1000,7 +500,7 @@ def _evaluate(
         if with_model:
             with step(f"model utility ({classifier}, seed {seed})"):
                 utility = ml.model_utility(engine, layout, original, release, label, classifier, seed)
-            labelled.update(_model_fields(utility))
+            labelled.update(model_fields(utility))
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     suppressed_by = {str(w): int(c) for w, c in recorded.get("rows", {}).get("suppressed_by", {}).items()}

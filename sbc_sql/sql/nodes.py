@@ -102,6 +102,11 @@ def _operand(part: exp.Expr) -> exp.Expr:
     return exp.paren(part, copy=False) if isinstance(part, exp.Connector) else part
 
 
+def or_false(e: exp.Expression) -> exp.Expression:
+    """The truth value ``e``, FALSE where it is NULL."""
+    return exp.Coalesce(this=e, expressions=[exp.false()])
+
+
 def text_list() -> exp.DataType:
     """The type of a list of text, which every engine names its own way (a value set read
     as text)."""
