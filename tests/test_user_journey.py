@@ -59,7 +59,7 @@ def test_a_result_closes_the_file_it_opened_and_leaves_a_callers_connection_open
         con.from_df(frame).create("t")
     with sbc_sql.anonymize(str(path), "t", 5, qi="age,sex", sensitive="dx") as result:
         assert result.to_arrow().num_rows == 300
-    with pytest.raises(duckdb.ConnectionException):
+    with pytest.raises(sbc_sql.InputError, match=r"^the result of 't_k5' is closed"):
         result.con.execute("SELECT 1")
     # the file is free for another connection once the result is closed
     with duckdb.connect(str(path), read_only=True) as other:

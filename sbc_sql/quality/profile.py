@@ -285,7 +285,7 @@ def _role(
 
 def profile(
     database: str | Path | Engine | Any,
-    table: str,
+    table: str | None = None,
     *,
     qi: Iterable[str] | str = (),
     sensitive: Iterable[str] | str = (),
@@ -298,8 +298,17 @@ def profile(
 
     ``qi``, ``sensitive``, ``drop`` and ``keep`` declare roles as ``anonymize`` takes them
     (lists, or names separated by commas); column comments ``sbc:ROLE`` count too. Nothing
-    is written. ``log`` receives a line as each step ends, with its seconds.
+    is written. ``log`` receives a line as each step ends, with its seconds. ``database``
+    may be the data itself (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
+    relation), read in place as the table ``table`` (default 'data'), as ``anonymize``
+    takes it.
     """
+    frame = engines.as_frame(database)
+    if frame is not None:
+        table = table or "data"
+        database = engines.duckdb_from_frame(frame, table)
+    if not table:
+        raise InputError("no table given; pass the table (or view, or CSV/Parquet path) to profile")
     roles = {
         r: split_names([v] if isinstance(v, str) else v)
         for r, v in (("qi", qi), ("sensitive", sensitive), ("drop", drop), ("keep", keep))

@@ -7,6 +7,8 @@ import sys
 import warnings
 from collections.abc import Callable
 
+from ..errors import in_python_terms
+
 Log = Callable[[str], None]
 Progress = Callable[[int, int], None]
 
@@ -18,4 +20,5 @@ def warnings_only(line: str) -> None:
         frame, level = sys._getframe(1), 2
         while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("sbc_sql"):
             frame, level = frame.f_back, level + 1
-        warnings.warn(line.removeprefix("warning: "), UserWarning, stacklevel=level)
+        # in a Python caller's terms: keep=[...], not --keep
+        warnings.warn(in_python_terms(line.removeprefix("warning: ")), UserWarning, stacklevel=level)

@@ -48,6 +48,8 @@ class Result:
     suppressed_by: dict[str, int] = field(default_factory=dict)
     #: the distinct QI tuples clustered, each standing for its rows (None: every row was)
     tuples: int | None = None
+    #: closed, with the connection sbc-sql opened for it
+    closed: bool = field(default=False, init=False)
 
     @property
     def statements(self) -> list[str]:
@@ -57,6 +59,13 @@ class Result:
     @property
     def con(self) -> Any:
         """The DuckDB connection the release was written through."""
+        if self.closed:
+            raise InputError(
+                f"the result of '{self.release}' is closed (result.close(), or the end of its with "
+                "block), and with it the database sbc-sql opened; read the release before closing "
+                "(released = result.to_pandas() inside the with block), or give anonymize a "
+                "database file to read it from later"
+            )
         connection = getattr(self.engine, "connection", None)
         if connection is None:
             raise InputError(
@@ -78,6 +87,9 @@ class Result:
     def close(self) -> None:
         """Close the connection if sbc-sql opened it (idempotent)."""
         self.engine.close()
+        # a connection the caller passed in stays open, and the release readable
+        if getattr(self.engine, "owned", False):
+            self.closed = True
 
     def __enter__(self) -> Result:
         return self
