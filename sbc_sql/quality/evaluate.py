@@ -67,12 +67,15 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
   :mod:`sbc_sql.quality.model`: accuracy and F1 on the original's held-out rows of a
   classifier trained on the release against one trained on the original.
 
-Sums run over DECIMAL(38, 18) terms, so every figure is the same bit for bit on every
-run (DuckDB's parallel DOUBLE sums are not). Cost: the coverage step pairs each distinct
-input row with each class (n x classes inside-tests), the query step each query with each
-input row and each class. Temporary tables ``sbc_eval_<hex>_*`` and a registered Arrow
-table of the queries are made for the run and dropped after it. :func:`evaluation_sql`
-returns the statements.
+Sums run over DECIMAL(38, 18) terms in SQL, and in numpy as exactly rounded sums
+(``math.fsum``), so every figure is the same bit for bit on every run (DuckDB's parallel
+DOUBLE sums are not). Cost, near-linear in the rows: the coverage step finds the classes
+that may cover a distinct input row by a hashed equality on per-QI keys (a numeric QI's
+bucket, a categorical QI's value), then tests only those (:mod:`sbc_sql.quality.linkage`);
+the query step reads the input's distinct QI tuples and the classes once and scores a batch
+of queries per numpy pass over them (queries x (tuples + classes) operations). Temporary
+tables ``sbc_eval_<hex>_*`` are made for the run and dropped after it.
+:func:`evaluation_sql` returns the statements.
 
 This module holds the result and runs the steps in order; their expressions and statements
 live beside the figures they make: coverage, record linkage and RGCP in
@@ -106,8 +109,25 @@ from ..stages.measure import Layout
 from . import model as ml
 from . import scratch
 from .classification import check_model, classification, classification_sql, model_fields, target_column
-from .linkage import classes_sql, coverage_sql, linkage_sql, rgcp_sql, source_stats_sql, tuples_sql, whole_sql
-from .queries import QueryError, domains, make_queries, queries_sql, query_error, value_counts_sql
+from .linkage import (
+    classes_sql,
+    coverage_sql,
+    keys_sql,
+    linkage_sql,
+    rgcp_sql,
+    source_stats_sql,
+    tuples_sql,
+    whole_sql,
+)
+from .queries import (
+    QueryError,
+    domains,
+    make_queries,
+    query_classes_sql,
+    query_error,
+    query_rows_sql,
+    value_counts_sql,
+)
 
 __all__ = ["DEFAULT_SELECTIVITIES", "Evaluation", "QueryError", "evaluate", "evaluation_sql"]
 
@@ -348,6 +368,7 @@ def _evaluation_sql(
         source_stats_sql(layout, original, names.src),
         classes_sql(layout, release, names),
         tuples_sql(layout, original, names),
+        keys_sql(layout, names),
         coverage_sql(layout, release, names),
         linkage_sql(names),
         rgcp_sql(layout, names),
@@ -356,7 +377,7 @@ def _evaluation_sql(
     if sens is not None:
         trees += sensitive_sql(original, release, sens)
     trees += [value_counts_sql(c, original) for c in layout.qis]
-    trees.append(queries_sql(layout, original, names))
+    trees += [query_rows_sql(layout, original), query_classes_sql(layout, names)]
     trees += [scratch.drop(n) for n in names.created()]
     if label is not None:
         trees.append(classification_sql(original, release, label))
@@ -467,6 +488,7 @@ def _evaluate(
             engine.execute(source_stats_sql(layout, original, names.src))
             engine.execute(classes_sql(layout, release, names))
             engine.execute(tuples_sql(layout, original, names))
+            engine.execute(keys_sql(layout, names))
             engine.execute(coverage_sql(layout, release, names))
             _, uncovered, linkage = engine.fetch_one(linkage_sql(names))
         uncovered = int(uncovered)

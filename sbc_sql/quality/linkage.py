@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..sql.nodes import alias, conj, list_has_null, or_false, ref, same_key
+from ..model import Column
+from ..sql.nodes import alias, as_number, conj, list_has_null, list_size, or_false, ref, same_key, text_list
 from ..sql.templates import render
 from ..stages.measure import Layout, cost_expression
 from ..stages.verify import inside
@@ -154,16 +155,166 @@ def tuples_sql(layout: Layout, original: str, names: Names) -> exp.Expression:
     )
 
 
+# The coverage join's keys. Each QI gives a class a few keys: a numeric QI the buckets
+# FLOOR(value / width) its range spans, a categorical one its values as text, and either
+# the sentinel of NULL when the class holds NULL. A class is keyed on a QI only where that
+# gives at most two keys (a range over at most two buckets, a set of at most two values);
+# elsewhere it takes one constant, and the rows probing it take the same constant. A row
+# then finds, by equality on every QI's key, the classes that may cover it; the ranges and
+# sets are tested after. A sentinel that also names a value only adds candidates, which the
+# test then drops: the keys decide the cost, never the result.
+
+#: the key of NULL on a numeric QI (a bucket number no value of a real table reaches)
+_NULL_BUCKET = -1.0e300
+#: the key of NULL on a categorical QI, and the constant of a QI a class is not keyed on
+_NULL_TEXT = ""
+#: the largest number of keys on one QI for a class to be keyed on it
+_KEYS_PER_QI = 2
+
+
+def _key_flag(i: int) -> str:
+    return f"sbc_inc_{i}"
+
+
+def _key(i: int) -> str:
+    return f"sbc_key_{i}"
+
+
+def _width(i: int) -> str:
+    return f"sbc_w_{i}"
+
+
+def _bucket(value: exp.Expression, c: Column, width: exp.Expression) -> exp.Expression:
+    return exp.Floor(this=exp.Div(this=as_number(value, c), expression=width))
+
+
+def _widths(layout: Layout) -> list[exp.Expression]:
+    """Per numeric QI, its bucket width: the classes' mean range (1 where that is 0 or NULL)."""
+    out: list[exp.Expression] = []
+    for i, c in enumerate(layout.qis):
+        if c.kind == "numeric":
+            extent = exp.Sub(
+                this=as_number(ref(c.name + "_max", "g"), c),
+                expression=as_number(ref(c.name + "_min", "g"), c),
+            )
+            mean = exp.Nullif(this=exp.Avg(this=extent), expression=exp.Literal.number(0))
+            out.append(alias(exp.Coalesce(this=mean, expressions=[exp.Literal.number(1.0)]), _width(i)))
+    return out or [alias(exp.Literal.number(1.0), _width(len(layout.qis)))]
+
+
+def _class_keys(layout: Layout) -> tuple[list[exp.Expression], list[exp.Expression]]:
+    """Per QI, over class g and widths w: whether the class is keyed on it, and its keys."""
+    flags: list[exp.Expression] = []
+    cands: list[exp.Expression] = []
+    for i, c in enumerate(layout.qis):
+        if c.kind == "numeric":
+            w = ref(_width(i), "w")
+            lo, hi = _bucket(ref(c.name + "_min", "g"), c, w), _bucket(ref(c.name + "_max", "g"), c, w.copy())
+            keyed: exp.Expr = exp.or_(
+                exp.Is(this=ref(c.name + "_min", "g"), expression=exp.Null()),
+                exp.LTE(
+                    this=exp.Sub(this=hi, expression=lo),
+                    expression=exp.Literal.number(_KEYS_PER_QI - 1),
+                ),
+            )
+            keys: exp.Expression = exp.Array(
+                expressions=[
+                    lo.copy(),
+                    exp.Case(ifs=[exp.If(this=exp.GT(this=hi.copy(), expression=lo.copy()), true=hi.copy())]),
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=or_false(ref(c.name + "_has_null", "g")),
+                                true=exp.Literal.number(_NULL_BUCKET),
+                            )
+                        ]
+                    ),
+                ]
+            )
+            constant: exp.Expression = exp.Literal.number(0.0)
+        else:
+            values = ref(c.name, "g")
+            keyed = exp.LTE(this=list_size(values), expression=exp.Literal.number(_KEYS_PER_QI))
+            null_key = exp.Case(
+                ifs=[exp.If(this=or_false(list_has_null(values.copy())), true=exp.Literal.string(_NULL_TEXT))]
+            )
+            keys = exp.ArrayConcat(
+                this=exp.cast(values.copy(), text_list()), expressions=[exp.Array(expressions=[null_key])]
+            )
+            constant = exp.Literal.string(_NULL_TEXT)
+        flag = exp.Coalesce(this=keyed, expressions=[exp.false()])
+        flags.append(alias(flag, _key_flag(i)))
+        chosen = exp.Case(
+            ifs=[exp.If(this=flag.copy(), true=keys)], default=exp.Array(expressions=[constant])
+        )
+        cands.append(alias(chosen, _key(i) + "_list"))
+    return flags, cands
+
+
+def keys_sql(layout: Layout, names: Names) -> exp.Expression:
+    """The classes under their join keys (eval_keys): eval_class_keys exploded one QI at a
+    time."""
+    flags, cands = _class_keys(layout)
+    widths = _widths(layout)
+    level: exp.Expression = render(
+        "eval_class_keys",
+        classes=names.classes,
+        width=widths,
+        w=[w.alias for w in widths],
+        inc=flags,
+        cands=cands,
+    )
+    for i in range(len(layout.qis)):
+        level = render("eval_key_unnest", level=level, list=ref(_key(i) + "_list", "l"), key=_key(i))
+    return render(
+        "eval_keys",
+        target=names.keys,
+        exploded=level,
+        w=[w.alias for w in widths],
+        inc=[_key_flag(i) for i in range(len(layout.qis))],
+        key=[_key(i) for i in range(len(layout.qis))],
+    )
+
+
+def _probe(layout: Layout) -> list[exp.Expression]:
+    """Per QI, row t's key under the keyed QIs of signature s (its flags and widths)."""
+    out: list[exp.Expression] = []
+    for i, c in enumerate(layout.qis):
+        value = ref(c.name, "t")
+        if c.kind == "numeric":
+            key: exp.Expression = exp.Coalesce(
+                this=_bucket(value, c, ref(_width(i), "s")), expressions=[exp.Literal.number(_NULL_BUCKET)]
+            )
+            constant: exp.Expression = exp.Literal.number(0.0)
+        else:
+            key = exp.Coalesce(this=exp.cast(value, "VARCHAR"), expressions=[exp.Literal.string(_NULL_TEXT)])
+            constant = exp.Literal.string(_NULL_TEXT)
+        out.append(
+            alias(exp.Case(ifs=[exp.If(this=ref(_key_flag(i), "s"), true=key)], default=constant), _key(i))
+        )
+    return out
+
+
 def coverage_sql(layout: Layout, release: str, names: Names) -> exp.Expression:
     covers = conj([inside(c, "t", "g") for c in layout.qis])
     same = conj([same_key(ref(c.name, "t"), ref(c.name, "cv"), c) for c in layout.verbatim])
+    widths = [w.alias for w in _widths(layout)]
+    flags = [_key_flag(i) for i in range(len(layout.qis))]
+    match = conj(
+        [exp.EQ(this=ref(f, "p"), expression=ref(f, "k")) for f in flags]
+        + [exp.EQ(this=ref(_key(i), "p"), expression=ref(_key(i), "k")) for i in range(len(layout.qis))]
+    )
     return render(
         "eval_coverage",
         target=names.cov,
         tuples=names.tuples,
         classes=names.classes,
+        keys=names.keys,
         release=release,
         verb=[c.name for c in layout.verbatim],
+        sig=[*widths, *flags],
+        probe=_probe(layout),
+        match=match,
         inside=covers,
         same=same,
     )
