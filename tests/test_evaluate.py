@@ -650,3 +650,33 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
                 assert got[sel][1] == pytest.approx(err)
     finally:
         con.close()
+
+
+def test_long_steps_report_their_progress(con):
+    """The coverage step ticks per statement, the query error per batch of queries, each up
+    to its total, and the command line's bars label each step (drawn on a terminal)."""
+    from sbc_sql.cli.progress import StepBars
+    from sbc_sql.quality.queries import BATCH
+
+    make_original(con, ORIGINAL)
+    make_release(con, "t", [0, 0, 0, 1, 1, 1])
+    ticks: list[tuple[str, int, int]] = []
+    evaluate(con, "t", "r", queries=30, selectivities=(0.05, 0.1), progress=lambda *a: ticks.append(a))
+    coverage = [(d, t) for s, d, t in ticks if s == "coverage and record linkage"]
+    assert coverage[-1][0] == coverage[-1][1] and len(coverage) == coverage[-1][1] > 1
+    queries = [(d, t) for s, d, t in ticks if s.startswith("query error")]
+    assert queries == [(min(i + BATCH, 60), 60) for i in range(0, 60, BATCH)]
+
+    import io
+    import sys
+
+    err = io.StringIO()
+    saved, sys.stderr = sys.stderr, err
+    try:
+        with StepBars("evaluate", enabled=True) as bars:
+            for step, done, total in ticks:
+                bars(step, done, total)
+    finally:
+        sys.stderr = saved
+    shown = err.getvalue()
+    assert "evaluate: coverage and record linkage [" in shown and "60/60" in shown

@@ -239,14 +239,24 @@ class Evaluation:
         return out
 
 
-class _Steps:
-    """Says each step as it starts and ends, with its seconds (``evaluate`` on 50,000 rows
-    takes half a minute: a silent one looks hung)."""
+#: a step's progress: (the step's name, done, total)
+Progress = Callable[[str, int, int], None]
 
-    def __init__(self, log: Callable[[str], None] | None) -> None:
+
+class _Steps:
+    """Says each step as it starts and ends, with its seconds, and hands a long step's
+    progress (its statements, its batches of queries) to ``progress``: a silent step looks
+    hung."""
+
+    def __init__(self, log: Callable[[str], None] | None, progress: Progress | None = None) -> None:
         self.log = log
+        self.progress = progress
         self.name = ""
         self.started = 0.0
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(self.name, done, total)
 
     def begin(self, name: str) -> None:
         self.name, self.started = name, time.perf_counter()
@@ -409,6 +419,7 @@ def evaluate(
     target: str | None = None,
     model: bool = False,
     classifier: str = "gbt",
+    progress: Progress | None = None,
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
@@ -424,6 +435,8 @@ def evaluate(
     original and on the release, split and seeded by ``seed``, and scores both on the
     original's test rows. Without ``target``, the target the run kept classes pure on
     (``anonymize --target``, from its provenance) is evaluated, when there is one.
+    ``progress(step, done, total)`` follows the long steps: the coverage step's statements,
+    the query error's batches of queries.
     """
     _check(k_r, n_r, queries, selectivities, k)
     check_model(target, model, classifier, recorded_allowed=True)
@@ -441,7 +454,7 @@ def evaluate(
             seed,
             weights,
             k,
-            _Steps(log),
+            _Steps(log, progress),
             beta_likeness,
             beta_basic,
             target,
@@ -485,12 +498,18 @@ def _evaluate(
     names = scratch.Names.fresh()
     with scratch.dropped(engine, names):
         with step("coverage and record linkage"):
-            engine.execute(source_stats_sql(layout, original, names.src))
-            engine.execute(classes_sql(layout, release, names))
-            engine.execute(tuples_sql(layout, original, names))
-            engine.execute(keys_sql(layout, names))
-            engine.execute(coverage_sql(layout, release, names))
+            made = (
+                source_stats_sql(layout, original, names.src),
+                classes_sql(layout, release, names),
+                tuples_sql(layout, original, names),
+                keys_sql(layout, names),
+                coverage_sql(layout, release, names),
+            )
+            for i, statement in enumerate(made):
+                engine.execute(statement)
+                step.tick(i + 1, len(made) + 1)
             _, uncovered, linkage = engine.fetch_one(linkage_sql(names))
+            step.tick(len(made) + 1, len(made) + 1)
         uncovered = int(uncovered)
         hidden = max(m.suppressed - uncovered, 0)
         step.begin("RGCP")
@@ -514,7 +533,7 @@ def _evaluate(
         if queries and selectivities:
             with step(f"query error ({queries} queries x {len(selectivities)} selectivities)"):
                 table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
-                errors = query_error(engine, layout, original, names, table)
+                errors = query_error(engine, layout, original, names, table, step.tick)
     labelled: dict[str, Any] = {}
     if label is not None:
         with step(f"classification of '{label.name}'"):
