@@ -157,19 +157,25 @@ def tuples_sql(layout: Layout, original: str, names: Names) -> exp.Expression:
 
 # The coverage join's keys. Each QI gives a class a few keys: a numeric QI the buckets
 # FLOOR(value / width) its range spans, a categorical one its values as text, and either
-# the sentinel of NULL when the class holds NULL. A class is keyed on a QI only where that
-# gives at most two keys (a range over at most two buckets, a set of at most two values);
-# elsewhere it takes one constant, and the rows probing it take the same constant. A row
-# then finds, by equality on every QI's key, the classes that may cover it; the ranges and
-# sets are tested after. A sentinel that also names a value only adds candidates, which the
-# test then drops: the keys decide the cost, never the result.
+# the sentinel of NULL when the class holds NULL. A numeric QI's width is the classes' mean
+# range on it times a power of 8, the least (up to 8^6) that holds the class's range, so
+# that the range spans at most three buckets (two, but for rounding); a class narrower than
+# the mean is found in fine buckets, a wide one in coarse ones. A categorical QI keys a class
+# holding at most two values. Elsewhere a class takes one constant on the QI, and the rows
+# probing it take the same constant. A row is probed once per combination of widths and
+# keyed QIs the classes use, and finds, by equality on every QI's key, the classes that may
+# cover it; the ranges and sets are tested after. A sentinel that also names a value only
+# adds candidates, which the test then drops: the keys decide the cost, never the result.
 
 #: the key of NULL on a numeric QI (a bucket number no value of a real table reaches)
 _NULL_BUCKET = -1.0e300
 #: the key of NULL on a categorical QI, and the constant of a QI a class is not keyed on
 _NULL_TEXT = ""
-#: the largest number of keys on one QI for a class to be keyed on it
+#: the most values of a categorical QI for a class to be keyed on it
 _KEYS_PER_QI = 2
+#: a numeric QI's bucket widths: the mean range times 8^0 .. 8^_LEVELS
+_LEVEL_STEP = 8
+_LEVELS = 6
 
 
 def _key_flag(i: int) -> str:
@@ -184,12 +190,17 @@ def _width(i: int) -> str:
     return f"sbc_w_{i}"
 
 
+def _level(i: int) -> str:
+    return f"sbc_wl_{i}"
+
+
 def _bucket(value: exp.Expression, c: Column, width: exp.Expression) -> exp.Expression:
     return exp.Floor(this=exp.Div(this=as_number(value, c), expression=width))
 
 
 def _widths(layout: Layout) -> list[exp.Expression]:
-    """Per numeric QI, its bucket width: the classes' mean range (1 where that is 0 or NULL)."""
+    """Per numeric QI, its base bucket width: the classes' mean range (1 where that is 0 or
+    NULL)."""
     out: list[exp.Expression] = []
     for i, c in enumerate(layout.qis):
         if c.kind == "numeric":
@@ -203,52 +214,89 @@ def _widths(layout: Layout) -> list[exp.Expression]:
 
 
 def _class_keys(layout: Layout) -> tuple[list[exp.Expression], list[exp.Expression]]:
-    """Per QI, over class g and widths w: whether the class is keyed on it, and its keys."""
+    """Per QI, over class g and base widths w: whether the class is keyed on it (and, on a
+    numeric QI, the width it is keyed at: 0 when not keyed), and its keys."""
     flags: list[exp.Expression] = []
     cands: list[exp.Expression] = []
     for i, c in enumerate(layout.qis):
         if c.kind == "numeric":
             w = ref(_width(i), "w")
-            lo, hi = _bucket(ref(c.name + "_min", "g"), c, w), _bucket(ref(c.name + "_max", "g"), c, w.copy())
-            keyed: exp.Expr = exp.or_(
-                exp.Is(this=ref(c.name + "_min", "g"), expression=exp.Null()),
-                exp.LTE(
-                    this=exp.Sub(this=hi, expression=lo),
-                    expression=exp.Literal.number(_KEYS_PER_QI - 1),
-                ),
+            lo_n, hi_n = as_number(ref(c.name + "_min", "g"), c), as_number(ref(c.name + "_max", "g"), c)
+            extent = exp.Sub(this=hi_n, expression=lo_n)
+            steps = []
+            for level in range(_LEVELS + 1):
+                width = exp.Mul(this=w.copy(), expression=exp.Literal.number(_LEVEL_STEP**level))
+                steps.append(exp.If(this=exp.LTE(this=extent.copy(), expression=width), true=width.copy()))
+            wl: exp.Expression = exp.Case(
+                ifs=[
+                    exp.If(this=exp.Is(this=ref(c.name + "_min", "g"), expression=exp.Null()), true=w.copy())
+                ]
+                + steps,
+                default=exp.Literal.number(0.0),
             )
+            flags.append(alias(wl, _level(i)))
+            level_ref = ref(_level(i), "l")
+            lo, hi = (
+                _bucket(ref(c.name + "_min", "l"), c, level_ref),
+                _bucket(ref(c.name + "_max", "l"), c, level_ref.copy()),
+            )
+            one, two = exp.Literal.number(1), exp.Literal.number(2)
             keys: exp.Expression = exp.Array(
                 expressions=[
                     lo.copy(),
-                    exp.Case(ifs=[exp.If(this=exp.GT(this=hi.copy(), expression=lo.copy()), true=hi.copy())]),
                     exp.Case(
                         ifs=[
                             exp.If(
-                                this=or_false(ref(c.name + "_has_null", "g")),
+                                this=exp.GTE(
+                                    this=hi.copy(), expression=exp.Add(this=lo.copy(), expression=one)
+                                ),
+                                true=exp.Add(this=lo.copy(), expression=one.copy()),
+                            )
+                        ]
+                    ),
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=exp.GTE(
+                                    this=hi.copy(), expression=exp.Add(this=lo.copy(), expression=two)
+                                ),
+                                true=hi.copy(),
+                            )
+                        ]
+                    ),
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=or_false(ref(c.name + "_has_null", "l")),
                                 true=exp.Literal.number(_NULL_BUCKET),
                             )
                         ]
                     ),
                 ]
             )
+            flag: exp.Expression = exp.GT(this=level_ref.copy(), expression=exp.Literal.number(0))
             constant: exp.Expression = exp.Literal.number(0.0)
         else:
-            values = ref(c.name, "g")
-            keyed = exp.LTE(this=list_size(values), expression=exp.Literal.number(_KEYS_PER_QI))
+            values = ref(c.name, "l")
+            keyed = exp.LTE(this=list_size(ref(c.name, "g")), expression=exp.Literal.number(_KEYS_PER_QI))
+            flags.append(alias(exp.Coalesce(this=keyed, expressions=[exp.false()]), _key_flag(i)))
             null_key = exp.Case(
                 ifs=[exp.If(this=or_false(list_has_null(values.copy())), true=exp.Literal.string(_NULL_TEXT))]
             )
             keys = exp.ArrayConcat(
                 this=exp.cast(values.copy(), text_list()), expressions=[exp.Array(expressions=[null_key])]
             )
+            flag = ref(_key_flag(i), "l")
             constant = exp.Literal.string(_NULL_TEXT)
-        flag = exp.Coalesce(this=keyed, expressions=[exp.false()])
-        flags.append(alias(flag, _key_flag(i)))
-        chosen = exp.Case(
-            ifs=[exp.If(this=flag.copy(), true=keys)], default=exp.Array(expressions=[constant])
-        )
+        chosen = exp.Case(ifs=[exp.If(this=flag, true=keys)], default=exp.Array(expressions=[constant]))
         cands.append(alias(chosen, _key(i) + "_list"))
     return flags, cands
+
+
+def _signature(layout: Layout) -> list[str]:
+    """The columns a class's keys are made under: per numeric QI its width, per categorical
+    QI whether it is keyed."""
+    return [_level(i) if c.kind == "numeric" else _key_flag(i) for i, c in enumerate(layout.qis)]
 
 
 def keys_sql(layout: Layout, names: Names) -> exp.Expression:
@@ -260,7 +308,6 @@ def keys_sql(layout: Layout, names: Names) -> exp.Expression:
         "eval_class_keys",
         classes=names.classes,
         width=widths,
-        w=[w.alias for w in widths],
         inc=flags,
         cands=cands,
     )
@@ -270,38 +317,36 @@ def keys_sql(layout: Layout, names: Names) -> exp.Expression:
         "eval_keys",
         target=names.keys,
         exploded=level,
-        w=[w.alias for w in widths],
-        inc=[_key_flag(i) for i in range(len(layout.qis))],
+        sig=_signature(layout),
         key=[_key(i) for i in range(len(layout.qis))],
     )
 
 
 def _probe(layout: Layout) -> list[exp.Expression]:
-    """Per QI, row t's key under the keyed QIs of signature s (its flags and widths)."""
+    """Per QI, row t's key under signature s (its widths and keyed QIs)."""
     out: list[exp.Expression] = []
     for i, c in enumerate(layout.qis):
         value = ref(c.name, "t")
         if c.kind == "numeric":
+            keyed: exp.Expression = exp.GT(this=ref(_level(i), "s"), expression=exp.Literal.number(0))
             key: exp.Expression = exp.Coalesce(
-                this=_bucket(value, c, ref(_width(i), "s")), expressions=[exp.Literal.number(_NULL_BUCKET)]
+                this=_bucket(value, c, ref(_level(i), "s")), expressions=[exp.Literal.number(_NULL_BUCKET)]
             )
             constant: exp.Expression = exp.Literal.number(0.0)
         else:
+            keyed = ref(_key_flag(i), "s")
             key = exp.Coalesce(this=exp.cast(value, "VARCHAR"), expressions=[exp.Literal.string(_NULL_TEXT)])
             constant = exp.Literal.string(_NULL_TEXT)
-        out.append(
-            alias(exp.Case(ifs=[exp.If(this=ref(_key_flag(i), "s"), true=key)], default=constant), _key(i))
-        )
+        out.append(alias(exp.Case(ifs=[exp.If(this=keyed, true=key)], default=constant), _key(i)))
     return out
 
 
 def coverage_sql(layout: Layout, release: str, names: Names) -> exp.Expression:
     covers = conj([inside(c, "t", "g") for c in layout.qis])
     same = conj([same_key(ref(c.name, "t"), ref(c.name, "cv"), c) for c in layout.verbatim])
-    widths = [w.alias for w in _widths(layout)]
-    flags = [_key_flag(i) for i in range(len(layout.qis))]
+    sig = _signature(layout)
     match = conj(
-        [exp.EQ(this=ref(f, "p"), expression=ref(f, "k")) for f in flags]
+        [exp.EQ(this=ref(f, "p"), expression=ref(f, "k")) for f in sig]
         + [exp.EQ(this=ref(_key(i), "p"), expression=ref(_key(i), "k")) for i in range(len(layout.qis))]
     )
     return render(
@@ -312,7 +357,7 @@ def coverage_sql(layout: Layout, release: str, names: Names) -> exp.Expression:
         keys=names.keys,
         release=release,
         verb=[c.name for c in layout.verbatim],
-        sig=[*widths, *flags],
+        sig=sig,
         probe=_probe(layout),
         match=match,
         inside=covers,

@@ -8,7 +8,7 @@
 -- each, not with rows x classes.
 -- Slots: __target (new temporary table), __tuples (eval_tuples), __classes (eval_classes),
 -- __keys (eval_keys), __release (release table), __verb (list of verbatim columns), __sig
--- (list of eval_keys' width and flag columns), __probe (list of aliased expressions over t
+-- (list of eval_keys' width or flag columns), __probe (list of aliased expressions over t
 -- and s: a row's keys), __match (expression over p and k: equal flags and keys), __inside
 -- (expression over t and g), __same (expression over t and cv). Parameters: none.
 CREATE TEMPORARY TABLE __target AS

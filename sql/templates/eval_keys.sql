@@ -2,8 +2,8 @@
 -- class and combination of its keys (eval_class_keys exploded by eval_key_unnest): the
 -- coverage step finds the classes that may cover an input row by an equality on these
 -- columns (a join every planner hashes), then tests the ranges and sets.
--- Slots: __target (new temporary table), __exploded (a query), __w, __inc and __key (lists
--- of the width, flag and key columns). Parameters: none.
+-- Slots: __target (new temporary table), __exploded (a query), __sig and __key (lists of
+-- the width or flag columns and of the key columns). Parameters: none.
 CREATE TEMPORARY TABLE __target AS
-SELECT e.eq_class, e.__w, e.__inc, e.__key
+SELECT e.eq_class, e.__sig, e.__key
 FROM __exploded AS e
