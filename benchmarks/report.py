@@ -439,6 +439,20 @@ def privacy_scale() -> str:
     )
 
 
+def evaluate() -> str:
+    """evaluate's and report's seconds, memory and figures at each size (bench_evaluate.py)."""
+    import bench_evaluate
+
+    fig = record.read("evaluate")
+    env = fig["environment"]
+    load = ", ".join(f"{x:g}" for x in env["load_average"])
+    return (
+        bench_evaluate.table(fig["runs"])
+        + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end),"
+        + " DuckDB; each command a whole process, memory its peak resident set._"
+    )
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "paper-A": lambda: paper_setting("A", {"sbca": "sbca (default)"}),
     "paper-B": lambda: paper_setting("B", {"sbca": "sbca (default, `auto` mode)"}),
@@ -450,6 +464,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "privacy-A": privacy_a,
     "privacy-B": privacy_b,
     "privacy-scale": privacy_scale,
+    "evaluate": evaluate,
 }
 
 

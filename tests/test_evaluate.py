@@ -619,3 +619,64 @@ def test_against_pandas(seed):
                 assert got[sel][1] == pytest.approx(err)
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
+    """Coverage, record linkage and the query error (the coverage join through per-QI keys,
+    the queries scored in numpy batches) against a brute-force computation on each
+    engine, over random releases whose boxes overlap and vary in width."""
+    con = duckdb.connect()
+    try:
+        random_case(con, seed)
+        ref = Reference(con, {})
+        if engine.name == "duckdb":
+            database = con
+        else:
+            database = engine.fresh()
+            engine.copy(database, con, "t")
+            engine.copy(database, con, "r")
+        e = evaluate(database, "t", "r", queries=12, seed=seed, k_r=2.0, n_r=4.0)
+        want = ref.figures(k_r=2.0)
+        assert e.record_linkage == pytest.approx(want["rl"])
+        assert (e.removed_uncovered, e.removed_hidden) == (want["uncovered"], want["hidden"])
+        layout = infer_layout(engines.connect(con), "t", "r", {})
+        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 12, seed)
+        got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
+        for sel, (used, err) in ref.query_error(table).items():
+            assert got[sel][0] == used
+            assert (got[sel][1] is None) == (err is None)
+            if err is not None:
+                assert got[sel][1] == pytest.approx(err)
+    finally:
+        con.close()
+
+
+def test_long_steps_report_their_progress(con):
+    """The coverage step ticks per statement, the query error per batch of queries, each up
+    to its total, and the command line's bars label each step (drawn on a terminal)."""
+    from sbc_sql.cli.progress import StepBars
+    from sbc_sql.quality.queries import BATCH
+
+    make_original(con, ORIGINAL)
+    make_release(con, "t", [0, 0, 0, 1, 1, 1])
+    ticks: list[tuple[str, int, int]] = []
+    evaluate(con, "t", "r", queries=30, selectivities=(0.05, 0.1), progress=lambda *a: ticks.append(a))
+    coverage = [(d, t) for s, d, t in ticks if s == "coverage and record linkage"]
+    assert coverage[-1][0] == coverage[-1][1] and len(coverage) == coverage[-1][1] > 1
+    queries = [(d, t) for s, d, t in ticks if s.startswith("query error")]
+    assert queries == [(min(i + BATCH, 60), 60) for i in range(0, 60, BATCH)]
+
+    import io
+    import sys
+
+    err = io.StringIO()
+    saved, sys.stderr = sys.stderr, err
+    try:
+        with StepBars("evaluate", enabled=True) as bars:
+            for step, done, total in ticks:
+                bars(step, done, total)
+    finally:
+        sys.stderr = saved
+    shown = err.getvalue()
+    assert "evaluate: coverage and record linkage [" in shown and "60/60" in shown

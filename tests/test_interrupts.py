@@ -259,3 +259,97 @@ def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
     assert pg_rows(postgres_url, sleeping) == []  # cancelled on the server, not left running
     after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
     assert sorted(after) == sorted(before)
+
+
+# ---- evaluate and report: their long statements stop as anonymize's do ----
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    """A DuckDB file of 200,000 people and their release at k = 5 (evaluate runs seconds)."""
+    db = make_people(tmp_path_factory.mktemp("released") / "p.duckdb", 200_000)
+    proc = sbc_sql("anonymize", "--db", db, "--table", "people", "--k", "5", "--sensitive", "dis", "-q")
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return db
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("sig", "step"),
+    [
+        (signal.SIGINT, "evaluate: coverage and record linkage ..."),
+        (signal.SIGTERM, "evaluate: query error"),
+    ],
+)
+def test_evaluate_stops_within_a_second(released, sig, step):
+    before = file_catalog(released)
+    proc = sbc_sql("evaluate", "--db", released, "--original", "people", "--release", "people_k5")
+    wait_for_line(proc, step)
+    time.sleep(0.3)
+    seconds, err = stopped(proc, sig)
+    assert_interrupted(proc, err)
+    assert seconds < 3, seconds  # about 0.2 to 0.6 s on a 2-core machine
+    assert file_catalog(released) == before
+
+
+@pytest.mark.slow
+def test_report_stops_within_a_second(released, tmp_path):
+    before = file_catalog(released)
+    out = tmp_path / "report.html"
+    proc = sbc_sql(
+        "report", "--db", released, "--original", "people", "--release", "people_k5", "-o", out,
+        "--curve-k", "none",
+    )  # fmt: skip
+    wait_for_line(proc, "report: evaluating the release ...")
+    time.sleep(1.5)  # inside evaluate's coverage step
+    seconds, err = stopped(proc, signal.SIGINT)
+    assert_interrupted(proc, err)
+    assert seconds < 3, seconds
+    assert not out.exists()
+    assert file_catalog(released) == before
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_evaluate_on_postgresql_and_drops_its_tables(postgres_url):
+    """The release read through a view that sleeps: SIGTERM while evaluate reads it cancels the
+    statement on the server, and the evaluation's scratch tables are gone."""
+    from helpers import pg_rows
+
+    pg_rows(
+        postgres_url,
+        "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
+        "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
+    )
+    proc = sbc_sql(
+        "anonymize", "--db", postgres_url, "--table", "people", "--k", "5", "--sensitive", "dis", "-q"
+    )
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    pg_rows(
+        postgres_url,
+        "CREATE VIEW slow_release AS SELECT r.* FROM people_k5 r CROSS JOIN (SELECT pg_sleep(120)) AS slow",
+    )
+    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
+    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    proc = sbc_sql("evaluate", "--db", postgres_url, "--original", "people", "--release", "slow_release")
+    try:
+        deadline = time.monotonic() + 60
+        while not pg_rows(postgres_url, sleeping):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "evaluate never reached the view's statement"
+            time.sleep(0.05)
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        seconds = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert_interrupted(proc, err)
+    assert seconds < 3, seconds
+    assert pg_rows(postgres_url, sleeping) == []
+    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    assert sorted(after) == sorted(before)
+    assert pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relname LIKE 'sbc_eval_%'") == []

@@ -1,4 +1,4 @@
-"""The clustering's progress bar on stderr."""
+"""The progress bars on stderr: the clustering's, and those of evaluate's and report's long steps."""
 
 import sys
 import time
@@ -45,3 +45,29 @@ class ProgressBar:
         if not self.open_line:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+
+class StepBars:
+    """One :class:`ProgressBar` per step of a command, each labelled with the step's name:
+    ``bars(step, done, total)``. Drawn only on a terminal, never with ``enabled=False``
+    (--quiet, --json). As a context manager it ends a line it left unfinished."""
+
+    def __init__(self, prefix: str, enabled: bool | None = None) -> None:
+        self.prefix = prefix
+        self.enabled = enabled
+        self.bar: ProgressBar | None = None
+
+    def __enter__(self) -> "StepBars":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        label = f"{self.prefix}: {step}"
+        if self.bar is None or self.bar.label != label:
+            if self.bar is not None:
+                self.bar.__exit__(None, None, None)
+            self.bar = ProgressBar(label, self.enabled)
+        self.bar(done, total)

@@ -13,6 +13,7 @@ from ..errors import INTERRUPTED, SbcError
 from .app import reported
 from .database import check_engine, connected
 from .options import command, criteria, roles
+from .progress import StepBars
 
 if TYPE_CHECKING:
     from ..quality.suggest import Step
@@ -29,7 +30,12 @@ def evaluate_cmd(o: SimpleNamespace) -> None:
     --sensitive diagnosis
     """
     conf = check_engine(o.engine, o.db, o.spark_master, o.spark_conf)
-    with reported(), connected(o.engine, o.db, o.spark_master, conf) as database:
+    quiet = o.quiet or o.as_json
+    with (
+        reported(),
+        connected(o.engine, o.db, o.spark_master, conf) as database,
+        StepBars("evaluate", enabled=False if quiet else None) as bars,
+    ):
         from ..plan import parse_weights
         from ..quality import report
         from ..quality.evaluate import evaluate, evaluation_sql
@@ -66,6 +72,7 @@ def evaluate_cmd(o: SimpleNamespace) -> None:
             target=o.target,
             model=o.model,
             classifier=o.classifier,
+            progress=bars,
         )
     if o.as_json:
         typer.echo(documents.dumps(documents.document("evaluate", report.grouped(result))))
@@ -109,7 +116,7 @@ def report_cmd(o: SimpleNamespace) -> None:
 
     Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html
     """
-    with reported():
+    with reported(), StepBars("report", enabled=False if o.quiet else None) as bars:
         from ..quality import html_report
 
         if o.db is None:
@@ -124,6 +131,7 @@ def report_cmd(o: SimpleNamespace) -> None:
             replace=o.replace,
             attach=o.attach or (),
             log=None if o.quiet else (lambda line: typer.echo(line, err=True)),
+            progress=bars,
         )
     typer.echo(f"wrote the report of '{o.release}' to {found.path}")
 

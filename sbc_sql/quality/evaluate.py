@@ -67,12 +67,15 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
   :mod:`sbc_sql.quality.model`: accuracy and F1 on the original's held-out rows of a
   classifier trained on the release against one trained on the original.
 
-Sums run over DECIMAL(38, 18) terms, so every figure is the same bit for bit on every
-run (DuckDB's parallel DOUBLE sums are not). Cost: the coverage step pairs each distinct
-input row with each class (n x classes inside-tests), the query step each query with each
-input row and each class. Temporary tables ``sbc_eval_<hex>_*`` and a registered Arrow
-table of the queries are made for the run and dropped after it. :func:`evaluation_sql`
-returns the statements.
+Sums run over DECIMAL(38, 18) terms in SQL, and in numpy as exactly rounded sums
+(``math.fsum``), so every figure is the same bit for bit on every run (DuckDB's parallel
+DOUBLE sums are not). Cost, near-linear in the rows: the coverage step finds the classes
+that may cover a distinct input row by a hashed equality on per-QI keys (a numeric QI's
+bucket, a categorical QI's value), then tests only those (:mod:`sbc_sql.quality.linkage`);
+the query step reads the input's distinct QI tuples and the classes once and scores a batch
+of queries per numpy pass over them (queries x (tuples + classes) operations). Temporary
+tables ``sbc_eval_<hex>_*`` are made for the run and dropped after it.
+:func:`evaluation_sql` returns the statements.
 
 This module holds the result and runs the steps in order; their expressions and statements
 live beside the figures they make: coverage, record linkage and RGCP in
@@ -106,8 +109,25 @@ from ..stages.measure import Layout
 from . import model as ml
 from . import scratch
 from .classification import check_model, classification, classification_sql, model_fields, target_column
-from .linkage import classes_sql, coverage_sql, linkage_sql, rgcp_sql, source_stats_sql, tuples_sql, whole_sql
-from .queries import QueryError, domains, make_queries, queries_sql, query_error, value_counts_sql
+from .linkage import (
+    classes_sql,
+    coverage_sql,
+    keys_sql,
+    linkage_sql,
+    rgcp_sql,
+    source_stats_sql,
+    tuples_sql,
+    whole_sql,
+)
+from .queries import (
+    QueryError,
+    domains,
+    make_queries,
+    query_classes_sql,
+    query_error,
+    query_rows_sql,
+    value_counts_sql,
+)
 
 __all__ = ["DEFAULT_SELECTIVITIES", "Evaluation", "QueryError", "evaluate", "evaluation_sql"]
 
@@ -219,14 +239,24 @@ class Evaluation:
         return out
 
 
-class _Steps:
-    """Says each step as it starts and ends, with its seconds (``evaluate`` on 50,000 rows
-    takes half a minute: a silent one looks hung)."""
+#: a step's progress: (the step's name, done, total)
+Progress = Callable[[str, int, int], None]
 
-    def __init__(self, log: Callable[[str], None] | None) -> None:
+
+class _Steps:
+    """Says each step as it starts and ends, with its seconds, and hands a long step's
+    progress (its statements, its batches of queries) to ``progress``: a silent step looks
+    hung."""
+
+    def __init__(self, log: Callable[[str], None] | None, progress: Progress | None = None) -> None:
         self.log = log
+        self.progress = progress
         self.name = ""
         self.started = 0.0
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(self.name, done, total)
 
     def begin(self, name: str) -> None:
         self.name, self.started = name, time.perf_counter()
@@ -348,6 +378,7 @@ def _evaluation_sql(
         source_stats_sql(layout, original, names.src),
         classes_sql(layout, release, names),
         tuples_sql(layout, original, names),
+        keys_sql(layout, names),
         coverage_sql(layout, release, names),
         linkage_sql(names),
         rgcp_sql(layout, names),
@@ -356,7 +387,7 @@ def _evaluation_sql(
     if sens is not None:
         trees += sensitive_sql(original, release, sens)
     trees += [value_counts_sql(c, original) for c in layout.qis]
-    trees.append(queries_sql(layout, original, names))
+    trees += [query_rows_sql(layout, original), query_classes_sql(layout, names)]
     trees += [scratch.drop(n) for n in names.created()]
     if label is not None:
         trees.append(classification_sql(original, release, label))
@@ -388,6 +419,7 @@ def evaluate(
     target: str | None = None,
     model: bool = False,
     classifier: str = "gbt",
+    progress: Progress | None = None,
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
@@ -403,6 +435,8 @@ def evaluate(
     original and on the release, split and seeded by ``seed``, and scores both on the
     original's test rows. Without ``target``, the target the run kept classes pure on
     (``anonymize --target``, from its provenance) is evaluated, when there is one.
+    ``progress(step, done, total)`` follows the long steps: the coverage step's statements,
+    the query error's batches of queries.
     """
     _check(k_r, n_r, queries, selectivities, k)
     check_model(target, model, classifier, recorded_allowed=True)
@@ -420,7 +454,7 @@ def evaluate(
             seed,
             weights,
             k,
-            _Steps(log),
+            _Steps(log, progress),
             beta_likeness,
             beta_basic,
             target,
@@ -464,11 +498,18 @@ def _evaluate(
     names = scratch.Names.fresh()
     with scratch.dropped(engine, names):
         with step("coverage and record linkage"):
-            engine.execute(source_stats_sql(layout, original, names.src))
-            engine.execute(classes_sql(layout, release, names))
-            engine.execute(tuples_sql(layout, original, names))
-            engine.execute(coverage_sql(layout, release, names))
+            made = (
+                source_stats_sql(layout, original, names.src),
+                classes_sql(layout, release, names),
+                tuples_sql(layout, original, names),
+                keys_sql(layout, names),
+                coverage_sql(layout, release, names),
+            )
+            for i, statement in enumerate(made):
+                engine.execute(statement)
+                step.tick(i + 1, len(made) + 1)
             _, uncovered, linkage = engine.fetch_one(linkage_sql(names))
+            step.tick(len(made) + 1, len(made) + 1)
         uncovered = int(uncovered)
         hidden = max(m.suppressed - uncovered, 0)
         step.begin("RGCP")
@@ -492,7 +533,7 @@ def _evaluate(
         if queries and selectivities:
             with step(f"query error ({queries} queries x {len(selectivities)} selectivities)"):
                 table = make_queries(domains(engine, layout, original), selectivities, queries, seed)
-                errors = query_error(engine, layout, original, names, table)
+                errors = query_error(engine, layout, original, names, table, step.tick)
     labelled: dict[str, Any] = {}
     if label is not None:
         with step(f"classification of '{label.name}'"):

@@ -110,6 +110,7 @@ def report(
     replace: bool = False,
     attach: Iterable[str] = (),
     log: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Report:
     """The HTML report of ``release`` against ``original`` (its sections:
     :mod:`sbc_sql.quality.report_render`), written to ``output`` when given (an existing
@@ -120,7 +121,8 @@ def report(
     process reads): the curve re-clusters the original in an in-memory database that reads
     the file (see :func:`sbc_sql.quality.report_figures.scratch_for`); nothing is kept.
     ``sensitive``: the column of the diversity figures (default: the first sensitive column
-    the release declares). ``log`` receives a line per step.
+    the release declares). ``log`` receives a line per step, ``progress(step, done,
+    total)`` the long steps' progress (the coverage step, the curve's k).
     """
     say = log or (lambda _: None)
     ks = [int(k) for k in (curve_k or ())]
@@ -137,7 +139,7 @@ def report(
             engine.attach(file, name)
         # a file opened here is written by nothing: the curve's trials go to a scratch engine
         scratch = scratch_for(database, engine, files)
-        found = Report(**vars(measure(engine, original, release, ks, sensitive, say, scratch)))
+        found = Report(**vars(measure(engine, original, release, ks, sensitive, say, scratch, progress)))
     finally:
         if engine is not database:  # an engine given is left open; a connection given stays open
             engine.close()

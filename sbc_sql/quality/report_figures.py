@@ -203,6 +203,7 @@ def curve(
     own: CurvePoint,
     log: Callable[[str], None],
     failed: list[tuple[int, str]],
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[CurvePoint]:
     """Total NCP at each k of ``ks`` (up to half the rows), the original re-clustered with
     the release's roles, algorithm, options and criteria, each release verified and measured
@@ -245,7 +246,9 @@ def curve(
     prepared = prepare(engine, original, run_options, log=lambda _: None)
     half = prepared.stats.n_rows // 2
     points = [own]
-    for k in wanted:
+    for i, k in enumerate(wanted):
+        if progress is not None:
+            progress("NCP against k", i, len(wanted))
         if k > half:
             log(f"report: k={k} skipped, above half the {prepared.stats.n_rows:,} rows")
             continue
@@ -261,6 +264,8 @@ def curve(
         assert m is not None
         points.append(CurvePoint(k, m.total_ncp, m.classes, m.suppressed))
         log(f"report: k={k} NCP {m.total_ncp:.4f} in {time.perf_counter() - t:.1f} s")
+    if progress is not None:
+        progress("NCP against k", len(wanted), len(wanted))
     return sorted(points, key=lambda p: p.k)
 
 
@@ -311,12 +316,13 @@ def measure(
     sensitive: str | None,
     say: Callable[[str], None],
     scratch: Scratch | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportFigures:
     """The figures of ``release`` against ``original`` (see this module's docstring);
     ``ks``: the k of the curve (empty: none), ``sensitive``: the column of the diversity
     figures (None: the first sensitive column the release declares and shows verbatim),
     ``say`` receives a line per step, ``scratch``: where the curve's trials are written
-    (None: ``engine``)."""
+    (None: ``engine``), ``progress(step, done, total)`` follows the long steps."""
     seconds: dict[str, float] = {}
     shown_original, shown_release = original, release
     original, release = _located(engine, original, release)
@@ -330,7 +336,7 @@ def measure(
 
     t = time.perf_counter()
     say("report: evaluating the release ...")
-    evaluation = evaluate(engine, original, release, sensitive=sensitive, queries=0)
+    evaluation = evaluate(engine, original, release, sensitive=sensitive, queries=0, progress=progress)
     seconds["evaluate"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -359,10 +365,10 @@ def measure(
             t = time.perf_counter()
             say(f"report: NCP against k, re-clustering at k = {', '.join(map(str, sorted(set(ks))))} ...")
             if scratch is None:
-                points = curve(engine, original, doc, ks, own, say, failed)
+                points = curve(engine, original, doc, ks, own, say, failed, progress)
             else:
                 with scratch(engine, original) as (trials, source):
-                    points = curve(trials, source, doc, ks, own, say, failed)
+                    points = curve(trials, source, doc, ks, own, say, failed, progress)
             seconds["curve"] = time.perf_counter() - t
         else:
             note = f"no curve: {note}"

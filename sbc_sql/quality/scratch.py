@@ -16,25 +16,31 @@ from ..sql.templates import ident
 
 @dataclass(frozen=True)
 class Names:
-    """The run's temporary tables: the input's statistics, the release's classes, the input's
-    distinct rows, their coverage (:mod:`sbc_sql.quality.linkage`) and the queries' bounds,
-    registered from Arrow (:mod:`sbc_sql.quality.queries`)."""
+    """The run's temporary tables: the input's statistics, the release's classes (read by the
+    query error too, :mod:`sbc_sql.quality.queries`), the input's distinct rows, their
+    coverage and the classes under the coverage join's keys (:mod:`sbc_sql.quality.linkage`)."""
 
     src: str
     classes: str
     tuples: str
     cov: str
-    queries: str
+    keys: str
 
     @classmethod
     def fresh(cls) -> Names:
         stem = f"sbc_eval_{secrets.token_hex(4)}"
-        return cls(f"{stem}_src", f"{stem}_classes", f"{stem}_tuples", f"{stem}_cov", f"{stem}_queries")
+        return cls(
+            f"{stem}_src",
+            f"{stem}_classes",
+            f"{stem}_tuples",
+            f"{stem}_cov",
+            f"{stem}_keys",
+        )
 
     def created(self) -> tuple[str, ...]:
         """The tables the statements create, in the order they are dropped (the last made
-        first); the queries' table is registered, and goes with its registration."""
-        return (self.cov, self.tuples, self.classes, self.src)
+        first)."""
+        return (self.cov, self.keys, self.tuples, self.classes, self.src)
 
 
 def drop(name: str) -> exp.Expression:

@@ -2,13 +2,28 @@
 -- of release rows in the classes whose generalized tuple covers its QI values, and
 -- sbc_home, the covering class that also holds a row with its verbatim values and has the
 -- least weighted NCP (ties: smallest eq_class); NULL when no class can hold the row, which
--- is then certainly suppressed.
+-- is then certainly suppressed. The classes a row may lie in are found by an equality on
+-- the keys of eval_keys (each row probed once per combination of keyed QIs those use),
+-- then tested on their ranges and sets: the cost grows with the rows and the classes near
+-- each, not with rows x classes.
 -- Slots: __target (new temporary table), __tuples (eval_tuples), __classes (eval_classes),
--- __release (release table), __verb (list of verbatim columns), __inside (expression over
--- t and g), __same (expression over t and cv). Parameters: none.
+-- __keys (eval_keys), __release (release table), __verb (list of verbatim columns), __sig
+-- (list of eval_keys' width or flag columns), __probe (list of aliased expressions over t
+-- and s: a row's keys), __match (expression over p and k: equal flags and keys), __inside
+-- (expression over t and g), __same (expression over t and cv). Parameters: none.
 CREATE TEMPORARY TABLE __target AS
 WITH cv AS (
   SELECT DISTINCT eq_class, __verb FROM __release
+), signatures AS (
+  SELECT DISTINCT __sig FROM __keys
+), probes AS (
+  SELECT t.sbc_uid, s.__sig, __probe
+  FROM __tuples AS t
+  CROSS JOIN signatures AS s
+), candidates AS (
+  SELECT DISTINCT p.sbc_uid, k.eq_class
+  FROM probes AS p
+  JOIN __keys AS k ON __match
 ), pairs AS (
   SELECT
     t.sbc_uid,
@@ -16,8 +31,9 @@ WITH cv AS (
     g.sbc_size,
     g.sbc_cost,
     NOT cv.eq_class IS NULL AS sbc_own
-  FROM __tuples AS t
-  JOIN __classes AS g ON COALESCE(__inside, FALSE)
+  FROM candidates AS c
+  JOIN __tuples AS t ON t.sbc_uid = c.sbc_uid
+  JOIN __classes AS g ON g.eq_class = c.eq_class AND COALESCE(__inside, FALSE)
   LEFT JOIN cv ON cv.eq_class = g.eq_class AND __same
 ), reach AS (
   SELECT sbc_uid, SUM(sbc_size) AS sbc_reach FROM pairs GROUP BY sbc_uid
