@@ -3,7 +3,7 @@ PY := .venv/bin/python
 LINTED := sbc_sql tests benchmarks examples setup.py
 
 demo:
-	python3 -m venv .venv && .venv/bin/pip install -q . && $(PY) examples/make_clinic_db.py --out clinic.duckdb --replace && .venv/bin/sbc-sql anonymize --db clinic.duckdb --table patients --k 5 --replace
+	python3 -m venv .venv && .venv/bin/pip install -q . && $(PY) examples/make_clinic_db.py --out clinic.duckdb --replace --visits visits.csv && .venv/bin/sbc-sql anonymize --db clinic.duckdb --table patients --k 5 --replace
 # the whole suite from a fresh install, as CI runs it
 test:
 	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && .venv/bin/pip install -q --no-deps 'pycanon==1.3.6' && $(PY) -m pytest -q

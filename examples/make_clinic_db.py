@@ -8,6 +8,10 @@ comments mark the roles, so `sbc-sql` can read them without extra flags.
 Every value is a function of `--seed`: the same seed gives the same table.
 
     python examples/make_clinic_db.py --rows 2000 --out clinic.duckdb
+
+`--visits visits.csv` (or a `.parquet` path) also writes the patients' age, zip and
+diagnosis (as `dx`) to a file, one row per patient: an input given as a path, with no
+column comments, for `sbc-sql anonymize -t visits.csv` and the Spark engine.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 
 REFERENCE_DATE = np.datetime64("2026-01-01")
 
@@ -128,6 +134,10 @@ DIAGNOSIS_FLOOR = 0.02
 SSN_AREAS = np.array([a for a in range(1, 900) if a != 666])
 SSN_PER_AREA = 99 * 9999
 MAX_ROWS = 10_000_000
+
+#: the visits file's columns, from the patients table: its QIs and its sensitive value
+SELECT_VISITS = "SELECT age, zip, diagnosis AS dx FROM patients"
+VISITS_FORMATS = (".csv", ".parquet")
 
 ROLE_COMMENTS = {"name": "sbc:identifier", "ssn": "sbc:identifier", "diagnosis": "sbc:sensitive"}
 
@@ -308,6 +318,24 @@ def prepare_path(path: Path, replace: bool) -> None:
         stale.unlink(missing_ok=True)
 
 
+def check_visits_path(path: Path, replace: bool) -> None:
+    """A visits file is a CSV or a Parquet file, overwritten only when asked."""
+    if path.suffix.lower() not in VISITS_FORMATS:
+        raise ValueError(f"--visits {path} must end in .csv or .parquet, e.g. --visits visits.csv")
+    if path.exists() and not replace:
+        raise FileExistsError(f"{path} already exists; pass --replace to overwrite it")
+
+
+def write_visits(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """The patients' age, zip and diagnosis (as dx), one row per patient, as CSV or Parquet."""
+    visits = con.sql(SELECT_VISITS).to_arrow_table()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".csv":
+        pa_csv.write_csv(visits, path)
+    else:
+        pq.write_table(visits, path)
+
+
 def write_patients(con: duckdb.DuckDBPyConnection, source: pa.Table) -> None:
     """Create `patients` from the source arrays and record column roles as comments."""
     con.register("patients_source", source)
@@ -317,15 +345,26 @@ def write_patients(con: duckdb.DuckDBPyConnection, source: pa.Table) -> None:
         con.execute(f"COMMENT ON COLUMN patients.{column} IS '{role}'")
 
 
-def make_clinic_db(path: str | Path, rows: int = 2000, seed: int = 7, replace: bool = False) -> str:
-    """Write the clinic database to `path` and return that path as a string."""
+def make_clinic_db(
+    path: str | Path,
+    rows: int = 2000,
+    seed: int = 7,
+    replace: bool = False,
+    visits: str | Path | None = None,
+) -> str:
+    """Write the clinic database to `path` (and, given `visits`, the visits file) and return
+    the database's path as a string. Both paths are checked before anything is written."""
     if not 0 <= rows <= MAX_ROWS:
         raise ValueError(f"rows must be between 0 and {MAX_ROWS:,}, got {rows:,}")
     path = Path(path)
+    if visits is not None:
+        check_visits_path(Path(visits), replace)
     prepare_path(path, replace)
     source = patients_source(rows, seed)
     with duckdb.connect(str(path)) as con:
         write_patients(con, source)
+        if visits is not None:
+            write_visits(con, Path(visits))
     return str(path)
 
 
@@ -335,7 +374,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=2000, help="number of patients (default 2000)")
     parser.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     parser.add_argument("--out", default="clinic.duckdb", help="database file (default clinic.duckdb)")
-    parser.add_argument("--replace", action="store_true", help="overwrite an existing file")
+    parser.add_argument(
+        "--visits",
+        help="also write the patients' age, zip and diagnosis (as dx) to this .csv or .parquet file",
+    )
+    parser.add_argument("--replace", action="store_true", help="overwrite existing files")
     return parser.parse_args(argv)
 
 
@@ -343,11 +386,13 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status 2 with a one-line message, not a traceback, for an existing file or bad size."""
     args = parse_args(argv)
     try:
-        path = make_clinic_db(args.out, args.rows, args.seed, args.replace)
+        path = make_clinic_db(args.out, args.rows, args.seed, args.replace, args.visits)
     except (FileExistsError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {args.rows:,} patients to {path} (table patients)")
+    if args.visits:
+        print(f"wrote their visits to {args.visits} (age, zip, dx)")
     return 0
 
 

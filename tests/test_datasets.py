@@ -107,6 +107,32 @@ def test_clinic_refuses_to_overwrite_unless_asked(clinic_db, tmp_path):
         assert con.execute("SELECT count(*) FROM patients").fetchone()[0] == 20
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_clinic_visits_file_holds_age_zip_and_dx_of_every_patient(tmp_path, suffix):
+    visits = tmp_path / "data" / f"visits{suffix}"
+    assert clinic.main(["--out", str(tmp_path / "c.duckdb"), "--rows", "50", "--visits", str(visits)]) == 0
+    with duckdb.connect(str(tmp_path / "c.duckdb"), read_only=True) as con:
+        read = "read_csv" if suffix == ".csv" else "read_parquet"
+        got = con.execute(f"SELECT * FROM {read}(?) ORDER BY ALL", [str(visits)]).fetchall()
+        want = con.execute("SELECT age, zip, diagnosis FROM patients ORDER BY ALL").fetchall()
+        names = [d[0] for d in con.execute(f"SELECT * FROM {read}(?)", [str(visits)]).description]
+    assert names == ["age", "zip", "dx"]
+    assert got == want and len(got) == 50
+
+
+def test_clinic_visits_refused_before_anything_is_written(tmp_path, capsys):
+    db, visits = tmp_path / "c.duckdb", tmp_path / "visits.json"
+    assert clinic.main(["--out", str(db), "--rows", "10", "--visits", str(visits)]) == 2
+    assert "must end in .csv or .parquet" in capsys.readouterr().err
+    assert not db.exists() and not visits.exists()
+    visits = tmp_path / "visits.csv"
+    visits.write_text("kept")
+    assert clinic.main(["--out", str(db), "--rows", "10", "--visits", str(visits)]) == 2
+    assert not db.exists() and visits.read_text() == "kept"
+    assert clinic.main(["--out", str(db), "--rows", "10", "--visits", str(visits), "--replace"]) == 0
+    assert visits.read_text().startswith('"age","zip","dx"')
+
+
 def needs_adult(test):
     """Adult ships with the project (benchmarks/data); its absence is a failure."""
 
