@@ -326,7 +326,7 @@ def test_readme_install_sql_and_its_sql_run_on_postgres(
     assert (summary["release"], summary["k"], summary["rows"]) == ("patients_k5", 5, 2000)
     assert ok == "true"
     assert float(ncp) == pytest.approx(summary["total_ncp"])
-    assert json.loads(said)["sbc_sql"] == version.__version__
+    assert said["sbc_sql"] == version.__version__
 
 
 @pytest.mark.slow
