@@ -113,7 +113,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
         # the connection is closed once the summary is out (a server's, too, not left to exit)
         with result:
             if o.sql:
-                typer.echo("\n".join(result.statements))
+                typer.echo("\n".join([*dry_run_header(result), *result.statements]))
                 return
             if o.as_json:
                 typer.echo(json.dumps(documents.summary_dict(result), indent=2))
@@ -128,6 +128,42 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
                     result.engine, result.plan.source.name, result.release, o.report_file, replace=o.replace
                 )
                 typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=o.as_json)
+
+
+def dry_run_header(result: "Result") -> list[str]:
+    """The comment ``--sql`` prints above a dry run's statements: what they are, and why they
+    are not a script to run as printed (the bound parameters, with the values a run gives
+    them, and the class ids only a real run's clustering makes)."""
+    from sqlglot import exp
+
+    from ..version import __version__
+
+    plan, engine = result.plan, result.engine
+    lines = [
+        f"-- sbc-sql {__version__}: the statements a run of '{plan.display_name}' (k = {plan.k}) runs "
+        f"on {engine.name}, in order.",
+        "-- --sql ran the reads at the top (the statistics and the rows the clustering reads) and",
+        "-- wrote nothing. The statements are the run's own, not a script to run as printed:",
+    ]
+    if result.bound:
+        values = ", ".join(
+            f"{engine.sql(exp.Placeholder(this=name))} = {value!r}" for name, value in result.bound.items()
+        )
+        lines.append(f"--   a parameter is bound to its value as the statement runs: {values};")
+    if result.labels is not None:
+        labels = engine.sql(exp.to_identifier(result.labels, quoted=True))
+        lines += [
+            f"--   {labels} (row_id, eq_class; eq_class < 0 marks a suppressed row) holds each",
+            "--   row's class: the clustering makes it in memory between the reads and the writes",
+            "--   (a dry run does not cluster) and hands it to the engine, with each class's value",
+            "--   sets where a statement reads them.",
+        ]
+    lines += [
+        "-- For SQL to run elsewhere: 'sbc-sql cluster' writes the class ids to a file, and",
+        "-- 'sbc-sql sql' prints the run's statements for a warehouse with every parameter a",
+        "-- literal, reading the class ids from the table that file is loaded into.",
+    ]
+    return lines
 
 
 def _criteria_lines(result: "Result") -> list[str]:
