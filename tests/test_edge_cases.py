@@ -548,6 +548,43 @@ def test_out_file_without_a_database(tmp_path, small_file):
         assert c.execute(f"SELECT count(*) FROM '{out}'").fetchone() == (5,)
 
 
+def test_without_a_database_the_summary_points_to_the_export(tmp_path, small_file, cli):
+    """Without --db the release is made in an in-memory database, gone once the command
+    ends: the summary names the export as where it is kept, and no view or evaluate command
+    that would find nothing."""
+    src = small_file(".csv")
+    out = tmp_path / "people_k2.csv"
+    res = cli(["anonymize", "-t", src, "-k", "2", "--qi", "age,sex", "--sensitive", "dis", "--out-file", out])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"release 'people_k2' (kept in {out} alone): verified 2-anonymous and complete"
+    (hint,) = [line for line in lines if line.startswith("next: ")]
+    assert hint.startswith(
+        f"next: read the release in {out}; without --db it was made in an in-memory database"
+    )
+    assert "run again with --db FILE" in hint
+    assert "people_k2_view" not in res.stdout and "sbc-sql evaluate --original" not in res.stdout
+    assert out.is_file()
+    # with a database the hints name what it keeps
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            tmp_path / "kept.duckdb",
+            "-t",
+            src,
+            "-k",
+            "2",
+            "--qi",
+            "age,sex",
+            "--keep",
+            "dis",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "SELECT * FROM people_k2_view" in res.stdout and "sbc-sql evaluate --db" in res.stdout
+
+
 def test_sql_prints_the_statements_and_writes_nothing(tmp_path, cli):
     path = tmp_path / "s.duckdb"
     with duckdb.connect(str(path)) as c:

@@ -122,7 +122,9 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
                 where = {"db": o.target_db or o.db, "attach": o.db if o.target_db else None}
                 if engines.builds_session(o.engine):
                     where = {"engine": o.engine, "spark-master": o.spark_master}
-                typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
+                # without a database file the release lived in memory, gone when this ends
+                kept = bool(o.db or o.target_db) or engines.builds_session(o.engine)
+                typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}, kept=kept))
             if o.report_file is not None:
                 page = html_report.report(
                     result.engine, result.plan.source.name, result.release, o.report_file, replace=o.replace
@@ -220,7 +222,10 @@ def _sql_name(engine: "Engine", schema: str, name: str) -> str:
     )
 
 
-def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> str:
+def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, kept: bool = True) -> str:
+    """The summary anonymize prints. ``where``: the flags that find the release's database
+    again, for the evaluate hint; ``kept``: False when that database was in memory (no
+    --db), gone once the command ends, so that the release is kept in its export alone."""
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
@@ -267,6 +272,19 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> st
         f"sbc-sql evaluate{db} --original {shlex.quote(plan.display_name)} --release {shlex.quote(release)}"
         " for risk and loss",
     ]
+    if not kept:
+        # written to an in-memory database, gone with the command: neither its names nor
+        # evaluate can find the release again, only its export can
+        lines[0] = (
+            f"release '{release}' (kept in {result.exported} alone): verified {plan.k}-anonymous and complete"
+        )
+        lines[-1] = (
+            f"next: read the release in {result.exported}; without --db it was made in an in-memory "
+            "database, gone now: run again with --db FILE to keep it in a database, where "
+            "sbc-sql evaluate measures its risk and loss"
+            if result.exported is not None
+            else "next: nothing is kept without --db or --out-file: run again with --db FILE"
+        )
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
     held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"
     lines.append(f"note: '{plan.display_name}' still holds {held}; publish the release, not the source")
