@@ -765,6 +765,12 @@ COMPARE = (
         no_api=PRINTED,
     ),
     Option("on_row", object, help="Receives each row as it is measured.", no_cli=CALLBACK),
+    Option(
+        "log",
+        object,
+        help="Receives the clustering's warnings and the notice that a first run compiles the kernels.",
+        no_cli="the command prints the lines the API hands to log= on stderr",
+    ),
     RUN_OPTIONS,
 )
 
