@@ -199,8 +199,8 @@ def table_text(rows: Iterable[CompareRow]) -> str:
         f"{'suppr.':>8}{'seconds':>9}"
     ]
     lines.extend(
-        f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
-        f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}"
+        f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9,}"
+        f"{r.tuples:>8,}{r.suppressed:>8,}{r.seconds:>9.2f}"
         for r in rows
     )
     return "\n".join(lines)
