@@ -140,14 +140,26 @@ def test_the_sql_functions_take_the_catalogues_arguments():
     writes in: names, types, defaults and order."""
     template = (templates.sql_root() / "functions" / "install.sql").read_text()
     assert re.findall(r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)", template) == [
-        "anonymize",
-        "verify",
-        "measure",
+        *("python_anonymize", "anonymize"),
+        *("python_verify", "verify"),
+        *("python_measure", "measure"),
     ]
-    declared = sql_declared()
+    every = sql_declared()
+    prefix = install_sql.PYTHON_PREFIX
+    declared = {name: arguments for name, arguments in every.items() if not name.startswith(prefix)}
     assert list(declared) == list(catalogue.SQL_FUNCTIONS) == list(server.PARAMETERS)
+    # each SQL function's PL/Python function declares the arguments it is passed, alike
+    python = {
+        name.removeprefix(prefix): arguments for name, arguments in every.items() if name.startswith(prefix)
+    }
+    assert python == declared
+    text = "\n".join(install_sql.functions_sql(["/opt/sbc-sql"]))
+    for function, arguments in declared.items():
+        passed = ", ".join(f"${at}" for at in range(1, len(arguments) + 1))
+        assert f"sbc.{prefix}{function}({passed});" in text, function
     assert catalogue.sql_parameters() == server.PARAMETERS
     assert catalogue.sql_signatures() == install_sql.FUNCTIONS
+    assert tuple(prefix + f for f in install_sql.FUNCTIONS) == install_sql.PYTHON_FUNCTIONS
     for command in COMMANDS:
         if command.sql is None:
             continue
