@@ -1,4 +1,5 @@
-"""sbc-sql: k-anonymization inside DuckDB with Similarity-Based Clustering.
+"""sbc-sql: k-anonymization inside DuckDB, PostgreSQL or Apache Spark with Similarity-Based
+Clustering.
 
 Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`,
 :func:`profile`, :func:`suggest_k`, :func:`report` (a release's HTML report), their

@@ -20,6 +20,7 @@ from .model import release_objects_of
 from .plan import check_writable_path
 from .run import make_options
 from .run.cluster import cluster
+from .run.lines import Log, notices
 from .run.prepare import prepare, ready
 from .run.publish import publish
 from .stages.measure import Layout
@@ -48,6 +49,7 @@ def compare(
     keep_releases: bool = False,
     on_row: Callable[[CompareRow], None] | None = None,
     hierarchies: Mapping[str, HierarchySpec] | None = None,
+    log: Log | None = None,
     **options: Any,
 ) -> list[CompareRow]:
     """Anonymize ``table`` with every algorithm at every k; releases are dropped unless kept.
@@ -57,7 +59,8 @@ def compare(
     that keep them); an unknown name, or one that cannot keep the criteria asked, is refused
     before anything runs. The table is planned, profiled and pulled once; each (algorithm,
     k) is then clustered, written, verified and measured. A release is counted only once
-    verified; its time is its clustering and publishing.
+    verified; its time is its clustering and publishing. ``log`` receives the clustering's
+    warnings and the notice that a first run compiles the kernels (None: nothing).
     """
     criteria = options.get("criteria")
     asked = criteria is not None and criteria.asked
@@ -92,6 +95,7 @@ def compare(
     first = {"algorithm": algorithms[0]} if algorithms else {}
     run_options = make_options(ks[0] if ks else 2, output=first_output, **first, **options)
     prepared = prepare(engine, table, run_options, hierarchies=hierarchies)
+    said = notices(log)
     rows: list[CompareRow] = []
     for algorithm in algorithms:
         for k in ks:
@@ -99,7 +103,7 @@ def compare(
             started = time.perf_counter()
             plan = prepared.plan_for(k, algorithm, output)
             prepared = ready(prepared, plan)
-            result = publish(prepared, cluster(prepared))
+            result = publish(prepared, cluster(prepared, log=said))
             seconds = time.perf_counter() - started
             m = result.measures
             assert m is not None
@@ -195,8 +199,8 @@ def table_text(rows: Iterable[CompareRow]) -> str:
         f"{'suppr.':>8}{'seconds':>9}"
     ]
     lines.extend(
-        f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9}"
-        f"{r.tuples:>8}{r.suppressed:>8}{r.seconds:>9.2f}"
+        f"{r.algorithm:<12}{r.k:>5}{r.ncp:>9.4f}{r.utility:>9.4f}{r.classes:>9,}"
+        f"{r.tuples:>8,}{r.suppressed:>8,}{r.seconds:>9.2f}"
         for r in rows
     )
     return "\n".join(lines)

@@ -1,10 +1,13 @@
 """``sbc-sql install-sql``: make sbc-sql callable from SQL in a PostgreSQL database.
 
-It creates the schema ``sbc`` with the PL/Python functions of sql/functions/install.sql
+It creates the schema ``sbc`` with the functions of sql/functions/install.sql
 (``sbc.anonymize``, ``sbc.verify``, ``sbc.measure``, ``sbc.version``), which run
-sbc_sql.server inside the server. The server's Python must import sbc_sql and its packages
-from where they are installed: by default where this sbc-sql runs from (the server and this
-command on one machine), or the ``--python-path`` directories, as the server sees them.
+sbc_sql.server inside the server: each is PL/pgSQL over a PL/Python function of its own
+(``sbc.python_anonymize`` ...), so that an error reaches the caller as a PostgreSQL error
+carrying one line, without the Python traceback PL/Python would add. The server's Python
+must import sbc_sql and its packages from where they are installed: by default where this
+sbc-sql runs from (the server and this command on one machine), or the ``--python-path``
+directories, as the server sees them.
 Everything is done in one transaction that ends by calling ``sbc.version()`` in the server:
 if the server cannot import sbc-sql, nothing stays.
 
@@ -50,6 +53,10 @@ SCHEMA = "sbc"
 MARK = "sbc-sql install-sql"
 #: the functions, each as PostgreSQL names it by its arguments' types (the options' catalogue)
 FUNCTIONS = catalogue.sql_signatures()
+#: the PL/Python function each of them calls, which answers an error as JSON for it to raise
+#: (sql/functions/install.sql), named alike
+PYTHON_PREFIX = "python_"
+PYTHON_FUNCTIONS = tuple(PYTHON_PREFIX + f for f in FUNCTIONS)
 _PLACEHOLDER = "__PRELUDE__"
 #: the functions of the schema sbc, each as DROP FUNCTION names it (schema, name, types)
 _SIGNATURES = (
@@ -63,18 +70,22 @@ def _drop_former_signatures(engine: Any) -> None:
     argument of sbc.verify, say): CREATE OR REPLACE would leave the old one beside the new
     as an overload, callable and making a call ambiguous. Everything in the schema is a
     superuser's by then (_trusted)."""
-    current = {f"{SCHEMA}.{f}".replace(", ", ",") for f in FUNCTIONS}
-    names = {f.split("(")[0] for f in FUNCTIONS}
+    current = {f"{SCHEMA}.{f}".replace(", ", ",") for f in (*FUNCTIONS, *PYTHON_FUNCTIONS)}
+    names = {f.split("(")[0] for f in (*FUNCTIONS, *PYTHON_FUNCTIONS)}
     for (signature,) in engine._fetch(_SIGNATURES, None):
         bare = str(signature).removeprefix(f"{SCHEMA}.")
         if bare.split("(")[0] in names and f"{SCHEMA}.{bare}".replace(", ", ",") not in current:
             engine._fetch(f"DROP FUNCTION {SCHEMA}.{bare}", None)
 
 
-#: each function body's first lines: the directories checked (path_trust.py's text, then its
-#: call), then sbc_sql importable from the path install-sql found
+#: each PL/Python body's first lines: the directories checked (path_trust.py's text, then its
+#: call: a refusal is answered as the error for the SQL function to raise, SQLSTATE 42501),
+#: then sbc_sql importable from the path install-sql found
 _PRELUDE = """{check}
-sbc_check_path(plpy, {path!r})
+sbc_refused = sbc_path_refusal({path!r})
+if sbc_refused is not None:
+    import json
+    return json.dumps({{"sbc_error": {{"message": "Error: " + sbc_refused, "sqlstate": "42501"}}}})
 import sys
 for path in reversed({path!r}):
     if path not in sys.path:
@@ -113,9 +124,22 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
     body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
     check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
     body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
+    declared = catalogue.sql_parameters()
     body = re.sub(
         r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)",
-        lambda m: f"FUNCTION sbc.{m.group(1)}(\n{catalogue.sql_declaration(m.group(1))}\n)",
+        lambda m: (
+            f"FUNCTION sbc.{m.group(1)}(\n"
+            f"{catalogue.sql_declaration(m.group(1).removeprefix(PYTHON_PREFIX))}\n)"
+        ),
+        body,
+    )
+    # each SQL function passes its arguments on to its PL/Python function, in order
+    body = re.sub(
+        rf"sbc\.{PYTHON_PREFIX}(\w+)\(__PASSED__\)",
+        lambda m: (
+            f"sbc.{PYTHON_PREFIX}{m.group(1)}"
+            f"({', '.join(f'${at}' for at in range(1, len(declared[m.group(1)]) + 1))})"
+        ),
         body,
     )
     return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
@@ -270,7 +294,7 @@ def install(url: str, *, python_path: Sequence[str] | None = None, grant: Sequen
                 _drop_former_signatures(engine)
                 for statement in statements:
                     engine._fetch(statement, None)
-                for function in FUNCTIONS:
+                for function in (*FUNCTIONS, *PYTHON_FUNCTIONS):
                     engine._fetch(f"REVOKE ALL ON FUNCTION {SCHEMA}.{function} FROM PUBLIC", None)
                 for role in grant:
                     who = engine.sql(ident(role))
@@ -339,7 +363,7 @@ def uninstall(url: str) -> list[str]:
             return []
         dropped: list[str] = []
         with engine.transaction():
-            for function in FUNCTIONS:
+            for function in (*FUNCTIONS, *PYTHON_FUNCTIONS):
                 engine._fetch(f"DROP FUNCTION IF EXISTS {SCHEMA}.{function}", None)
                 dropped.append(f"function {SCHEMA}.{function.split('(')[0]}")
             others = engine._fetch(

@@ -97,15 +97,13 @@ def sbc_user(uid: int) -> str:
         return f"uid {uid}"
 
 
-def sbc_check_path(plpy: object, paths: "list[str]") -> None:
-    """Raise, in the server, the PostgreSQL error (SQLSTATE 42501) refusing the first of
-    ``paths`` its Python must not import from; its text reads as the command line's
-    ``Error:`` line (as sbc_sql.server's errors do)."""
+def sbc_path_refusal(paths: "list[str]") -> "str | None":
+    """Why the server's Python must not import from the first of ``paths`` it must not, as
+    an ``Error:`` line's text, or None when it may import from every one. The SQL function
+    raises it as the PostgreSQL error of SQLSTATE 42501 (insufficient_privilege)."""
     owners = frozenset((0, os.geteuid()))
     for path in paths:
         said = sbc_unsafe_directory(path, owners)
         if said is not None:
-            kind = type("Error", (plpy.Error,), {"__module__": "builtins"})  # type: ignore[attr-defined]
-            error = kind(said)
-            error.sqlstate = "42501"  # insufficient_privilege
-            raise error
+            return said
+    return None

@@ -4,9 +4,12 @@ database: ``sbc.anonymize``, ``sbc.verify``, ``sbc.measure`` and ``sbc.version``
 
 Each runs the same function as the command line (``run.anonymize``, ``api.verify``,
 ``api.measure``) on the engine of :func:`sbc_sql.engines.in_server` and returns its summary as JSON.
-An error is raised as a PostgreSQL error carrying the one-line message the command line
-prints after ``Error:`` and a SQLSTATE a caller can catch; an error that is not sbc-sql's
-own (a fault) names only its type and place, since its text may quote the data.
+An error is answered as JSON too, ``{"sbc_error": {"message": ..., "sqlstate": ...}}``, which
+the SQL function (PL/pgSQL over the PL/Python one, sql/functions/install.sql) raises as a
+PostgreSQL error of that SQLSTATE carrying the line the command line prints, ``Error: ...``,
+and no context: raised from PL/Python, it would carry a Python traceback. An error that is
+not sbc-sql's own (a fault) names only its type and place, since its text may quote the
+data; the server's own error (a cancel, a lost connection) is left as it was.
 """
 
 from __future__ import annotations
@@ -47,35 +50,33 @@ _STATES: tuple[tuple[type[SbcError], str], ...] = (
 )
 
 
-def call(plpy: Any, function: str, args: Sequence[Any]) -> Any:
+def call(plpy: Any, function: str, args: Sequence[Any]) -> str:
     """Run ``function`` with the SQL function's arguments (positional, as declared), inside
-    the server: its JSON summary, or a PostgreSQL error."""
+    the server: its JSON summary, or the JSON of the error the SQL function raises
+    (:func:`error`)."""
     from . import engines
 
-    named = dict(zip(PARAMETERS[function], args, strict=True))
-    engine = engines.in_server(plpy)
     try:
+        named = dict(zip(PARAMETERS[function], args, strict=True))
+        engine = engines.in_server(plpy)
         with engine.borrowed():
             return json.dumps(_FUNCTIONS[function](engine, **named))
     except SbcError as err:
         state = next(s for kind, s in _STATES if isinstance(err, kind))
-        raise _error(plpy, in_sql_terms(str(err)), state) from None
+        return error(in_sql_terms(str(err)), state)
     except KeyboardInterrupt:
-        raise _error(plpy, "the run was interrupted; nothing was written", "57014") from None
+        return error("the run was interrupted; nothing was written", "57014")
     except plpy.SPIError:
         raise  # the server's own error (a cancel, a lost connection), as it was
     except Exception as err:
-        raise _error(plpy, fault(err), "XX000") from None
+        return error(fault(err), "XX000")
 
 
-def _error(plpy: Any, message: str, state: str) -> Exception:
-    """A PostgreSQL error of SQLSTATE ``state`` whose text reads as the command line's line,
-    ``Error: <message>`` (PL/Python prefixes an exception's text with its class's name, and
-    its module's unless that is builtins)."""
-    kind = type("Error", (plpy.Error,), {"__module__": "builtins"})
-    error: Exception = kind(message)
-    error.sqlstate = state  # type: ignore[attr-defined]
-    return error
+def error(message: str, state: str) -> str:
+    """The error the SQL function raises, as the PL/Python function answers it: a PostgreSQL
+    error of SQLSTATE ``state`` whose text reads as the command line's line, ``Error:
+    <message>``."""
+    return json.dumps({"sbc_error": {"message": f"Error: {message}", "sqlstate": state}})
 
 
 def fault(err: BaseException) -> str:

@@ -31,13 +31,11 @@ from . import plan as planning
 from .engines.base import Engine
 from .engines.paths import looks_like_file
 from .errors import InputError
-from .privacy.criteria import models as criteria_models
 from .run import make_options
 from .run.cluster import cluster
 from .run.prepare import prepare, ready
-from .run.publish import known_domains, publish
+from .run.publish import publish
 from .sql.templates import col
-from .stages import measure
 from .version import __version__
 
 #: the warehouses ``sbc-sql sql`` prints for
@@ -93,7 +91,8 @@ def cluster_ids(
         raise InputError(f"--out '{out}': the ending picks the format, .parquet or .csv")
     engine = _engine(database, row_id)
     try:
-        prepared = prepare(engine, table, _options(k, row_id, options), log=log)
+        # nothing is written to the database: no name of it is checked
+        prepared = prepare(engine, table, _options(k, row_id, options), log=log, writes=False)
         if prepared.plan.options.background.asked:
             raise InputError("background knowledge is not available when clustering for another warehouse")
         prepared = ready(prepared, log=log)
@@ -145,7 +144,8 @@ def print_sql(
     engine = _engine(database, row_id)
     try:
         engine.dry = True
-        prepared = prepare(engine, table, _options(k, row_id, options), log=log)
+        # the release's names are the warehouse's, never checked against this database
+        prepared = prepare(engine, table, _options(k, row_id, options), log=log, writes=False)
         plan, st = prepared.plan, prepared.stats
         if plan.options.background.asked:
             raise InputError("background knowledge is not available in the SQL for another warehouse")
@@ -157,14 +157,7 @@ def print_sql(
                     "cannot; replace NULL by a value of its own first"
                 )
         prepared = ready(prepared)
-        publish(prepared, cluster(prepared))
-        criteria = plan.options.criteria
-        params: dict[str, Any] = {}
-        for model in criteria_models(plan.k, criteria, plan.sensitive if criteria.asked else ()):
-            params.update(model.params())
-        layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)
-        ranges, _ = known_domains(plan, st)
-        params.update(measure.ncp_params(layout, ranges))
+        params = publish(prepared, cluster(prepared)).bound
         trees = [t for t in engine.log if isinstance(t, exp.Expression) and not isinstance(t, exp.Comment)]
         # a file is read under a working name; a table keeps its own unless renamed
         sources = {}

@@ -142,6 +142,41 @@ def test_verify_passes_at_k_and_fails_above(clinic, cli):
     assert f"Error: the smallest class has {K} rows, below k={K + 1}" in bad.stderr.splitlines()
 
 
+def test_every_command_prints_a_count_as_anonymize_does(tmp_path, cli):
+    """2,400 rows at k = 2 (1,200 classes of two): anonymize, measure, verify, compare and
+    suggest-k write each count with its thousands separated, as 2,400, and so do verify's
+    problems."""
+    path = tmp_path / "counts.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE t AS SELECT i % 97 AS age, 'z' || (i % 41) AS zip FROM range(2400) r(i)")
+    base = ["--db", path]
+    made = cli(["anonymize", *base, "-t", "t", "-k", "2", "-q"])
+    assert made.exit_code == 0, made.stderr
+    assert "rows in 2,400, rows out 2,400" in made.stdout and "classes 1,200" in made.stdout
+    pair = ["--original", "t", "--release", "t_k2"]
+    res = cli(["measure", *base, *pair])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[:2] == [
+        "rows 2,400, released 2,400, suppressed 0",
+        "classes 1,200, smallest 2, mean 2.00, largest 2",
+    ]
+    res = cli(["verify", *base, *pair, "-k", "2"])
+    assert res.exit_code == 0, res.stderr
+    assert "(classes 1,200, smallest_class 2, released 2,400," in res.stdout
+    assert "source_rows 2,400" in res.stdout
+    with duckdb.connect(str(path)) as con:  # a release that lost rows: its problems count so too
+        con.execute("CREATE TABLE cut AS SELECT * FROM t_k2 WHERE eq_class >= 100")
+    res = cli(["verify", *base, "--original", "t", "--release", "cut", "-k", "2"])
+    assert res.exit_code == 3
+    assert "Error: the release lacks 200 of the 2,400 input rows" in res.stderr
+    res = cli(["compare", *base, "-t", "t", "-k", "2", "--algorithms", "sbca"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[1].split()[4:7] == ["1,200", "1,200", "0"]
+    res = cli(["suggest-k", *base, "-t", "t", "--max-loss", "0.9", "--k-max", "2", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[2].split()[3] == "1,200"
+
+
 def test_verify_catches_a_tampered_release(clinic, cli):
     path = clinic["path"]
     with duckdb.connect(str(path)) as con:

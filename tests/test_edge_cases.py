@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -547,6 +548,43 @@ def test_out_file_without_a_database(tmp_path, small_file):
         assert c.execute(f"SELECT count(*) FROM '{out}'").fetchone() == (5,)
 
 
+def test_without_a_database_the_summary_points_to_the_export(tmp_path, small_file, cli):
+    """Without --db the release is made in an in-memory database, gone once the command
+    ends: the summary names the export as where it is kept, and no view or evaluate command
+    that would find nothing."""
+    src = small_file(".csv")
+    out = tmp_path / "people_k2.csv"
+    res = cli(["anonymize", "-t", src, "-k", "2", "--qi", "age,sex", "--sensitive", "dis", "--out-file", out])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == f"release 'people_k2' (kept in {out} alone): verified 2-anonymous and complete"
+    (hint,) = [line for line in lines if line.startswith("next: ")]
+    assert hint.startswith(
+        f"next: read the release in {out}; without --db it was made in an in-memory database"
+    )
+    assert "run again with --db FILE" in hint
+    assert "people_k2_view" not in res.stdout and "sbc-sql evaluate --original" not in res.stdout
+    assert out.is_file()
+    # with a database the hints name what it keeps
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            tmp_path / "kept.duckdb",
+            "-t",
+            src,
+            "-k",
+            "2",
+            "--qi",
+            "age,sex",
+            "--keep",
+            "dis",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert "SELECT * FROM people_k2_view" in res.stdout and "sbc-sql evaluate --db" in res.stdout
+
+
 def test_sql_prints_the_statements_and_writes_nothing(tmp_path, cli):
     path = tmp_path / "s.duckdb"
     with duckdb.connect(str(path)) as c:
@@ -576,9 +614,61 @@ def test_sql_prints_the_statements_and_writes_nothing(tmp_path, cli):
     assert 'CREATE TABLE "sbc_tmp_t_k2_' in res.stdout
     assert 'CREATE VIEW "t_k2_view"' in res.stdout
     assert "COPY" in res.stdout
-    assert all(line.endswith(";") for line in res.stdout.strip().splitlines())
+    lines = res.stdout.strip().splitlines()
+    header = [line for line in lines if line.startswith("-- ")]
+    assert lines[: len(header)] == header  # the comment first, then the statements alone
+    assert all(line.endswith(";") for line in lines[len(header) :])
     assert file_catalog(path) == before
     assert not out.exists()
+
+
+def test_the_printed_sql_names_what_it_leaves_to_the_run(tmp_path, cli):
+    """--sql prints the run's own statements: a header says what a real run binds to each
+    parameter they leave as one, and that the class-id table they read is made in memory by
+    the clustering."""
+    path = tmp_path / "s.duckdb"
+    with duckdb.connect(str(path)) as c:
+        c.execute("CREATE TABLE t (age INTEGER, sex VARCHAR, dis VARCHAR)")
+        c.execute("INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), (52, 'M', 'x')")
+    args = ["anonymize", "--db", path, "-t", "t", "-k", "2", "--qi", "age,sex", "--sensitive", "dis"]
+    res = cli([*args, "--l-diversity", "2", "--max-width", "age=30", "--sql", "-q"])
+    assert res.exit_code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    header = "\n".join(line for line in lines if line.startswith("-- "))
+    body = "\n".join(line for line in lines if not line.startswith("-- "))
+    assert "not a script to run as printed" in header
+    placeholders = set(re.findall(r"\$[a-z_0-9]+", body))
+    assert placeholders >= {"$k", "$span_0", "$limit_0"}
+    for name in placeholders:
+        assert re.search(rf"\{name} = [0-9.]+[,;]", header), name
+    assert "$k = 2," in header and "$limit_0 = 30.0" in header
+    (labels,) = set(re.findall(r'"(sbc_labels_[0-9a-f]{8})"', body))
+    assert f'"{labels}" (row_id, eq_class; eq_class < 0 marks a suppressed row)' in header
+    assert "'sbc-sql cluster'" in header and "'sbc-sql sql'" in header
+
+
+def test_a_dry_run_goes_on_over_an_existing_release(tmp_path, cli):
+    """A dry run writes nothing: an existing release of its name is a warning that a real run
+    would stop, not an error."""
+    path = tmp_path / "s.duckdb"
+    with duckdb.connect(str(path)) as c:
+        c.execute("CREATE TABLE t (age INTEGER, sex VARCHAR, dis VARCHAR)")
+        c.execute("INSERT INTO t VALUES (30, 'F', 'flu'), (31, 'F', 'hiv'), (45, 'M', 'flu'), (52, 'M', 'x')")
+    args = ["anonymize", "--db", path, "-t", "t", "-k", "2", "--qi", "age,sex", "--sensitive", "dis"]
+    made = cli([*args, "-q"])
+    assert made.exit_code == 0, made.stderr
+    before = file_catalog(path)
+    res = cli([*args, "--sql", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == (
+        "warning: a real run would stop here: 't_k2' already exists; pass --replace to overwrite "
+        "the release or --output to choose another name; a dry run writes nothing and goes on\n"
+    )
+    assert 'CREATE VIEW "t_k2"' in res.stdout
+    assert file_catalog(path) == before
+    # a real run still refuses
+    res = cli(args)
+    assert res.exit_code == 1 and "Error: 't_k2' already exists" in res.stderr
 
 
 def test_sql_only_from_python_returns_statements_and_no_result(con):

@@ -140,14 +140,26 @@ def test_the_sql_functions_take_the_catalogues_arguments():
     writes in: names, types, defaults and order."""
     template = (templates.sql_root() / "functions" / "install.sql").read_text()
     assert re.findall(r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)", template) == [
-        "anonymize",
-        "verify",
-        "measure",
+        *("python_anonymize", "anonymize"),
+        *("python_verify", "verify"),
+        *("python_measure", "measure"),
     ]
-    declared = sql_declared()
+    every = sql_declared()
+    prefix = install_sql.PYTHON_PREFIX
+    declared = {name: arguments for name, arguments in every.items() if not name.startswith(prefix)}
     assert list(declared) == list(catalogue.SQL_FUNCTIONS) == list(server.PARAMETERS)
+    # each SQL function's PL/Python function declares the arguments it is passed, alike
+    python = {
+        name.removeprefix(prefix): arguments for name, arguments in every.items() if name.startswith(prefix)
+    }
+    assert python == declared
+    text = "\n".join(install_sql.functions_sql(["/opt/sbc-sql"]))
+    for function, arguments in declared.items():
+        passed = ", ".join(f"${at}" for at in range(1, len(arguments) + 1))
+        assert f"sbc.{prefix}{function}({passed});" in text, function
     assert catalogue.sql_parameters() == server.PARAMETERS
     assert catalogue.sql_signatures() == install_sql.FUNCTIONS
+    assert tuple(prefix + f for f in install_sql.FUNCTIONS) == install_sql.PYTHON_FUNCTIONS
     for command in COMMANDS:
         if command.sql is None:
             continue
@@ -158,6 +170,40 @@ def test_the_sql_functions_take_the_catalogues_arguments():
             option = catalogue.sql_argument(command, name)
             assert kind == catalogue.sql_type(option), (command.name, name)
             assert default == (None if option.required else sql_literal(option)), (command.name, name)
+
+
+#: an option's line in --help: its flags, then what its value looks like (none for a flag)
+OPTION_LINE = re.compile(r"^  ((?:-\w, )?--[\w-]+(?: / --[\w-]+)?)(?: (\S+))?(?:  |$)")
+#: a readable value: words in capitals with the marks that shape them (FILE[:ALIAS],
+#: KEY=VALUE, FILE.toml), or the choices, <a|b>
+READABLE = re.compile(r"[A-Z][A-Z_]*(?:[=:\[\].][A-Z_]*(?:toml)?\]?)*|<[\w.-]+(?:\|[\w.-]+)*>")
+#: what a Python type's name looks like in a metavar (<list[str]>, <str>, <int>, dict[...])
+PYTHON_TYPE = re.compile(r"\b(?:str|int|float|bool|list|dict|tuple|set|None|NoneType|Path)\b|\w\[\w")
+
+
+@pytest.mark.parametrize(
+    "args", [[], *([name] for name in catalogue.COMMANDS)], ids=lambda a: " ".join(a) or "app"
+)
+def test_no_metavar_shows_a_python_type(cli, args):
+    """Every value an option takes reads as a word in --help (TEXT, COLUMN=FILE, the
+    choices), never as the Python type typer would show (<list[str]>, <str>)."""
+    res = cli([*args, "--help"])
+    assert res.exit_code == 0, res.stderr
+    shown = {}
+    for line in res.stdout.splitlines():
+        found = OPTION_LINE.match(line)
+        if found is not None:
+            shown[found.group(1)] = found.group(2)
+    assert "--help" in " ".join(shown) and len(shown) > (2 if not args else 3)
+    for flags, value in shown.items():
+        if value is None:
+            continue
+        assert not PYTHON_TYPE.search(value), (args, flags, value)
+        assert READABLE.fullmatch(value), (args, flags, value)
+    if args:
+        declared = {o.long for o in catalogue.COMMANDS[args[0]].cli_options() if o.kind is not bool}
+        named = {flags.split(", ")[-1].split(" / ")[0] for flags, value in shown.items() if value}
+        assert declared <= named, declared - named
 
 
 def test_the_criteria_are_one_block():

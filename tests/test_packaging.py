@@ -31,6 +31,7 @@ def test_the_wheel_contains_every_template(wheel):
     assert "sbc_sql/sql/templates.py" in names and "sbc_sql/cluster/sbca_paper.py" in names
     schemas = {f"sbc_sql/schemas/{p.name}" for p in (ROOT / "sbc_sql" / "schemas").glob("*.json")}
     assert schemas and schemas <= names  # the --json documents' JSON Schemas (docs/json.md)
+    assert "sbc_sql/engines/spark/log4j2.properties" in names  # a Spark session's quiet start
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "sbc-sql = sbc_sql.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

@@ -172,6 +172,29 @@ def test_errors_are_postgresql_errors_with_the_one_line_message(pl: str) -> None
     assert rows == [(0,)]
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "SELECT sbc.anonymize(source => 't', k => 1)",
+        "SELECT sbc.anonymize(source => 'missing', k => 3)",
+        "SELECT sbc.verify('t', 'nope', 3)",
+        "SELECT sbc.measure(NULL, 'r')",
+    ],
+)
+def test_an_error_is_its_one_line_without_a_python_traceback(pl: str, call: str) -> None:
+    """The error of a call made from SQL is the command line's line, raised by the SQL
+    function: its CONTEXT is the one line PostgreSQL gives any function's error, never the
+    Python traceback PL/Python gives an exception (where it was raised, line by line)."""
+    with pytest.raises(adbc_driver_manager.Error) as caught:
+        sql(pl, call)
+    details = dict(caught.value.details)
+    assert details[b"PG_DIAG_MESSAGE_PRIMARY"].decode().startswith("Error: ")
+    assert details[b"PG_DIAG_SQLSTATE"] == b"22023"
+    (context,) = details[b"PG_DIAG_CONTEXT"].decode().splitlines()
+    assert re.fullmatch(r"PL/pgSQL function sbc\.(anonymize|verify|measure)\(.*\) line \d+ at RAISE", context)
+    assert "Traceback" not in str(caught.value) and "PL/Python" not in str(caught.value)
+
+
 def test_a_fault_is_named_by_its_type_and_place_never_its_text() -> None:
     try:
         int("Jane-4711")
@@ -301,7 +324,11 @@ def test_every_sql_function_runs_with_pg_catalog_alone_on_its_search_path(pl: st
         "SELECT p.proname, p.proconfig FROM pg_catalog.pg_proc p "
         "WHERE p.pronamespace = 'sbc'::regnamespace ORDER BY 1",
     )
-    assert [r[0] for r in rows] == ["anonymize", "measure", "verify", "version"]
+    assert [r[0] for r in rows] == [
+        *("anonymize", "measure"),
+        *("python_anonymize", "python_measure", "python_verify", "python_version"),
+        *("verify", "version"),
+    ]
     assert all(r[1] == ["search_path=pg_catalog, pg_temp"] for r in rows), rows
 
 

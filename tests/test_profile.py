@@ -250,6 +250,24 @@ def test_cli_text_and_json(small_db: Path, cli) -> None:
     assert "CELL" not in res.stdout + res.stderr
 
 
+def test_cli_says_a_shared_reason_once(small_db: Path, cli) -> None:
+    """A reason several columns share is printed once, as a numbered note under the table
+    the rows refer to; a reason of one column stays on its row."""
+    res = cli(["profile", "--db", small_db, "-t", "people", "--qi", "age,zip", "--keep", "visits", "-q"])
+    assert res.exit_code == 0, res.stderr
+    table = res.stdout.split("\n\n")[1].splitlines()
+    assert table[0] == "Columns" and table[1].split() == [
+        *("column", "type", "distinct", "NULL", "unique", "role", "reason")
+    ]
+    rows = {line.split()[0]: line for line in table[2:] if not line.lstrip().startswith("[")}
+    notes = [line for line in table[2:] if line.lstrip().startswith("[")]
+    assert rows["age"].endswith(" [1]") and rows["zip"].endswith(" [1]")
+    assert notes == ["  [1] declared by --qi"]
+    assert rows["diagnosis"].endswith(" declared by its comment 'sbc:sensitive'")
+    assert rows["visits"].endswith(" declared by --keep")
+    assert res.stdout.count("declared by --qi") == 1
+
+
 def test_cli_bad_column_is_one_error_line(small_db: Path, cli) -> None:
     res = cli(["profile", "--db", small_db, "-t", "people", "--qi", "age,nope"])
     assert res.exit_code == 1

@@ -272,3 +272,23 @@ def test_a_first_compile_is_announced_and_a_cached_one_is_not(monkeypatch, tmp_p
     assert not reg.compiles_first("mondrian")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     assert not reg.compiles_first("kmember")
+
+
+def test_compare_says_a_first_compile_as_anonymize_does(monkeypatch, cli, tmp_path):
+    """The seconds k-member's kernels take to compile on a first run are said, on stderr, by
+    compare as by anonymize; once they are cached, compare prints its table alone."""
+    import sbc_sql.cluster.registry as reg
+
+    path = tmp_path / "t.duckdb"
+    small_table(duckdb.connect(str(path)))
+    notice = "compiling the clustering kernels (first run only: 20 to 30 s, cached afterwards)\n"
+    args = ["--db", path, "--table", "t", "--k", "4"]
+    for compiling in (True, False):
+        monkeypatch.setattr(reg, "compiles_first", lambda algorithm, first=compiling: first)
+        res = cli(["compare", *args, "--algorithms", "kmember"])
+        assert res.exit_code == 0, res.stderr
+        assert res.stderr == (notice if compiling else "")
+        assert res.stdout.splitlines()[1].startswith("kmember")
+        res = cli(["anonymize", *args, "-o", f"said_{compiling}", "--algorithm", "kmember"])
+        assert res.exit_code == 0, res.stderr
+        assert (notice in res.stderr) is compiling

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import sqlglot
-from helpers import assert_same_measures, make_table, q, run_cli
+from helpers import assert_same_measures, make_table, q, run_cli, run_module
 from test_datasets import datasets
 from test_engines import ROLES, TYPES, people
 
@@ -96,7 +96,35 @@ def test_spark_submit_is_given_the_command_as_a_file() -> None:
     assert "from sbc_sql.__main__ import main" in path.read_text()
 
 
+def test_a_session_built_here_reads_the_log_configuration_beside_the_engine() -> None:
+    from sbc_sql.engines.spark import session
+
+    assert session.LOG4J.is_file() and "rootLogger.level = error" in session.LOG4J.read_text()
+    ours = f"-Dlog4j2.configurationFile={session.LOG4J.resolve().as_uri()}"
+    assert session._java_options(None) == ours
+    # the caller's options come after ours, so that theirs win
+    assert session._java_options("-Dderby.system.home=/x") == f"{ours} -Dderby.system.home=/x"
+
+
 # ---- with Spark ----
+
+
+@pytest.mark.slow
+def test_a_spark_command_prints_no_line_of_the_jvm(spark, tmp_path: Path) -> None:
+    """A command on a session sbc-sql builds (a fresh process, a fresh JVM): stderr holds
+    sbc-sql's lines alone, none of Spark's start-up notices (log4j's default profile, the
+    default log level and how to change it, the native-hadoop warning) nor the JVM's own
+    (its incubator modules)."""
+    source = write_parquet(tmp_path / "people.parquet")
+    args = ["profile", "--engine", "spark", "--spark-master", "local[1]", "-t", source]
+    done = run_module([*args, "-q"], timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.startswith("Table ") and "Columns" in done.stdout
+    done = run_module([*args, "--qi", "nope"], timeout=600)  # an error: its one line, alone
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("Error: column 'nope'")
 
 
 def write_parquet(path: Path, frame=None, types=None) -> Path:

@@ -64,7 +64,7 @@ def imported(args: list[str], cwd: Path | None = None) -> tuple[subprocess.Compl
     ("args", "says"),
     [
         (["--version"], f"sbc-sql {sbc_sql.__version__}\n"),
-        (["--help"], "k-anonymize DuckDB tables with Similarity-Based Clustering"),
+        (["--help"], "k-anonymize tables in DuckDB, PostgreSQL or Apache Spark with"),
         (["-h"], "Exit codes: 0 success"),
         (["anonymize", "--help"], "Write a verified k-anonymous release of TABLE"),
         (["verify", "--help"], "--l-model"),

@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import sqlglot
-from helpers import make_table
+from helpers import file_catalog, make_table
 from sqlglot import exp
 from test_engines import DUCKDB_ONLY, TYPES, people
 from typer.testing import CliRunner
@@ -229,6 +229,24 @@ def test_the_commands(db, tmp_path) -> None:
     assert got.output == warehouse.print_sql(db, "t", 3, "snowflake", row_id="id", **ROLES)
     got = runner.invoke(app, ["sql", "--dialect", "oracle", "--db", str(db), "-t", "t", "-k", "3", *roles])
     assert got.exit_code == 2
+
+
+def test_cluster_and_sql_run_beside_a_release_of_the_same_name(cli, db, tmp_path) -> None:
+    """Neither writes to the database, so a release named as theirs would be (t_k3, from
+    anonymize) is no reason to refuse, nor do they suggest options they do not have."""
+    roles = ["--qi", "age,born,seen,sex,zip", "--sensitive", "dis,pay", "--drop", "id"]
+    made = cli(["anonymize", "--db", db, "-t", "t", "-k", "3", "-q", *roles])
+    assert made.exit_code == 0, made.stderr
+    before = file_catalog(db)
+    assert ("view", "t_k3") in before
+    ids = tmp_path / "ids.parquet"
+    got = cli(["cluster", "--db", db, "-t", "t", "-k", "3", "--row-id", "id", "--out", ids, "-q", *roles])
+    assert got.exit_code == 0, got.stderr
+    assert "wrote 60 class ids" in got.stdout and ids.is_file()
+    got = cli(["sql", "--dialect", "snowflake", "--db", db, "-t", "t", "-k", "3", "--row-id", "id", *roles])
+    assert got.exit_code == 0, got.stderr
+    assert got.stderr == "" and 'CREATE VIEW "t_k3"' in got.stdout
+    assert file_catalog(db) == before
 
 
 # ---- each dialect fix against sqlglot's own output ----

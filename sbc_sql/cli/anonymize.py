@@ -113,7 +113,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
         # the connection is closed once the summary is out (a server's, too, not left to exit)
         with result:
             if o.sql:
-                typer.echo("\n".join(result.statements))
+                typer.echo("\n".join([*dry_run_header(result), *result.statements]))
                 return
             if o.as_json:
                 typer.echo(json.dumps(documents.summary_dict(result), indent=2))
@@ -122,12 +122,50 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
                 where = {"db": o.target_db or o.db, "attach": o.db if o.target_db else None}
                 if engines.builds_session(o.engine):
                     where = {"engine": o.engine, "spark-master": o.spark_master}
-                typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}))
+                # without a database file the release lived in memory, gone when this ends
+                kept = bool(o.db or o.target_db) or engines.builds_session(o.engine)
+                typer.echo(summary_text(result, {flag: str(v) for flag, v in where.items() if v}, kept=kept))
             if o.report_file is not None:
                 page = html_report.report(
                     result.engine, result.plan.source.name, result.release, o.report_file, replace=o.replace
                 )
                 typer.echo(f"wrote the report of '{result.release}' to {page.path}", err=o.as_json)
+
+
+def dry_run_header(result: "Result") -> list[str]:
+    """The comment ``--sql`` prints above a dry run's statements: what they are, and why they
+    are not a script to run as printed (the bound parameters, with the values a run gives
+    them, and the class ids only a real run's clustering makes)."""
+    from sqlglot import exp
+
+    from ..version import __version__
+
+    plan, engine = result.plan, result.engine
+    lines = [
+        f"-- sbc-sql {__version__}: the statements a run of '{plan.display_name}' (k = {plan.k}) runs "
+        f"on {engine.name}, in order.",
+        "-- --sql ran the reads at the top (the statistics and the rows the clustering reads) and",
+        "-- wrote nothing. The statements are the run's own, not a script to run as printed:",
+    ]
+    if result.bound:
+        values = ", ".join(
+            f"{engine.sql(exp.Placeholder(this=name))} = {value!r}" for name, value in result.bound.items()
+        )
+        lines.append(f"--   a parameter is bound to its value as the statement runs: {values};")
+    if result.labels is not None:
+        labels = engine.sql(exp.to_identifier(result.labels, quoted=True))
+        lines += [
+            f"--   {labels} (row_id, eq_class; eq_class < 0 marks a suppressed row) holds each",
+            "--   row's class: the clustering makes it in memory between the reads and the writes",
+            "--   (a dry run does not cluster) and hands it to the engine, with each class's value",
+            "--   sets where a statement reads them.",
+        ]
+    lines += [
+        "-- For SQL to run elsewhere: 'sbc-sql cluster' writes the class ids to a file, and",
+        "-- 'sbc-sql sql' prints the run's statements for a warehouse with every parameter a",
+        "-- literal, reading the class ids from the table that file is loaded into.",
+    ]
+    return lines
 
 
 def _criteria_lines(result: "Result") -> list[str]:
@@ -184,7 +222,10 @@ def _sql_name(engine: "Engine", schema: str, name: str) -> str:
     )
 
 
-def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> str:
+def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, kept: bool = True) -> str:
+    """The summary anonymize prints. ``where``: the flags that find the release's database
+    again, for the evaluate hint; ``kept``: False when that database was in memory (no
+    --db), gone once the command ends, so that the release is kept in its export alone."""
     m = result.measures
     assert m is not None
     stages = ("plan", "stats", "pull", "cluster", "upload", "write", "measure", "verify")
@@ -231,6 +272,19 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None) -> st
         f"sbc-sql evaluate{db} --original {shlex.quote(plan.display_name)} --release {shlex.quote(release)}"
         " for risk and loss",
     ]
+    if not kept:
+        # written to an in-memory database, gone with the command: neither its names nor
+        # evaluate can find the release again, only its export can
+        lines[0] = (
+            f"release '{release}' (kept in {result.exported} alone): verified {plan.k}-anonymous and complete"
+        )
+        lines[-1] = (
+            f"next: read the release in {result.exported}; without --db it was made in an in-memory "
+            "database, gone now: run again with --db FILE to keep it in a database, where "
+            "sbc-sql evaluate measures its risk and loss"
+            if result.exported is not None
+            else "next: nothing is kept without --db or --out-file: run again with --db FILE"
+        )
     dropped = [c.name for c in plan.columns if c.role == "identifier"]
     held = f"identifiers ({', '.join(dropped)})" if dropped else "every original value"
     lines.append(f"note: '{plan.display_name}' still holds {held}; publish the release, not the source")

@@ -252,7 +252,7 @@ app = SbcTyper(
     no_args_is_help=True,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    help="k-anonymize DuckDB tables with Similarity-Based Clustering (SBCA).",
+    help="k-anonymize tables in DuckDB, PostgreSQL or Apache Spark with Similarity-Based Clustering (SBCA).",
     epilog=(
         "Exit codes: 0 success; 1 an error (bad input, nothing written); 2 a usage error; "
         "3 verify: the release fails verification; 130 interrupted (nothing written)."

@@ -28,8 +28,9 @@ def measure_cmd(o: SimpleNamespace) -> None:
     if o.as_json:
         typer.echo(documents.dumps(documents.measure_dict(m)))
         return
-    typer.echo(f"rows {m.n_rows}, released {m.released}, suppressed {m.suppressed}")
-    typer.echo(f"classes {m.classes}, smallest {m.smallest}, mean {m.mean:.2f}, largest {m.largest}")
+    # counts as anonymize prints them (2,000)
+    typer.echo(f"rows {m.n_rows:,}, released {m.released:,}, suppressed {m.suppressed:,}")
+    typer.echo(f"classes {m.classes:,}, smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}")
     typer.echo(f"total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}")
     for q, v in m.ncp.items():
         typer.echo(f"  NCP {q}: {v:.4f}")
@@ -73,7 +74,7 @@ def verify_cmd(o: SimpleNamespace) -> None:
     if verdict.ok and o.as_json:
         return
     if verdict.ok:
-        facts = ", ".join(f"{key} {value}" for key, value in verdict.facts.items())
+        facts = ", ".join(f"{key} {value:,}" for key, value in verdict.facts.items())
         asked = Criteria(**criteria(o)).describe()
         held = f", {asked}," if asked else ""
         typer.echo(f"ok: '{o.release}' is {o.k}-anonymous{held} and complete{notes} ({facts})")

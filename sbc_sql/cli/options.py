@@ -37,8 +37,8 @@ def parameter(option: catalogue.Option) -> inspect.Parameter:
     if not option.required and option.default is None:
         kind = kind | None
     settings: dict[str, Any] = {"help": option.help}
-    if option.metavar is not None:
-        settings["metavar"] = option.metavar
+    if option.shown_metavar is not None:
+        settings["metavar"] = option.shown_metavar
     if not option.show_default:
         settings["show_default"] = False
     default: Any = inspect.Parameter.empty if option.required else option.default

@@ -164,6 +164,8 @@ def compare_cmd(o: SimpleNamespace) -> None:
             hierarchies=parse_hierarchy_options(o.hierarchy),
             max_suppression=o.max_suppression,
             on_row=None if o.as_json else (lambda r: typer.echo(cmp.table_text([r]).splitlines()[1])),
+            # a first run's compiling, said as anonymize says it, rather than seconds of silence
+            log=lambda line: typer.echo(line, err=True),
         )
         if o.csv_path:
             cmp.write_csv(rows, o.csv_path)

@@ -24,6 +24,10 @@ from ..privacy import registry as criteria
 SURFACES = ("cli", "api", "sql")
 
 
+#: the value an option that declares no metavar shows in --help, by its kind
+KIND_METAVARS: Mapping[type, str] = {str: "TEXT", int: "INTEGER", float: "NUMBER"}
+
+
 @dataclass(frozen=True)
 class Option:
     """One option of one or more commands, as every surface spells it."""
@@ -69,6 +73,16 @@ class Option:
     @property
     def sql_name(self) -> str:
         return self.sql or self.name
+
+    @property
+    def shown_metavar(self) -> str | None:
+        """What ``--help`` shows for the option's value: its own metavar, else a word for its
+        kind, never a Python type (None: a flag, or a choice, whose choices are shown)."""
+        if self.metavar is not None:
+            return self.metavar
+        if self.choices or self.kind is bool:
+            return None
+        return KIND_METAVARS[self.kind]
 
     def absent(self, surface: str) -> str:
         """Why the option is not in ``surface`` ("" : it is)."""
@@ -139,6 +153,7 @@ ATTACH_READ = Option(
     help="Another DuckDB file to read from, read-only (repeatable), as FILE or FILE:ALIAS, "
     "e.g. --attach clinic.duckdb with --original clinic.main.patients.",
     multiple=True,
+    metavar="FILE[:ALIAS]",
     no_sql=IN_SERVER,
 )
 ENGINE = Option(
@@ -166,6 +181,7 @@ SPARK_CONF = Option(
     str,
     help="With --engine spark: a Spark property (repeatable), e.g. --spark-conf spark.driver.memory=4g.",
     multiple=True,
+    metavar="KEY=VALUE",
     show_default=False,
     no_api=ENGINE_BUILT,
     no_sql=IN_SERVER,
@@ -225,6 +241,7 @@ MAX_WIDTH = Option(
     "Rows that fit no class are suppressed (within --max-suppression).",
     flags=("--max-width",),
     multiple=True,
+    metavar="COLUMN=WIDTH",
     no_sql=NOT_IN_SQL_YET,
 )
 MAX_VALUES = Option(
@@ -234,6 +251,7 @@ MAX_VALUES = Option(
     "nationality=3. Rows that fit no class are suppressed (within --max-suppression).",
     flags=("--max-values",),
     multiple=True,
+    metavar="COLUMN=COUNT",
     no_sql=NOT_IN_SQL_YET,
 )
 MODE_WAREHOUSE = Option(
@@ -403,6 +421,7 @@ ANONYMIZE = (
         str,
         help="ARX-layout hierarchy for datafly/incognito (repeatable), e.g. --hierarchy age=age.csv.",
         multiple=True,
+        metavar="COLUMN=FILE",
         api="hierarchies",
         no_sql=NO_FILES,
     ),
@@ -433,6 +452,7 @@ ANONYMIZE = (
         help="Another DuckDB file to read the table from, read-only (repeatable), as FILE or "
         "FILE:ALIAS; then -t ALIAS.main.t. E.g. --attach ward.duckdb:ward.",
         multiple=True,
+        metavar="FILE[:ALIAS]",
         no_sql=NO_FILES,
     ),
     Option(
@@ -599,6 +619,7 @@ EVALUATE = (
         float,
         help="Target query selectivity, repeatable (default 0.01, 0.05, 0.1).",
         multiple=True,
+        metavar="SHARE",
         api="selectivities",
     ),
     Option("seed", int, help="Seed of the random queries and of --model's split and classifier.", default=0),
@@ -732,6 +753,7 @@ COMPARE = (
         str,
         help="col=path.csv hierarchy for datafly/incognito (repeatable).",
         multiple=True,
+        metavar="COLUMN=FILE",
         api="hierarchies",
     ),
     MAX_SUPPRESSION,
@@ -765,6 +787,12 @@ COMPARE = (
         no_api=PRINTED,
     ),
     Option("on_row", object, help="Receives each row as it is measured.", no_cli=CALLBACK),
+    Option(
+        "log",
+        object,
+        help="Receives the clustering's warnings and the notice that a first run compiles the kernels.",
+        no_cli="the command prints the lines the API hands to log= on stderr",
+    ),
     RUN_OPTIONS,
 )
 
@@ -913,12 +941,14 @@ INSTALL_SQL = (
         "directories above it must be writable only by root or the server's user.",
         flags=("--python-path",),
         multiple=True,
+        metavar="DIR",
     ),
     Option(
         "grant",
         str,
         help="A role that may call the functions, repeatable (default: superusers only).",
         multiple=True,
+        metavar="ROLE",
     ),
     Option(
         "uninstall",

@@ -467,9 +467,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     return out
 
 
+def _noted(reasons: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Each column's reason as its row shows it, and the notes under the table: a reason
+    several columns share is said once, as a numbered note the rows refer to ("[1]")."""
+    shared = [r for r in dict.fromkeys(reasons) if reasons.count(r) > 1]
+    number = {r: f"[{i}]" for i, r in enumerate(shared, 1)}
+    return [number.get(r, r) for r in reasons], [f"  {number[r]} {r}" for r in shared]
+
+
 def text(p: Profile) -> str:
     """The profile as a few aligned tables."""
     out = [f"Table '{p.table}': {p.n_rows:,} rows, {len(p.columns)} columns", "", "Columns"]
+    reasons, notes = _noted([c.reason for c in p.columns])
     out += _table(
         ("column", "type", "distinct", "NULL", "unique", "role", "reason"),
         [
@@ -480,12 +489,13 @@ def text(p: Profile) -> str:
                 _pct(c.null_share),
                 _pct(c.unique_share),
                 c.role + (" (declared)" if c.declared else ""),
-                c.reason,
+                reason,
             )
-            for c in p.columns
+            for c, reason in zip(p.columns, reasons, strict=True)
         ],
         (False, False, True, True, True, False, False),
     )
+    out += notes
     undeclared = [c.name for c in p.columns if c.role == "identifier" and not c.declared]
     if undeclared:
         out.append(

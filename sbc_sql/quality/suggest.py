@@ -401,7 +401,7 @@ def text(s: Suggestion) -> str:
             lines.append(f"{st.k:>6}{'-':>9}{'failed':>7}  {st.failed}")
             continue
         lines.append(
-            f"{st.k:>6}{st.ncp:>9.4f}{mark:>7}{st.classes:>9}{100 * st.risk_highest:>9.2f}%"
+            f"{st.k:>6}{st.ncp:>9.4f}{mark:>7}{st.classes:>9,}{100 * st.risk_highest:>9.2f}%"
             f"{100 * st.risk_mean:>10.2f}%{st.seconds:>9.2f}"
         )
     chosen = s.step(s.k)

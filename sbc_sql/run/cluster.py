@@ -18,7 +18,7 @@ from ..cluster import registry
 from ..cluster.limits import Limits
 from ..cluster.registry import ClusterRun, run_clustering
 from ..stages.verify import MICROS_PER_DAY
-from .lines import Log, Progress
+from .lines import COMPILING, Log, Progress
 from .prepare import Prepared
 
 
@@ -56,7 +56,7 @@ def cluster(prepared: Prepared, *, progress: Progress | None = None, log: Log | 
         raise RuntimeError("the prepared arrays were released; prepare the table again")
     options = plan.options
     if log is not None and registry.compiles_first(options.algorithm):
-        log("compiling the clustering kernels (first run only: 20 to 30 s, cached afterwards)")
+        log(COMPILING)
     t = time.perf_counter()
     run = run_clustering(
         data,

@@ -12,6 +12,24 @@ from ..errors import in_python_terms
 Log = Callable[[str], None]
 Progress = Callable[[int, int], None]
 
+#: what the cluster step says before a run whose kernels numba compiles first, rather than
+#: look hung for the seconds that takes
+COMPILING = "compiling the clustering kernels (first run only: 20 to 30 s, cached afterwards)"
+
+
+def notices(log: Log | None) -> Log | None:
+    """The log of a command that prints no steps (compare): only the warnings and the notice
+    that the kernels compile reach ``log``."""
+    if log is None:
+        return None
+    said = log
+
+    def told(line: str) -> None:
+        if line.startswith("warning: ") or line == COMPILING:
+            said(line)
+
+    return told
+
 
 def warnings_only(line: str) -> None:
     """Without a log, warnings still reach a Python caller (as Python warnings)."""

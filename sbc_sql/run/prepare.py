@@ -31,7 +31,7 @@ from ..cluster.model import QIData
 from ..cluster.registry import ClusterRun
 from ..cluster.sbca_plus.algorithm import MAX_LABELS
 from ..engines.base import Engine, drop_table_sql
-from ..errors import InputError
+from ..errors import InputError, OutputExistsError
 from ..hierarchies import HierarchySpec
 from ..hierarchies import resolve as resolve_hierarchies
 from ..knowledge import background_options
@@ -39,7 +39,7 @@ from ..model import CsvOptions
 from ..privacy.criteria import check_sensitive
 from ..stages import pull, stats
 from .inputs import release_owners
-from .lines import Log
+from .lines import Log, warnings_only
 
 
 class Arrays:
@@ -87,6 +87,9 @@ class Prepared:
     #: made by :func:`ready` where the engine clusters ``plan`` in its own workers: the
     #: labels, kept in the engine
     workers: ClusterRun | None = None
+    #: the run writes its release into the engine (False: the class ids go to a file, or the
+    #: SQL is printed for another warehouse), so its output names are checked there
+    writes: bool = True
 
     @property
     def data(self) -> QIData | None:
@@ -122,14 +125,23 @@ class Prepared:
             self.plan.source, options, display_name=self.plan.display_name, parse_name=self.engine.parse_name
         )
         planning.check_rows(plan, self.stats.n_rows)
-        _check_output(self.engine, plan)
+        if self.writes:
+            _check_output(self.engine, plan)
         return plan
 
 
-def _check_output(engine: Engine, plan: planning.Plan) -> None:
-    """The release's names overwrite nothing they may not (:func:`planning.check_output`)."""
+def _check_output(engine: Engine, plan: planning.Plan, log: Log | None = None) -> None:
+    """The release's names overwrite nothing they may not (:func:`planning.check_output`).
+    A dry run writes nothing: a name a real run would refuse as taken is a warning on
+    ``log``, and the run goes on."""
     taken = engine.object_kinds(plan.release_objects)
-    planning.check_output(plan, taken, release_owners(engine, taken), engine.identities)
+    try:
+        planning.check_output(plan, taken, release_owners(engine, taken), engine.identities)
+    except OutputExistsError as refused:
+        if not engine.dry:
+            raise
+        say = log or warnings_only
+        say(f"warning: a real run would stop here: {refused}; a dry run writes nothing and goes on")
 
 
 def prepare(
@@ -139,15 +151,20 @@ def prepare(
     *,
     hierarchies: Mapping[str, HierarchySpec] | None = None,
     log: Log | None = None,
+    writes: bool = True,
 ) -> Prepared:
-    """Plan the run, collect the statistics and pull the QIs (a dry run pulls nothing)."""
+    """Plan the run, collect the statistics and pull the QIs (a dry run pulls nothing).
+    ``writes``: the run writes its release into the engine, whose names are then checked
+    (False: it writes the class ids to a file or prints SQL for another warehouse, and
+    names nothing in the engine)."""
     say = log or (lambda _: None)
     timings: dict[str, float] = {}
     t = time.perf_counter()
     csv = CsvOptions(options.csv_delimiter, options.csv_header)
     info = engine.open_source(table, csv)
     plan = planning.make_plan(info, options, display_name=table, parse_name=engine.parse_name)
-    _check_output(engine, plan)
+    if writes:
+        _check_output(engine, plan, say)
     timings["plan"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -163,7 +180,8 @@ def prepare(
         timings["tuples"] = time.perf_counter() - t
     t = time.perf_counter()
     try:
-        return _prepared(engine, plan, int(n_rows), tuples, estimated, hierarchies, timings, t, say)
+        prepared = _prepared(engine, plan, int(n_rows), tuples, estimated, hierarchies, timings, t, say)
+        return prepared if writes else dataclasses.replace(prepared, writes=False)
     except BaseException:
         if tuples is not None:
             engine.scratch(drop_table_sql(tuples))

@@ -182,6 +182,13 @@ def publish(
             os.remove(export_tmp)
         raise
     mode = clustering.run.mode if clustering.run else ""
+    bound: dict[str, object] = {}
+    if engine.dry:
+        # what a real run binds to the parameters of the statements a dry run only shows
+        for model in models:
+            bound.update(model.params())
+        bound.update(verify.limits_params(limits))
+        bound.update(measure.ncp_params(layout, known_domains(plan, st)[0]))
     return Result(
         engine,
         plan.output,
@@ -197,6 +204,8 @@ def publish(
         achieved=achieved,
         suppressed_by=run_provenance.suppressed_by(clustering.run),
         tuples=prepared.n_tuples if prepared.tuples is not None else None,
+        bound=bound,
+        labels=labels_name if engine.dry else None,
     )
 
 

@@ -48,6 +48,11 @@ class Result:
     suppressed_by: dict[str, int] = field(default_factory=dict)
     #: the distinct QI tuples clustered, each standing for its rows (None: every row was)
     tuples: int | None = None
+    #: a dry run's: the values of the bound parameters (``$k`` ...) its statements leave as
+    #: parameters, by name, and the working table its statements read each row's class from
+    #: (made in memory by the clustering, which a dry run does not run)
+    bound: dict[str, Any] = field(default_factory=dict)
+    labels: str | None = None
     #: closed, with the connection sbc-sql opened for it
     closed: bool = field(default=False, init=False)
 

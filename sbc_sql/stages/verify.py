@@ -21,6 +21,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 
@@ -139,6 +140,12 @@ def limits_of(
     )
 
 
+def _n(count: Any) -> str:
+    """A count as a driver gives it (an int, a Decimal, None for none), as every line of
+    sbc-sql prints one: 2,000."""
+    return f"{int(count or 0):,}"
+
+
 def limits_sql(limits: Sequence[Limit], relation: str) -> exp.Expression:
     """One row: per limit, the classes of ``relation`` over it, then per limit the widest
     range or largest set (see sql/templates/class_limits.sql)."""
@@ -176,7 +183,7 @@ def limits_problems(
             largest = float(top) / lim.scale
             what = "span more than" if lim.flag == "--max-width" else "hold more values than"
             problems.append(
-                f"{int(count)} class(es) {what} {lim.flag} {lim.column.name}={lim.bound:g} "
+                f"{int(count):,} class(es) {what} {lim.flag} {lim.column.name}={lim.bound:g} "
                 f"(the {'widest' if lim.flag == '--max-width' else 'largest'}: {largest:g})"
             )
     return problems, {"limits_broken": sum(int(c or 0) for c in broken)}
@@ -215,7 +222,7 @@ def class_problems(facts: dict[str, int]) -> list[str]:
     the k-anonymity model's)."""
     problems: list[str] = []
     if facts["mixed_classes"]:
-        problems.append(f"{facts['mixed_classes']} class(es) carry more than one generalized tuple")
+        problems.append(f"{facts['mixed_classes']:,} class(es) carry more than one generalized tuple")
     return problems
 
 
@@ -313,30 +320,30 @@ def verify_with_labels(
     problems += class_problems(facts)
     if facts["unmatched_classes"]:
         problems.append(
-            f"{facts['unmatched_classes']} class(es) differ between the class table "
+            f"{facts['unmatched_classes']:,} class(es) differ between the class table "
             "and the row table (missing from one, or another size)"
         )
     if facts["outside"]:
         problems.append(
-            f"{facts['outside']} QI value(s) lie outside their class's range or set "
+            f"{facts['outside']:,} QI value(s) lie outside their class's range or set "
             "(numeric QIs counted once per row)"
         )
     source_rows, n_labels, strays, suppressed, unlabelled = engine.fetch_one(coverage)
     facts.update(source_rows=int(source_rows), suppressed=int(suppressed))
     if n_labels != source_rows or strays or unlabelled:
         problems.append(
-            f"{source_rows} source rows but {n_labels} labels ({strays} naming no source row, "
-            f"{unlabelled} source rows unlabelled): each row must be labelled once"
+            f"{_n(source_rows)} source rows but {_n(n_labels)} labels ({_n(strays)} naming no source row, "
+            f"{_n(unlabelled)} source rows unlabelled): each row must be labelled once"
         )
     if facts["released"] != source_rows - suppressed:
         problems.append(
-            f"the release has {facts['released']} rows; expected "
-            f"{source_rows - suppressed} ({source_rows} in, {suppressed} suppressed)"
+            f"the release has {facts['released']:,} rows; expected "
+            f"{_n(source_rows - suppressed)} ({_n(source_rows)} in, {_n(suppressed)} suppressed)"
         )
     missing, extra = engine.fetch_one(missing_rows)
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
-        problems.append(f"{missing} row(s) lost and {extra} row(s) added or changed in the release")
+        problems.append(f"{_n(missing)} row(s) lost and {_n(extra)} row(s) added or changed in the release")
     return Verdict(k, tuple(problems), facts)
 
 
@@ -353,7 +360,7 @@ def js_problems(engine: Engine, labels: str, threshold: float) -> tuple[list[str
     problems = []
     if violations:
         problems.append(
-            f"{violations} pair(s) of background-knowledge beliefs in one class lie farther apart "
+            f"{_n(violations)} pair(s) of background-knowledge beliefs in one class lie farther apart "
             f"than J={threshold:g} bits"
         )
     return problems, float(diameter or 0.0)
@@ -455,7 +462,7 @@ def verify_pair(
     (n_rows,) = engine.fetch_one(render("row_count", source=original))
     facts["source_rows"] = int(n_rows)
     if facts["released"] > n_rows:
-        problems.append(f"the release has {facts['released']} rows, more than the {n_rows} input rows")
+        problems.append(f"the release has {facts['released']:,} rows, more than the {_n(n_rows)} input rows")
     if recorded is None:
         facts["suppressed"] = max(int(n_rows) - facts["released"], 0)
         problems += unrecorded_loss_problems(facts["suppressed"], int(n_rows), max_suppression or 0.0)
@@ -471,17 +478,17 @@ def verify_pair(
     facts.update(overdrawn=int(overdrawn), uncovered=int(uncovered), extra=int(extra))
     if overdrawn:
         problems.append(
-            f"{overdrawn} class(es) release values more often than the source has rows with "
+            f"{_n(overdrawn)} class(es) release values more often than the source has rows with "
             "those values inside the class's ranges and sets (values moved between classes, "
             "or made up)"
         )
     if uncovered > facts["suppressed"]:
         problems.append(
-            f"{uncovered} input row(s) are covered by no class of the release, but "
-            f"only {facts['suppressed']} are suppressed"
+            f"{_n(uncovered)} input row(s) are covered by no class of the release, but "
+            f"only {facts['suppressed']:,} are suppressed"
         )
     if extra:
-        problems.append(f"{extra} release row(s) carry released values that the input lacks")
+        problems.append(f"{_n(extra)} release row(s) carry released values that the input lacks")
     return Verdict(k, tuple(problems), facts)
 
 
@@ -498,8 +505,8 @@ def unrecorded_loss_problems(missing: int, n_rows: int, share: float) -> list[st
         return []
     need = min(math.ceil(missing / n_rows * 10_000) / 10_000, 0.9999) if n_rows else 0.0
     return [
-        f"the release lacks {missing} of the {n_rows} input rows, and no provenance records them "
-        f"as suppressed (--max-suppression {share:g} allows {allowed}); a class may have been "
+        f"the release lacks {missing:,} of the {n_rows:,} input rows, and no provenance records them "
+        f"as suppressed (--max-suppression {share:g} allows {allowed:,}); a class may have been "
         f"deleted: verify against the run's release, or allow them with --max-suppression {need:g}"
     ]
 
@@ -511,8 +518,8 @@ def suppression_bound_problems(suppressed: int, n_rows: int, share: float, bound
     if suppressed <= allowed:
         return []
     return [
-        f"the provenance records {suppressed} of {n_rows} input rows suppressed, above {bound} "
-        f"{share:g} ({allowed} rows)"
+        f"the provenance records {suppressed:,} of {n_rows:,} input rows suppressed, above {bound} "
+        f"{share:g} ({allowed:,} rows)"
     ]
 
 
@@ -523,22 +530,22 @@ def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
     problems: list[str] = []
     if recorded.input_rows != n:
         problems.append(
-            f"the run read {recorded.input_rows} input rows; the source has {n}: verify against "
+            f"the run read {recorded.input_rows:,} input rows; the source has {n:,}: verify against "
             "the table the release was made from"
         )
     if recorded.released + recorded.suppressed != recorded.input_rows:
         problems.append(
-            f"the provenance records {recorded.released} released and {recorded.suppressed} "
-            f"suppressed rows, which are not its {recorded.input_rows} input rows"
+            f"the provenance records {recorded.released:,} released and {recorded.suppressed:,} "
+            f"suppressed rows, which are not its {recorded.input_rows:,} input rows"
         )
     if released != recorded.released:
         problems.append(
-            f"the release has {released} rows; the run released {recorded.released} and suppressed "
-            f"{recorded.suppressed} of {recorded.input_rows} (a suppressed row must be recorded as "
+            f"the release has {released:,} rows; the run released {recorded.released:,} and suppressed "
+            f"{recorded.suppressed:,} of {recorded.input_rows:,} (a suppressed row must be recorded as "
             "suppressed by the run)"
         )
     if classes != recorded.classes:
-        problems.append(f"the release has {classes} classes; the run wrote {recorded.classes}")
+        problems.append(f"the release has {classes:,} classes; the run wrote {recorded.classes:,}")
     options = recorded.document.get("options") or {}
     bound = options.get("max_suppression")
     if options.get("leftover") == "suppress" or options.get("algorithm") in UNBOUNDED_ALGORITHMS:
@@ -571,11 +578,11 @@ def release_tables_problems(
     problems: list[str] = []
     if int(distinct or 0) < int(n_classes or 0):
         problems.append(
-            f"{int(n_classes) - int(distinct)} class id(s) occur twice in the class table '{classes}'"
+            f"{int(n_classes) - int(distinct):,} class id(s) occur twice in the class table '{classes}'"
         )
     if unmatched:
         problems.append(
-            f"{unmatched} class(es) of '{classes}' disagree with '{rows}' (class_size is not the "
+            f"{_n(unmatched)} class(es) of '{classes}' disagree with '{rows}' (class_size is not the "
             "class's row count, or the class is in one table only)"
         )
     joined = _query(write.release_view_sql(columns, release, rows, classes))
@@ -584,7 +591,7 @@ def release_tables_problems(
     if missing or extra:
         problems.append(
             f"the release view '{release}' is not its row table joined to its class table "
-            f"({missing} row(s) missing, {extra} row(s) beyond them)"
+            f"({_n(missing)} row(s) missing, {_n(extra)} row(s) beyond them)"
         )
     return problems
 
@@ -604,8 +611,8 @@ def text_view_problems(
     missing, extra = engine.fetch_one(same_rows_sql(expected, view, names))
     if missing or extra:
         return [
-            f"the text view '{view}' does not show the text of its release ({missing} row(s) "
-            f"missing, {extra} row(s) beyond them): it was redefined, or written by an earlier version"
+            f"the text view '{view}' does not show the text of its release ({_n(missing)} row(s) "
+            f"missing, {_n(extra)} row(s) beyond them): it was redefined, or written by an earlier version"
         ]
     return []
 

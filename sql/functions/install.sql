@@ -1,18 +1,25 @@
--- The SQL functions of `sbc-sql install-sql`: PL/Python (plpython3u) functions in the schema
--- sbc that run sbc-sql inside the server, in the caller's session and transaction. Each
--- body's prelude (written in by install-sql) makes the sbc_sql package importable from where
--- install-sql found it and imports sbc_sql.server.call, which takes the arguments in
--- declaration order and returns JSON; the session's sys.path is put back as it was when the
--- call returns, so that later PL/Python functions of the session import what they did before.
+-- The SQL functions of `sbc-sql install-sql` in the schema sbc, which run sbc-sql inside
+-- the server, in the caller's session and transaction. Each is a pair:
+-- * sbc.python_<name>, a PL/Python (plpython3u) function. Its body's prelude (written in by
+--   install-sql) checks the directories it imports from, makes the sbc_sql package
+--   importable from where install-sql found it and imports sbc_sql.server.call, which
+--   takes the arguments in declaration order and returns JSON: the command's document, or
+--   {"sbc_error": {"message": ..., "sqlstate": ...}} for an error. The session's sys.path is
+--   put back as it was when the call returns, so that later PL/Python functions of the
+--   session import what they did before.
+-- * sbc.<name>, the function callers call: PL/pgSQL, which passes its arguments on and
+--   returns the document, or raises the error as a PostgreSQL error of that SQLSTATE whose
+--   text is the command line's Error: line, and nothing else: an error raised by PL/Python
+--   itself would carry a Python traceback as its CONTEXT, and RAISE gives none.
 -- Each function runs with search_path = pg_catalog, pg_temp (pg_temp explicitly last): no
 -- function, operator or table of a schema another role may create in is found by name while
 -- it runs (sbc_sql.engines.postgres.SEARCH_PATH).
 -- Each function's arguments (__ARGUMENTS__) are written in by install-sql from the options'
 -- catalogue (sbc_sql/plan/catalogue.py): their names, types, defaults and order, which
--- positional callers rely on, are those of the matching command's options.
+-- positional callers rely on, are those of the matching command's options; __PASSED__ is
+-- each of them in order ($1, $2, ...).
 -- Statements are separated by a line holding only ';'.
-
-CREATE OR REPLACE FUNCTION sbc.anonymize(
+CREATE OR REPLACE FUNCTION sbc.python_anonymize(
 __ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
@@ -25,7 +32,23 @@ finally:
     sys.path[:] = sbc_sys_path
 $sbc$
 ;
-CREATE OR REPLACE FUNCTION sbc.verify(
+CREATE OR REPLACE FUNCTION sbc.anonymize(
+__ARGUMENTS__
+) RETURNS jsonb LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+DECLARE
+    answer jsonb := sbc.python_anonymize(__PASSED__);
+BEGIN
+    IF answer ? 'sbc_error' THEN
+        RAISE EXCEPTION USING
+            MESSAGE = answer #>> '{sbc_error,message}',
+            ERRCODE = answer #>> '{sbc_error,sqlstate}';
+    END IF;
+    RETURN answer;
+END
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.python_verify(
 __ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
@@ -38,7 +61,23 @@ finally:
     sys.path[:] = sbc_sys_path
 $sbc$
 ;
-CREATE OR REPLACE FUNCTION sbc.measure(
+CREATE OR REPLACE FUNCTION sbc.verify(
+__ARGUMENTS__
+) RETURNS jsonb LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+DECLARE
+    answer jsonb := sbc.python_verify(__PASSED__);
+BEGIN
+    IF answer ? 'sbc_error' THEN
+        RAISE EXCEPTION USING
+            MESSAGE = answer #>> '{sbc_error,message}',
+            ERRCODE = answer #>> '{sbc_error,sqlstate}';
+    END IF;
+    RETURN answer;
+END
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.python_measure(
 __ARGUMENTS__
 ) RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
@@ -51,7 +90,23 @@ finally:
     sys.path[:] = sbc_sys_path
 $sbc$
 ;
-CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpython3u VOLATILE
+CREATE OR REPLACE FUNCTION sbc.measure(
+__ARGUMENTS__
+) RETURNS jsonb LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+DECLARE
+    answer jsonb := sbc.python_measure(__PASSED__);
+BEGIN
+    IF answer ? 'sbc_error' THEN
+        RAISE EXCEPTION USING
+            MESSAGE = answer #>> '{sbc_error,message}',
+            ERRCODE = answer #>> '{sbc_error,sqlstate}';
+    END IF;
+    RETURN answer;
+END
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.python_version() RETURNS jsonb LANGUAGE plpython3u VOLATILE
 SET search_path = pg_catalog, pg_temp AS $sbc$
 import sys
 sbc_sys_path = list(sys.path)
@@ -60,4 +115,18 @@ try:
     return call(plpy, "version", args)
 finally:
     sys.path[:] = sbc_sys_path
+$sbc$
+;
+CREATE OR REPLACE FUNCTION sbc.version() RETURNS jsonb LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp AS $sbc$
+DECLARE
+    answer jsonb := sbc.python_version(__PASSED__);
+BEGIN
+    IF answer ? 'sbc_error' THEN
+        RAISE EXCEPTION USING
+            MESSAGE = answer #>> '{sbc_error,message}',
+            ERRCODE = answer #>> '{sbc_error,sqlstate}';
+    END IF;
+    RETURN answer;
+END
 $sbc$

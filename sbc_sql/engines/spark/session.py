@@ -1,15 +1,23 @@
 """The SparkSession the Spark engine runs in when the caller gives none: the one running in
 this process already, or one built here (``local[*]`` by default; spark-submit's master and
-settings under spark-submit) with sbc-sql's settings."""
+settings under spark-submit) with sbc-sql's settings.
+
+A session built here starts quietly: its driver JVM reads the log4j 2 configuration beside
+this module (errors only, and none of Spark's start-up notices), and the JVM's own notice
+of its incubator modules, which no log configuration reaches, is left out of the stderr the
+JVM inherits (:func:`_without_jvm_notices`). A command's stderr then holds sbc-sql's lines
+alone."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
@@ -22,6 +30,55 @@ SESSION_CONF = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
 }
+
+
+#: the log4j 2 configuration the driver JVM of a session built here reads
+LOG4J = Path(__file__).with_name("log4j2.properties")
+#: the notice the JVM itself writes on stderr as it starts (Spark runs it with
+#: --add-modules=jdk.incubator.vector), which no log level silences
+_JVM_NOTICES = (b"WARNING: Using incubator modules: ",)
+
+
+def _java_options(given: str | None) -> str:
+    """The driver JVM's options: the log4j configuration, then those given (which win)."""
+    ours = f"-Dlog4j2.configurationFile={LOG4J.resolve().as_uri()}"
+    return f"{ours} {given}" if given else ours
+
+
+@contextlib.contextmanager
+def _without_jvm_notices() -> Iterator[None]:
+    """While a session starts, this process's stderr (file descriptor 2) is a pipe, which the
+    JVM inherits and keeps for its life; a thread copies what comes through it to the
+    stderr this process has again once the session runs, but for the JVM's notices
+    (:data:`_JVM_NOTICES`). Where the descriptor cannot be duplicated, nothing changes."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    read, write = os.pipe()
+    os.dup2(write, 2)
+    os.close(write)
+    threading.Thread(target=_copy_stderr, args=(read,), name="sbc-sql JVM stderr", daemon=True).start()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _copy_stderr(read: int) -> None:
+    """Copy the pipe's lines to file descriptor 2 but the JVM's notices, until the JVM (the
+    last writer) ends or stderr is gone."""
+    with contextlib.suppress(OSError), os.fdopen(read, "rb") as pipe:
+        for line in pipe:
+            if line.startswith(_JVM_NOTICES):
+                continue
+            while line:
+                line = line[os.write(2, line) :]
 
 
 def _local_cores(master: str) -> int:
@@ -71,6 +128,10 @@ def start(master: str | None, conf: Mapping[str, str] | None) -> tuple[Any, bool
         # than the work (200,000 rows: 128 s against 44 s for the whole run at 4)
         settings["spark.sql.shuffle.partitions"] = str(2 * _local_cores(chosen))
     settings.update(conf or {})
+    if not submitted:
+        # the JVM starts here: quietly (see the module's docstring)
+        key = "spark.driver.extraJavaOptions"
+        settings[key] = _java_options(settings.get(key))
     builder = SparkSession.builder.appName("sbc-sql")
     if chosen:
         builder = builder.master(chosen)
@@ -79,7 +140,8 @@ def start(master: str | None, conf: Mapping[str, str] | None) -> tuple[Any, bool
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if main else None
     try:
-        session = builder.getOrCreate()
+        with contextlib.nullcontext() if submitted else _without_jvm_notices():
+            session = builder.getOrCreate()
     except Exception as err:
         where = f"on master '{chosen}'" if chosen else "of spark-submit"
         raise InputError(
