@@ -873,3 +873,38 @@ def test_a_column_spark_cannot_read_is_named_with_its_type_and_the_fix(spark, cl
         ]
     )
     assert on_duckdb.exit_code == 0, on_duckdb.stderr
+
+
+@pytest.mark.parametrize(
+    ("role", "needle"),
+    [
+        ("--qi", "cannot be a quasi-identifier"),
+        ("--keep", "cannot be kept"),
+        ("--sensitive", "cannot be released as sensitive"),
+    ],
+)
+def test_a_map_column_is_refused_before_any_work(spark, cli, tmp_path, role, needle) -> None:
+    """Spark neither compares nor orders a MAP: a kept or sensitive one failed when the rows
+    were made (DATATYPE_MISMATCH, no word of the column), a QI of one was told to be kept."""
+    from pyspark.sql import types as t
+
+    from sbc_sql.engines.spark.columns import has_equality
+
+    source = tmp_path / "tagged.parquet"
+    tags = pa.array([[("a", i % 3)] for i in range(40)], pa.map_(pa.string(), pa.int64()))
+    pq.write_table(pa.table({"age": pa.array([20 + i % 9 for i in range(40)]), "tags": tags}), source)
+    roles = ["--qi", "age,tags"] if role == "--qi" else ["--qi", "age", role, "tags"]
+    done = cli(["anonymize", "--engine", "spark", "-t", source, "-o", tmp_path / "out", "-k", 3, *roles])
+    assert done.exit_code == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"Error: column 'tags' of type MAP {needle}: its values have no equality")
+    assert "declare it with --drop," in lines[0] and "--keep" not in lines[0]
+    assert leftovers(tmp_path) == [] and temporary_views(spark) == []
+    # what holds a MAP, and a VARIANT, has no equality either; what holds neither has
+    mapped = t.MapType(t.StringType(), t.LongType())
+    assert not any(
+        has_equality(x)
+        for x in (t.ArrayType(mapped), t.StructType([t.StructField("m", mapped)]), t.VariantType())
+    )
+    assert has_equality(t.StructType([t.StructField("a", t.ArrayType(t.LongType()))]))
