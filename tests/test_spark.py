@@ -768,6 +768,7 @@ def test_nanoseconds_truncate_to_the_microsecond_in_any_folder_and_time_zone(spa
         pq.write_table(table, folder / f"part={part}" / "data.parquet")
     (folder / "_SUCCESS").write_text("")
     (folder / ".data.parquet.crc").write_text("not parquet")
+    (folder / "empty.parquet").write_text("")
     want = sorted((n // 1000 if n is not None else None for n in nanos), key=lambda v: (v is None, v))
     zone = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "America/New_York")

@@ -55,9 +55,9 @@ class Leaf:
 
 def leaves(session: Any, fs: Any, path: Any) -> list[Leaf]:
     """The leaves of the schema of the Parquet file ``path`` (a Hadoop Path on ``fs``), or
-    of the first data file of the folder ``path`` (names starting with '_' or '.' are not
-    data, as Spark skips them); none when the folder holds no file. A file that is no Parquet
-    file raises (the caller lets Spark's own read say what is wrong with it)."""
+    of the first data file of the folder ``path`` (empty files and names starting with '_' or
+    '.' are not data, as Spark skips them); none when the folder holds no file. A file that
+    is no Parquet file raises (the caller lets Spark's own read say what is wrong with it)."""
     found = _first_file(fs, path, 0)
     if found is None:
         return []
@@ -83,7 +83,11 @@ def _first_file(fs: Any, path: Any, depth: int) -> Any:
     if depth >= MAX_DEPTH:
         return None
     children = sorted(
-        (s for s in fs.listStatus(path) if not str(s.getPath().getName()).startswith(("_", "."))),
+        (
+            s
+            for s in fs.listStatus(path)
+            if not str(s.getPath().getName()).startswith(("_", ".")) and (s.isDirectory() or s.getLen() > 0)
+        ),
         key=lambda s: (s.isDirectory(), str(s.getPath().getName())),
     )
     for child in children:
