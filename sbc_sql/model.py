@@ -29,6 +29,10 @@ class ColumnInfo:
     kind: str | None = None
     #: 'date' or 'timestamp' for a numeric kind counted in days or microseconds
     temporal: str | None = None
+    #: whether the engine compares its values for equality, which grouping them into classes
+    #: and checking a released value against its source take: not PostgreSQL's json, xml and
+    #: geometric types, nor Spark's MAP and VARIANT (nor arrays and structs of them)
+    equality: bool = True
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,10 @@ def bad_db(tmp_path: Path) -> Path:
             "INSERT INTO dated VALUES (DATE '2001-01-01', 'a'), (DATE 'infinity', 'b'), "
             "(DATE '2001-02-01', 'c'), (DATE '-infinity', 'd')"
         )
+        con.execute(
+            "CREATE TABLE nested AS SELECT 30 + i % 2 AS age, union_value(num := i)::UNION(num INTEGER, "
+            "str VARCHAR) AS u, MAP {'a': i} AS m, {'x': i} AS s, 'flu' AS dis FROM range(6) AS r(i)"
+        )
         con.execute("CREATE TABLE wide (x DOUBLE, dis VARCHAR)")
         con.execute("INSERT INTO wide VALUES (-1.7e308, 'a'), (1.7e308, 'b'), (0, 'c'), (1, 'd')")
         con.execute("CREATE SCHEMA other")
@@ -123,6 +127,32 @@ CASES = [
             "dis",
         ],
         ["'tags'", "INTEGER[]", "--keep"],
+    ),
+    *(
+        (
+            f"{name} qi",
+            [
+                "--table",
+                "nested",
+                "--k",
+                "2",
+                "--qi",
+                f"age,{column}",
+                "--keep",
+                others,
+                "--sensitive",
+                "dis",
+            ],
+            [
+                f"column '{column}' of type {shown} cannot be a quasi-identifier",
+                "--drop, --keep or --sensitive",
+            ],
+        )
+        for name, column, shown, others in (
+            ("union", "u", "UNION(num INTEGER, str VARCHAR)", "m,s"),
+            ("map", "m", "MAP(VARCHAR, BIGINT)", "u,s"),
+            ("struct", "s", "STRUCT(x BIGINT)", "u,m"),
+        )
     ),
     (
         "unique undeclared",

@@ -634,22 +634,39 @@ def public_tables(url: str) -> list[tuple]:
 
 
 @pytest.mark.parametrize(
-    ("role", "needle"), [("--qi", "cannot be a quasi-identifier"), ("--keep", "cannot be kept")]
+    ("role", "needle"),
+    [
+        ("--qi", "cannot be a quasi-identifier"),
+        ("--keep", "cannot be kept"),
+        ("--sensitive", "cannot be released as sensitive"),
+    ],
 )
-def test_a_geometric_column_is_refused_before_any_work(postgres_url, role, needle) -> None:
-    """point has no equality: a QI of it failed when the class table was made (42883), a kept
-    one when the rows were; both are refused at once, with the column, its type and the fix."""
-    pg_people(postgres_url, ", point(i % 4, i % 3) AS spot")
+@pytest.mark.parametrize(
+    ("sql", "shown"),
+    [
+        ("point(i % 4, i % 3)", "POINT"),
+        ("CAST('{\"a\": ' || i % 4 || '}' AS json)", "JSON"),
+        ("CAST('<a>' || i % 4 || '</a>' AS xml)", "XML"),
+        ("ARRAY[CAST('{}' AS json)]", "JSON[]"),
+    ],
+)
+def test_a_column_without_equality_is_refused_before_any_work(postgres_url, role, needle, sql, shown) -> None:
+    """point, json and xml have no equality: a QI of one failed when the class table was made
+    (42883), a kept or sensitive one when the rows were, with no word of the column; each is
+    refused at once, with the column, its type and the fix."""
+    pg_people(postgres_url, f", {sql} AS spot")
     before = public_tables(postgres_url)
+    sensitive = "dis,spot" if role == "--sensitive" else "dis"
+    extra = [] if role == "--sensitive" else [role, "spot"]
     res = run_cli(
-        ["anonymize", "--db", postgres_url, "--table", "t", "--k", "3", "--qi", "age,zip", role, "spot",
-         "--sensitive", "dis"]
+        ["anonymize", "--db", postgres_url, "--table", "t", "--k", "3", "--qi", "age,zip", *extra,
+         "--sensitive", sensitive]
     )  # fmt: skip
     assert res.exit_code == 1
-    line = res.stderr.strip().splitlines()[-1]
-    assert line.startswith(f"Error: column 'spot' of type POINT {needle}"), res.stderr
-    assert "--drop" in line and "casts it" in line and "SQLSTATE" not in line
-    assert "clustering:" not in res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith(f"Error: column 'spot' of type {shown} {needle}: its values have no equality")
+    assert "declare it with --drop," in lines[0] and "casts it" in lines[0] and "SQLSTATE" not in lines[0]
     assert public_tables(postgres_url) == before
 
 

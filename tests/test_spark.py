@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -31,6 +32,7 @@ from sbc_sql.cluster import distributed
 from sbc_sql.engines.paths import looks_like_path
 from sbc_sql.engines.spark import PROVENANCE_FILE, SparkEngine, _local_cores, _rewritten
 from sbc_sql.engines.spark import blocks as spark_blocks
+from sbc_sql.engines.spark import messages as spark_messages
 from sbc_sql.errors import EngineError, InputError, OutputExistsError, VerificationError
 from sbc_sql.run import cluster as runs
 from sbc_sql.sql.dialects.spark import SbcSpark
@@ -74,6 +76,35 @@ def test_paths_and_tables_are_told_apart() -> None:
     assert looks_like_path("data/x") and looks_like_path("x.parquet") and looks_like_path("s3a://b/k")
     assert not looks_like_path("x") and not looks_like_path("db.x")
     assert [_local_cores(m) for m in ("local", "local[3]", "local[3,2]")] == [1, 3, 3]
+
+
+class Raised(Exception):
+    """A Spark error as pyspark raises it: its condition and its message's parameters."""
+
+    def __init__(self, condition: str, parameters: dict[str, str]) -> None:
+        super().__init__(f"[{condition}] {parameters}")
+        self.condition, self.parameters = condition, parameters
+
+    def getCondition(self) -> str:
+        return self.condition
+
+    def getMessageParameters(self) -> dict[str, str]:
+        return self.parameters
+
+
+def test_a_type_spark_cannot_read_is_shown_and_no_other_parameter_is_kept() -> None:
+    # a catalog table's files: no path to read a footer from, so the type alone is named
+    illegal = spark_messages.read(
+        Raised("PARQUET_TYPE_ILLEGAL", {"parquetType": "FIXED_LEN_BYTE_ARRAY (UUID)"})
+    )
+    assert str(spark_messages.explain(illegal, "reading 'db.t'")) == (
+        "reading 'db.t': a column has a Parquet type Spark cannot read; write it as a type Spark reads, "
+        "or read the files with DuckDB (--engine duckdb) (PARQUET_TYPE_ILLEGAL: FIXED_LEN_BYTE_ARRAY (UUID))"
+    )
+    # the parameters of any other condition can quote a value: never kept, never shown
+    cast = spark_messages.read(Raised("CAST_INVALID_INPUT", {"expression": "'secret42'", "parquetType": "x"}))
+    said = spark_messages.explain(cast, "reading 'db.t'")
+    assert cast.types == {} and "secret42" not in str(said) and said.named_type is None
 
 
 @pytest.mark.slow
@@ -665,3 +696,244 @@ def test_limits_and_a_target_run_in_the_driver_and_equal_duckdbs(spark, source, 
     ).fetchone()
     assert widest <= 30 and largest <= 3
     assert temporary_views(spark) == []
+
+
+# ---- Parquet types Spark's reader refuses: nanosecond timestamps converted, the rest named ----
+
+
+def nanos_frame(n: int = 90, seed: int = 7) -> pd.DataFrame:
+    """``n`` visits whose times pandas keeps in nanoseconds (most with digits below the
+    microsecond): 'seen' a local date-time, 'at' an instant (UTC); NULLs among them and one
+    time 500 ns before 1970, which truncates to the microsecond before."""
+    rng = np.random.default_rng(seed)
+    seen = pd.Timestamp("2021-03-04 05:06:07") + pd.to_timedelta(
+        rng.integers(0, 400 * 86_400 * 10**9, n), unit="ns"
+    )
+    frame = pd.DataFrame(
+        {
+            "id": range(n),
+            "age": rng.integers(20, 70, n),
+            "seen": seen,
+            "at": (seen - pd.Timedelta(days=3, nanoseconds=7)).tz_localize("UTC"),
+            "dis": rng.choice(["flu", "cold", "none"], n),
+        }
+    )
+    frame.loc[[4, 40], "seen"] = pd.NaT
+    frame.loc[9, "at"] = pd.NaT
+    frame.loc[0, "seen"] = pd.Timestamp("1969-12-31 23:59:59.999999500")
+    return frame
+
+
+def micros(values: pd.Series) -> list[int | None]:
+    """Each time as whole microseconds since 1970, truncated towards the past (None: NULL)."""
+    return [None if pd.isna(v) else v.value // 1000 for v in values]
+
+
+def parquet_types(path: Path) -> dict[str, str]:
+    schema = pq.read_metadata(path).schema
+    return {schema.column(i).path: str(schema.column(i).logical_type) for i in range(len(schema))}
+
+
+def test_a_pandas_file_with_nanosecond_timestamps_is_released_and_verified(spark, cli, tmp_path) -> None:
+    frame = nanos_frame()
+    source = tmp_path / "visits.parquet"
+    frame.to_parquet(source)  # pandas' own default: TIMESTAMP(NANOS) in the file
+    assert "timeUnit=nanoseconds" in parquet_types(source)["seen"]
+    assert "isAdjustedToUTC=true, timeUnit=nanoseconds" in parquet_types(source)["at"]
+    assert any(v.value % 1000 for v in frame["seen"].dropna())  # digits below the microsecond
+    before = digest(source)
+    out = tmp_path / "out"
+    done = cli(
+        ["anonymize", "--engine", "spark", "-t", source, "-o", out, "-k", 5, "--qi", "age,seen,at",
+         "--sensitive", "dis", "--keep", "id"]
+    )  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    # the columns keep their names, as Spark's timestamps of a local date-time and an instant
+    assert "column 'seen' (TIMESTAMP): numeric quasi-identifier" in done.stderr
+    assert "column 'at' (TIMESTAMP WITH TIME ZONE): numeric quasi-identifier" in done.stderr
+    con = duckdb.connect()
+    released = con.execute(
+        f"SELECT id, eq_class, epoch_us(seen_min), epoch_us(seen_max), seen_has_null, epoch_us(at_min), "
+        f"epoch_us(at_max), at_has_null FROM read_parquet('{out}/*.parquet') ORDER BY id"
+    ).fetchall()
+    assert [r[0] for r in released] == list(range(len(frame)))
+    for name, at in (("seen", 2), ("at", 5)):
+        values = micros(frame[name])
+        classes: dict[int, list[int]] = {}
+        for row, value in zip(released, values, strict=True):
+            low, high, has_null = row[at], row[at + 1], row[at + 2]
+            if value is None:
+                assert has_null, (name, row[0])
+            else:
+                # each source time, truncated to the microsecond, inside its class's range
+                assert low <= value <= high, (name, row[0])
+                classes.setdefault(row[1], []).append(value)
+        # and the ranges are the classes' own: their least and greatest truncated times
+        bounds = {row[1]: (row[at], row[at + 1]) for row in released}
+        assert {c: (min(v), max(v)) for c, v in classes.items()} == {c: bounds[c] for c in classes}
+    assert micros(frame["seen"])[0] == -1  # 500 ns before 1970: the microsecond before
+    # the same file verifies against its release, read again through the same conversion
+    verified = cli(["verify", "--engine", "spark", "--original", source, "--release", out, "-k", 5])
+    assert verified.exit_code == 0, verified.stderr
+    assert verified.stdout.startswith(f"ok: '{out}' is 5-anonymous")
+    # the source as it was, the session's setting as it was, none of the run's views left
+    assert digest(source) == before
+    assert spark.conf.get("spark.sql.legacy.parquet.nanosAsLong", None) is None
+    assert temporary_views(spark) == []
+
+
+def test_nanoseconds_truncate_to_the_microsecond_in_any_folder_and_time_zone(spark, tmp_path) -> None:
+    """The times of a partitioned folder (its first data file's footer read, Spark's own
+    files skipped), each truncated towards the past whatever the session's time zone; an
+    instant, or a local date-time read as an instant where the session says so."""
+    nanos = [-1001, -1000, -1, 0, 999, 1_000, 1_614_834_367_123_456_789, None]
+    folder = tmp_path / "visits"
+    for part, values in (("a", nanos[:4]), ("b", nanos[4:])):
+        (folder / f"part={part}").mkdir(parents=True)
+        table = pa.table(
+            {"id": pa.array(range(len(values)), pa.int64()), "seen": pa.array(values, pa.timestamp("ns"))}
+        )
+        pq.write_table(table, folder / f"part={part}" / "data.parquet")
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".data.parquet.crc").write_text("not parquet")
+    (folder / "empty.parquet").write_text("")
+    want = sorted((n // 1000 if n is not None else None for n in nanos), key=lambda v: (v is None, v))
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        for infer_ntz, shown in (("true", "TIMESTAMP"), ("false", "TIMESTAMP WITH TIME ZONE")):
+            spark.conf.set("spark.sql.parquet.inferTimestampNTZ.enabled", infer_ntz)
+            engine = SparkEngine(spark)
+            try:
+                info = engine.open_source(str(folder))
+                got = engine.fetch_arrow(f"SELECT seen FROM {info.name} ORDER BY seen NULLS LAST")
+            finally:
+                engine.close()
+            assert {c.name: c.type for c in info.columns} == {
+                "id": "BIGINT",
+                "seen": shown,
+                "part": "VARCHAR",
+            }
+            assert got.column(0).cast(pa.int64()).to_pylist() == want
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        spark.conf.unset("spark.sql.parquet.inferTimestampNTZ.enabled")
+    assert spark.conf.get("spark.sql.legacy.parquet.nanosAsLong", None) is None
+
+
+def uuids(n: int) -> pa.Array:
+    return pa.array([bytes([i]) * 16 for i in range(n)], pa.uuid())
+
+
+#: files with a column Spark cannot read -> what the error names (column, type, cause); Spark
+#: refuses one type at a time, and every column of that type is named
+UNREADABLE = {
+    "uuid beside nanoseconds": (
+        {"seen": pa.array(range(40), pa.timestamp("ns")), "c": uuids(40)},
+        ["column 'c' (Parquet type FIXED_LEN_BYTE_ARRAY (UUID)) of", "(PARQUET_TYPE_ILLEGAL)"],
+    ),
+    "two of one type": (
+        {"c": uuids(40), "d": uuids(40)},
+        [
+            "columns 'c' (Parquet type FIXED_LEN_BYTE_ARRAY (UUID)), 'd' (Parquet type FIXED_LEN_BYTE_ARRAY "
+            "(UUID)) of",
+            "are of types Spark cannot read",
+            "write them as a type Spark reads",
+        ],
+    ),
+    "half-precision float": (
+        {"c": pa.array([1.5] * 40, pa.float16())},
+        ["column 'c' (Parquet type FIXED_LEN_BYTE_ARRAY (FLOAT16)) of", "is of a type Spark cannot read"],
+    ),
+    "time of day": (
+        {"c": pa.array(range(40), pa.time64("ns"))},
+        ["column 'c' (Parquet type INT64 (TIME(NANOS,false))) of", "(UNSUPPORTED_TIME_TYPE)"],
+    ),
+    "uuid in a struct": (
+        {"c": pa.StructArray.from_arrays([uuids(40)], names=["u"])},
+        ["column 'c' (Parquet type FIXED_LEN_BYTE_ARRAY (UUID) in its field 'c.u') of"],
+    ),
+    "nanoseconds in a struct": (
+        {"c": pa.array([{"t": i} for i in range(40)], pa.struct([("t", pa.timestamp("ns"))]))},
+        [
+            "column 'c' of",
+            "holds nanosecond timestamps (Parquet type INT64 (TIMESTAMP(NANOS,false))) in its field 'c.t'",
+            "coerce_timestamps='us'",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(UNREADABLE))
+def test_a_column_spark_cannot_read_is_named_with_its_type_and_the_fix(spark, cli, tmp_path, case) -> None:
+    columns, needles = UNREADABLE[case]
+    source = tmp_path / "odd.parquet"
+    pq.write_table(pa.table({"age": pa.array([20 + i % 9 for i in range(40)]), **columns}), source)
+    others = ",".join(c for c in columns)
+    done = cli(
+        ["anonymize", "--engine", "spark", "-t", source, "-o", tmp_path / "out", "-k", 3, "--qi", "age",
+         "--keep", others]
+    )  # fmt: skip
+    assert done.exit_code == 1
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and errors[0] == done.stderr.strip().splitlines()[-1], done.stderr
+    assert errors[0].startswith("Error: column") and f"'{source}'" in errors[0]
+    for needle in [*needles, "read the file with DuckDB (--engine duckdb)"]:
+        assert needle in errors[0], (needle, errors[0])
+    assert "not shown" not in errors[0]
+    assert leftovers(tmp_path) == [] and temporary_views(spark) == []
+    assert spark.conf.get("spark.sql.legacy.parquet.nanosAsLong", None) is None
+    # the fix holds: DuckDB reads the file
+    on_duckdb = cli(
+        [
+            "anonymize",
+            "--db",
+            tmp_path / "d.duckdb",
+            "-t",
+            source,
+            "-o",
+            "rel",
+            "-k",
+            3,
+            "--qi",
+            "age",
+            "--keep",
+            others,
+        ]
+    )
+    assert on_duckdb.exit_code == 0, on_duckdb.stderr
+
+
+@pytest.mark.parametrize(
+    ("role", "needle"),
+    [
+        ("--qi", "cannot be a quasi-identifier"),
+        ("--keep", "cannot be kept"),
+        ("--sensitive", "cannot be released as sensitive"),
+    ],
+)
+def test_a_map_column_is_refused_before_any_work(spark, cli, tmp_path, role, needle) -> None:
+    """Spark neither compares nor orders a MAP: a kept or sensitive one failed when the rows
+    were made (DATATYPE_MISMATCH, no word of the column), a QI of one was told to be kept."""
+    from pyspark.sql import types as t
+
+    from sbc_sql.engines.spark.columns import has_equality
+
+    source = tmp_path / "tagged.parquet"
+    tags = pa.array([[("a", i % 3)] for i in range(40)], pa.map_(pa.string(), pa.int64()))
+    pq.write_table(pa.table({"age": pa.array([20 + i % 9 for i in range(40)]), "tags": tags}), source)
+    roles = ["--qi", "age,tags"] if role == "--qi" else ["--qi", "age", role, "tags"]
+    done = cli(["anonymize", "--engine", "spark", "-t", source, "-o", tmp_path / "out", "-k", 3, *roles])
+    assert done.exit_code == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"Error: column 'tags' of type MAP {needle}: its values have no equality")
+    assert "declare it with --drop," in lines[0] and "--keep" not in lines[0]
+    assert leftovers(tmp_path) == [] and temporary_views(spark) == []
+    # what holds a MAP, and a VARIANT, has no equality either; what holds neither has
+    mapped = t.MapType(t.StringType(), t.LongType())
+    assert not any(
+        has_equality(x)
+        for x in (t.ArrayType(mapped), t.StructType([t.StructField("m", mapped)]), t.VariantType())
+    )
+    assert has_equality(t.StructType([t.StructField("a", t.ArrayType(t.LongType()))]))

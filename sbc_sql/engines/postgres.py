@@ -190,6 +190,9 @@ def _no_usage(what: str, schema: str, user: str) -> str:
 _NUMERIC = {"int2", "int4", "int8", "float4", "float8", "numeric", "oid"}
 _TEMPORAL = {"date": "date", "timestamp": "timestamp", "timestamptz": "timestamp"}
 _UNSUPPORTED = {"bytea", "interval", "json", "jsonb", "xml", "tsvector", "tsquery", "bit", "varbit"}
+#: types without an equality operator (the geometric ones, json, xml): no value of one can be
+#: grouped into classes, nor released verbatim and checked against its source
+_NO_EQUALITY = {"point", "line", "lseg", "box", "path", "polygon", "circle", "json", "xml"}
 
 
 #: PostgreSQL's type names as the release's checks name them (DuckDB's spelling), modifiers
@@ -222,8 +225,7 @@ def display_type(pg_type: str) -> str:
 def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:
     """(kind, temporal) of a PostgreSQL column type, read from pg_type: numbers, dates and
     timestamps are numeric, other scalars categorical; kind None for arrays, composites,
-    binary, JSON, intervals and geometric types (point, box, ...: no equality to group
-    them by, so a QI of one is refused before any work)."""
+    binary, JSON, intervals and geometric types (point, box, ...)."""
     if category in ("A", "C", "G") or typname in _UNSUPPORTED:
         return None, None
     if typname in _TEMPORAL:
@@ -231,6 +233,13 @@ def type_kind(typname: str, category: str) -> tuple[str | None, str | None]:
     if typname in _NUMERIC:
         return "numeric", None
     return "categorical", None
+
+
+def has_equality(typname: str, category: str) -> bool:
+    """Whether PostgreSQL compares values of the type for equality: not a geometric type,
+    json or xml, nor an array of one (``_json``), so a column of one is refused, as QI,
+    sensitive or kept, before any work."""
+    return category != "G" and typname.removeprefix("_") not in _NO_EQUALITY
 
 
 class PostgresEngine(Engine):
@@ -468,7 +477,11 @@ class PostgresEngine(Engine):
     def _describe_at(self, name: str, where: str, extra: dict[str, Any]) -> TableInfo:
         rows = self._fetch(_COLUMNS.format(where=where), {"name": name, **extra})
         return TableInfo(
-            name, tuple(ColumnInfo(r[0], display_type(r[1]), r[2], *type_kind(r[3], r[4])) for r in rows)
+            name,
+            tuple(
+                ColumnInfo(r[0], display_type(r[1]), r[2], *type_kind(r[3], r[4]), has_equality(r[3], r[4]))
+                for r in rows
+            ),
         )
 
     def database_files(self) -> list[Path]:

@@ -23,7 +23,7 @@ from .checks import (
 )
 from .decided import Plan, scaled_weights
 from .options import MODES, Options
-from .roles import AS_ROLE, NO_EQUALITY, check_identifier_names, resolve_roles
+from .roles import AS_ROLE, check_identifier_names, resolve_roles
 
 
 def make_plan(
@@ -70,7 +70,7 @@ def make_plan(
     for c in info.columns:
         role, origin = roles[c.name]
         kind, temporal = c.kind, c.temporal
-        if role != "identifier" and c.type.upper() in NO_EQUALITY:
+        if role != "identifier" and not c.equality:
             raise InputError(
                 f"column '{c.name}' of type {c.type} cannot be {AS_ROLE[role]}: its values have no "
                 "equality to group or check them by; declare it with --drop, or read a view that "

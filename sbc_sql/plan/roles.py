@@ -120,11 +120,6 @@ def declared_roles(
     return roles
 
 
-#: PostgreSQL's geometric types: no equality operator, so no value of one can be grouped into
-#: classes, nor released verbatim and checked against its source
-NO_EQUALITY = {"POINT", "LINE", "LSEG", "BOX", "PATH", "POLYGON", "CIRCLE"}
-
-
 AS_ROLE = {"qi": "a quasi-identifier", "sensitive": "released as sensitive", "insensitive": "kept"}
 
 

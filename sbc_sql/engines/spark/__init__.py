@@ -32,7 +32,8 @@ while the engine runs a statement.
 
 The package, one module per concern: :mod:`.engine` (the engine), :mod:`.session` (the
 session built here), :mod:`.connection` (calls inside the boundary), :mod:`.files` (paths
-and files), :mod:`.catalog` (names and the catalog), :mod:`.transaction` (the commit),
+and files), :mod:`.parquet` (a Parquet input's footer: the types Spark cannot read),
+:mod:`.catalog` (names and the catalog), :mod:`.transaction` (the commit),
 :mod:`.ddl` (the statements rewritten), :mod:`.columns` (Spark's types), :mod:`.logs`
 (pyspark's logs silenced), :mod:`.blocks` (the block mode in the workers) and
 :mod:`.messages` (Spark's errors read).

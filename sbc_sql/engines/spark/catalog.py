@@ -88,8 +88,8 @@ class SparkCatalog(SparkFiles):
 
     def _register_path(self, name: str, path: str) -> None:
         fmt = self._format(path, name)
+        frame = self._load(fmt, CsvOptions(), path, name)
         with self._driver(f"reading '{name}'"):
-            frame = self._reader(fmt, CsvOptions(), path).load(path)
             frame.createOrReplaceTempView(quoted(name))
         self._registered.add(name)
         self._paths[name] = path

@@ -41,9 +41,23 @@ def type_info(data_type: Any) -> tuple[str, str | None, str | None]:
     return str(data_type.typeName()).upper(), None, None
 
 
-def typed(f: Any) -> tuple[str, str | None, str | None, str | None]:
-    """(type, comment, kind, temporal) of a schema field, as ColumnInfo takes them after
-    its name."""
+def has_equality(data_type: Any) -> bool:
+    """Whether Spark compares values of the type for equality: not a MAP or a VARIANT, nor
+    an array or struct that holds one."""
+    from pyspark.sql import types as t
+
+    if isinstance(data_type, (t.MapType, t.VariantType)):
+        return False
+    if isinstance(data_type, t.ArrayType):
+        return has_equality(data_type.elementType)
+    if isinstance(data_type, t.StructType):
+        return all(has_equality(f.dataType) for f in data_type.fields)
+    return True
+
+
+def typed(f: Any) -> tuple[str, str | None, str | None, str | None, bool]:
+    """(type, comment, kind, temporal, equality) of a schema field, as ColumnInfo takes them
+    after its name."""
     shown, kind, temporal = type_info(f.dataType)
     comment = (f.metadata or {}).get("comment")
-    return shown, comment, kind, temporal
+    return shown, comment, kind, temporal, has_equality(f.dataType)

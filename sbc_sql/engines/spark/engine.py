@@ -169,8 +169,7 @@ class SparkEngine(SparkTransaction):
                     f"--csv-delimiter and --csv-header read a CSV input, and '{table}' is not one"
                 )
             try:
-                with self._driver(f"reading {'CSV' if fmt == 'csv' else 'Parquet'} '{table}'"):
-                    frame = self._reader(fmt, csv, path).load(path)
+                frame = self._load(fmt, csv, path, table)
             except EngineError as err:
                 if getattr(err, "condition", "") in CASE_CONDITIONS:
                     raise InputError(

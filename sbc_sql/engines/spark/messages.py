@@ -17,6 +17,9 @@ from typing import Any
 
 from ...errors import EngineError
 
+#: the fix for a column of a type Spark cannot read
+UNREADABLE_FIX = "write it as a type Spark reads, or read the files with DuckDB (--engine duckdb)"
+
 #: condition -> (what went wrong, in sbc-sql's words, with the fix; the EngineError's kind)
 CONDITIONS: dict[str, tuple[str, str]] = {
     "PATH_NOT_FOUND": ("a file or folder it reads does not exist; check the path", "missing"),
@@ -68,7 +71,24 @@ CONDITIONS: dict[str, tuple[str, str]] = {
         "other",
     ),
     "INVALID_COLUMN_NAME_AS_PATH": ("a column name cannot be used by the file format", "other"),
+    # a Parquet path's error names the column (see files.py); a catalog table's names the type
+    "PARQUET_TYPE_ILLEGAL": (f"a column has a Parquet type Spark cannot read; {UNREADABLE_FIX}", "other"),
+    "PARQUET_TYPE_NOT_SUPPORTED": (
+        f"a column has a Parquet type Spark cannot read; {UNREADABLE_FIX}",
+        "other",
+    ),
+    "PARQUET_TYPE_NOT_RECOGNIZED": (
+        f"a column has a Parquet type Spark cannot read; {UNREADABLE_FIX}",
+        "other",
+    ),
+    "UNSUPPORTED_TIME_TYPE": (
+        f"a column is a time of day, which Spark cannot read; {UNREADABLE_FIX}",
+        "other",
+    ),
 }
+
+#: conditions whose parameter names a type (never a value): the parameter is kept, and shown
+TYPE_PARAMETERS = {"PARQUET_TYPE_ILLEGAL": "parquetType", "PARQUET_TYPE_NOT_SUPPORTED": "parquetType"}
 
 #: Java classes of a cause (or their ends) -> (what went wrong, kind); asked when no
 #: condition says it
@@ -100,6 +120,13 @@ class Reading:
     classes: list[str] = field(default_factory=list)
     #: the causes' messages, only matched against PHRASES
     texts: list[str] = field(default_factory=list)
+    #: condition -> the type its TYPE_PARAMETERS parameter names
+    types: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def type(self) -> str | None:
+        """The type the condition names, where it names one."""
+        return self.types.get(self.condition or "")
 
 
 def read(err: BaseException) -> Reading:
@@ -113,6 +140,7 @@ def read(err: BaseException) -> Reading:
             condition = getter()
             if condition:
                 reading.conditions.append(str(condition))
+                _keep_type(str(condition), err, reading)
     reading.classes.append(type(err).__name__)
     java = getattr(err, "java_exception", None) or getattr(err, "_origin", None)
     _walk(java, reading)
@@ -136,12 +164,25 @@ def _walk(throwable: Any, reading: Reading) -> None:
                 condition = throwable.getCondition()
                 if condition and str(condition) not in reading.conditions:
                     reading.conditions.append(str(condition))
+                    _keep_type(str(condition), throwable, reading)
             message = throwable.getMessage()
             if message:
                 reading.texts.append(str(message))
             throwable = throwable.getCause()
         except Exception:
             return
+
+
+def _keep_type(condition: str, err: Any, reading: Reading) -> None:
+    """The type a condition of TYPE_PARAMETERS names, read from its parameters (a dict from
+    pyspark, a java.util.Map from the JVM)."""
+    name = TYPE_PARAMETERS.get(condition)
+    if name is None:
+        return
+    with contextlib.suppress(Exception):
+        value = err.getMessageParameters().get(name)
+        if value:
+            reading.types[condition] = str(value)
 
 
 def _is_spark_throwable(throwable: Any) -> bool:
@@ -166,6 +207,7 @@ def explain(reading: Reading, doing: str) -> EngineError:
     ``condition`` attribute is Spark's error class (empty when none was given)."""
     error = _explained(reading, doing)
     error.condition = reading.condition or ""  # type: ignore[attr-defined]
+    error.named_type = reading.type  # type: ignore[attr-defined]
     return error
 
 
@@ -190,4 +232,6 @@ def _explained(reading: Reading, doing: str) -> EngineError:
         )
         return EngineError(f"{doing}: {said[0]}", said[1])
     shown = f" ({condition})" if condition else ""
+    if reading.type:
+        shown = f" ({condition}: {reading.type})"
     return EngineError(f"{doing}: {said[0]}{shown}", said[1])
