@@ -315,6 +315,13 @@ LOG = Option(
 PROGRESS = Option(
     "progress", object, help="Receives (done, total) as the clustering goes.", no_cli=CALLBACK, no_sql=JSONB
 )
+#: evaluate's and report's long steps: (step, done, total), which the command shows as bars
+STEP_PROGRESS = Option(
+    "progress",
+    object,
+    help="Receives (step, done, total) as a long step goes (coverage, query batches, the curve's k).",
+    no_cli=CALLBACK,
+)
 RUN_OPTIONS = Option("options", object, help="The run's options (make_options).", no_cli=OPTIONS_OBJECT)
 
 
@@ -674,6 +681,7 @@ EVALUATE = (
     ),
     *ENGINE_OPTIONS,
     LOG,
+    STEP_PROGRESS,
 )
 
 PROFILE = (
@@ -725,6 +733,7 @@ REPORT = (
         "quiet", bool, help="No step lines on stderr.", flags=("--quiet", "-q"), default=False, no_api=LOGGED
     ),
     LOG,
+    STEP_PROGRESS,
 )
 
 COMPARE = (
