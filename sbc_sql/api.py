@@ -11,11 +11,11 @@ from . import engines
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .model import Column
-from .plan import split_names
+from .plan import determinants, split_names
 from .privacy.criteria import Criteria, check_sensitive, models, takes_criteria
 from .stages import audit
 from .stages import measure as metrics
-from .stages.stats import distinct_and_nulls
+from .stages.stats import distinct_and_nulls, kept_determinants
 from .stages.verify import Limit, Verdict, limits_of, release_tables_problems, text_view_problems, verify_pair
 
 P = ParamSpec("P")
@@ -113,6 +113,33 @@ def _read(
     return read
 
 
+def determinant_problems(
+    engine: Engine, original: str, release: str, read: audit.Release, allowed: Sequence[str]
+) -> list[str]:
+    """A problem for each column the release carries as it is, not sensitive, that
+    determines a QI in ``original`` (:mod:`sbc_sql.plan.determinants`), unless the auditor
+    accepts it (``allowed``); one scan of ``original``, none without such a column."""
+    kept = determinants.kept_columns(read.columns)
+    if not kept or not read.layout.qis:
+        return []
+    found = kept_determinants(engine, original, kept, read.layout.qis, [c.name for c in read.columns])
+    recorded = read.provenance.document.get("options", {}) if read.provenance is not None else {}
+    let = recorded.get("allow_determinant") if isinstance(recorded, Mapping) else None
+    run_let = {str(c) for c in let} if isinstance(let, list) else set()
+    problems = []
+    for d in determinants.determinants(found, [c.name for c in kept], [q.name for q in read.layout.qis]):
+        if d.column in allowed:
+            continue
+        why = " (the run let it, with --allow-determinant)" if d.column in run_let else ""
+        problems.append(
+            f"column '{d.column}' is released as it is and determines {d.described()} of "
+            f"'{original}', so '{release}' publishes {d.named} as it is, whatever its classes' "
+            f"ranges and sets say{why}; if that is meant, pass verify --allow-determinant "
+            f"{determinants.quoted(d.column)}"
+        )
+    return problems
+
+
 def auditor_roles(**given: Iterable[str]) -> dict[str, str]:
     """The auditor's role for each column named (role: columns), one role a column."""
     roles: dict[str, str] = {}
@@ -163,6 +190,7 @@ def verify(
     identifier: Iterable[str] = (),
     sensitive: Iterable[str] = (),
     keep: Iterable[str] = (),
+    allow_determinant: Iterable[str] = (),
     **criteria: Any,
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
@@ -176,7 +204,11 @@ def verify(
     bound over the suppression a provenance records, beside the run's own. ``qi``,
     ``identifier``, ``sensitive`` and ``keep`` (insensitive) are the auditor's own roles for
     those columns, which win over the source's comments and the provenance: a column the
-    source declares an identifier is refused in a release unless the auditor names it so."""
+    source declares an identifier is refused in a release unless the auditor names it so. A
+    column released as it is (not sensitive) that determines a QI, its value giving the QI's
+    on 99 % of the source's rows or more, is a problem, as the release publishes that QI as
+    it is (:mod:`sbc_sql.plan.determinants`), unless the auditor accepts it in
+    ``allow_determinant``."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     asked = Criteria(**criteria)
@@ -187,10 +219,18 @@ def verify(
             "a release may lack, e.g. --max-suppression 0.01"
         )
     auditor = auditor_roles(qi=qi, identifier=identifier, sensitive=sensitive, insensitive=keep)
+    allowed = split_names(allow_determinant)
     with engines.reading(database, attach) as engine:
         original, release = _located(engine, original, release)
         _tables(engine, original, release)
         read = _read(engine, original, release, None, auditor)
+        known = [c.name for c in read.columns]
+        for name in allowed:
+            if name not in known:
+                raise InputError(
+                    f"column '{name}' given to --allow-determinant is not a column of '{original}'; "
+                    f"name its columns ({', '.join(known)})"
+                )
         declared = [c for c in read.columns if c.role == "sensitive"]
         check_sensitive(asked, declared, _distinct_values(engine, original, declared))
         problems = list(read.problems)
@@ -217,4 +257,5 @@ def verify(
                 problems += text_view_problems(
                     engine, read.columns, read.text_view, read.rows_table, read.classes_table, release
                 )
+            problems += determinant_problems(engine, original, release, read, allowed)
         return Verdict(k, tuple(problems), facts, read.notes)

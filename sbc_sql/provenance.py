@@ -97,6 +97,7 @@ def document(
             "sensitive": list(o.sensitive),
             "drop": list(o.drop),
             "keep": list(o.keep),
+            "allow_determinant": list(o.allow_determinant),
             "output": o.output,
             "replace": o.replace,
             "leftover": o.leftover,

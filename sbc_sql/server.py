@@ -137,6 +137,7 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         max_suppression=0.01 if a["max_suppression"] is None else a["max_suppression"],
         **_criteria(a),
         seed=a["seed"],
+        allow_determinant=_names(a["allow_determinant"], "allow_determinant"),
         workers=1,
     )
     with result:
@@ -159,6 +160,7 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         identifier=_names(a["identifier"], "identifier"),
         sensitive=_names(a["sensitive"], "sensitive"),
         keep=_names(a["keep"], "keep"),
+        allow_determinant=_names(a["allow_determinant"], "allow_determinant"),
     )
 
     return documents.verify_dict(verdict)

@@ -164,6 +164,10 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # verify joins on one QI or two, as the data decides: render the two-QI join too
     layout = audit.read(engine, "t", "r").layout
     engine.fetch_one(verification.class_values_sql(layout, "t", "r", layout.qis[:2]))
+    # a kept column (dis: four values, none of them a QI's code) checked against the QIs, by
+    # the run and by verify
+    sbc_sql.anonymize(engine, "t", 3, output="rk", **{**ROLES, "sensitive": ["pay"], "keep": ["dis"]})
+    sbc_sql.verify(engine, "t", "rk", 3)
     sbc_sql.measure(engine, "t", "r")
     sbc_sql.evaluate(engine, "t", "r", sensitive="dis")
     sbc_sql.evaluate(engine, "t", "r", sensitive="pay")

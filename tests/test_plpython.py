@@ -431,6 +431,32 @@ def test_a_refusal_names_the_functions_own_arguments_and_the_fix(pl: str, setup,
     assert "debug" not in message and "sql =>" not in message and "--" not in message
 
 
+def test_a_kept_column_that_determines_a_qi_is_refused_in_the_functions_terms_unless_allowed(pl: str) -> None:
+    """sex_code codes the QI sex one to one: sbc.anonymize refuses it kept, naming its own
+    arguments as the fix, takes allow_determinant, and sbc.verify reports it until the
+    auditor accepts it."""
+    code = "ALTER TABLE t ADD COLUMN sex_code text GENERATED ALWAYS AS ('c' || sex) STORED"
+    state, message = failure(pl, code, ANONYMIZE.format(extra=", keep => ARRAY['sex_code']"))
+    assert state == "22023", message
+    for needle in (
+        "column 'sex_code' is released as it is (keep => ...)",
+        "determines quasi-identifier 'sex'",
+        "qi => 'sex_code'",
+        "drop_columns => 'sex_code'",
+        "allow_determinant => 'sex_code'",
+    ):
+        assert needle in message, (needle, message)
+    assert "--" not in message
+    allowed = ", keep => ARRAY['sex_code'], allow_determinant => ARRAY['sex_code']"
+    (summary,) = sql(pl, ANONYMIZE.format(extra=allowed))[0]
+    assert json.loads(summary)["rows"] == 60
+    verdict = json.loads(sql(pl, "SELECT sbc.verify('t', 'r', 3)::text")[0][0])
+    assert not verdict["ok"]
+    assert any("determines quasi-identifier 'sex'" in p for p in verdict["problems"]), verdict
+    accepted = sql(pl, "SELECT sbc.verify('t', 'r', 3, allow_determinant => ARRAY['sex_code'])::text")
+    assert json.loads(accepted[0][0])["ok"] is True
+
+
 def test_verify_takes_the_auditors_suppression_bound_and_an_upgrade_leaves_one_verify(
     pl: str, server_path: list[str]
 ) -> None:

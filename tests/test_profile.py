@@ -243,9 +243,17 @@ def test_cli_text_and_json(small_db: Path, cli) -> None:
     }
     assert doc["risk"]["unique_records"] == 4 and doc["qis"] == ["age", "zip"]
     assert doc["combinations"][0]["columns"] == ["age", "zip"]
-    assert {"name", "type", "distinct", "null_share", "unique_share", "role", "declared", "reason"} == set(
-        doc["columns"][0]
-    )
+    assert {
+        "name",
+        "type",
+        "distinct",
+        "null_share",
+        "unique_share",
+        "role",
+        "declared",
+        "reason",
+        "determines",
+    } == set(doc["columns"][0])
     assert "profile: " in res.stderr  # the step lines
     assert "CELL" not in res.stdout + res.stderr
 

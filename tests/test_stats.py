@@ -367,6 +367,18 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "actual": RELEASE,
             "col": ["eq_class", *layout.qi_columns(), "dis"],
         },
+        # dis kept, against every QI (as stages.stats.kept_determinants_sql fills it)
+        "kept_determinants": {
+            "source": SOURCE,
+            "kept": [ref("dis")],
+            "flag": ["sbc_flag_0"],
+            "sets": exp.GroupingSets(
+                expressions=[exp.Tuple(expressions=[ref("dis")]), exp.Tuple(expressions=[])]
+            ),
+            "single": [stats.one_value(c) for c in plan.qis],
+            "one": [f"sbc_one_{j}" for j in range(len(plan.qis))],
+            "rows": "sbc_rows",
+        },
     }
 
 
@@ -398,6 +410,7 @@ CORE_TEMPLATES = sorted(
         "class_values",
         "class_table_checks",
         "same_rows",
+        "kept_determinants",
     ]
 )
 
@@ -490,6 +503,10 @@ def test_golden_sql(hostile, name):
         assert con.execute(
             f"SELECT {q(NUM)}, d, {q('c at')} FROM {q(VIEW)} ORDER BY eq_class LIMIT 1"
         ).fetchone() == ("1-2", "2020-01-01|NULL", "a")
+    if name == "kept_determinants":
+        # dis is distinct on the 4 rows: each group holds one value of every QI; over the whole
+        # table (flag 1) no QI holds one value
+        assert sorted(result) == [(0, 4, 4, 4, 4, 4, 4), (1, 1, 4, 0, 0, 0, 0)]
     if name == "value_pairs_two":
         assert sorted(result, key=repr) == sorted(
             [(0, 1, "a"), (0, 2, "a"), (1, 4, "b"), (1, 4, None), (1, None, "b"), (1, None, None)], key=repr
@@ -555,3 +572,14 @@ def test_parsed_templates_are_kept_and_a_damaged_copy_is_parsed_again(tmp_path, 
     finally:
         templates.load.cache_clear()
         templates._parsed.cache_clear()
+
+
+def test_the_kept_determinants_golden_case_is_what_the_stage_renders(hostile):
+    _, plan = hostile
+    dis = spec.Column("dis", "VARCHAR", "insensitive", "categorical")
+    rendered = stats.kept_determinants_sql(SOURCE, [dis], plan.qis)
+    assert rendered.sql(dialect="duckdb") == templates.render(
+        "kept_determinants", **slots(plan)["kept_determinants"]
+    ).sql(dialect="duckdb")
+    # working names that would begin a column's name take another stem
+    assert stats.work_stem(["a", "sbc_one_0"]) == "sbc_"

@@ -67,6 +67,7 @@ def verify_cmd(o: SimpleNamespace) -> None:
             identifier=o.identifier or (),
             sensitive=o.sensitive or (),
             keep=o.keep or (),
+            allow_determinant=o.allow_determinant or (),
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if o.as_json:

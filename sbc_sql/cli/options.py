@@ -78,11 +78,19 @@ class Roles(TypedDict):
     sensitive: list[str]
     drop: list[str]
     keep: list[str]
+    allow_determinant: list[str]
 
 
 def roles(o: SimpleNamespace) -> Roles:
-    """The role flags as the API takes them (a flag not given: no column)."""
-    return {"qi": o.qi or [], "sensitive": o.sensitive or [], "drop": o.drop or [], "keep": o.keep or []}
+    """The role flags as the API takes them (a flag not given: no column), with the kept
+    columns let to determine a QI."""
+    return {
+        "qi": o.qi or [],
+        "sensitive": o.sensitive or [],
+        "drop": o.drop or [],
+        "keep": o.keep or [],
+        "allow_determinant": o.allow_determinant or [],
+    }
 
 
 def criteria(o: SimpleNamespace) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from .options import command, criteria
 from .progress import ProgressBar
 
 #: the role options, as the run's options take them
-_ROLES = ("qi", "sensitive", "drop", "keep")
+_ROLES = ("qi", "sensitive", "drop", "keep", "allow_determinant")
 
 
 def _run_options(o: SimpleNamespace, *names: str) -> dict[str, Any]:

@@ -197,8 +197,15 @@ DROP = dataclasses.replace(
     _columns("drop", "Direct identifiers, never released", "name,ssn"), sql="drop_columns"
 )
 KEEP = _columns("keep", "Insensitive columns, released as they are", "visit_id")
+ALLOW_DETERMINANT = _columns(
+    "allow_determinant",
+    "Kept columns let to determine a quasi-identifier, released with a warning; any other kept "
+    "column whose value gives a QI's on 99% of the rows is refused, as it would publish that QI "
+    "as it is",
+    "education_num",
+)
 #: the role options, alike wherever a table is anonymized
-ROLE_OPTIONS = (QI, SENSITIVE, DROP, KEEP)
+ROLE_OPTIONS = (QI, SENSITIVE, DROP, KEEP, ALLOW_DETERMINANT)
 
 # ---- how a run clusters ----
 
@@ -601,6 +608,12 @@ VERIFY = (
     _columns("identifier", "The auditor's identifiers, refused in any release", "ssn"),
     _columns("sensitive", "The auditor's sensitive columns", "diagnosis"),
     _columns("keep", "Columns the auditor accepts released as they are (an identifier included)", "visit_id"),
+    _columns(
+        "allow_determinant",
+        "Kept columns the auditor accepts determining a quasi-identifier; any other is a problem, "
+        "as it publishes that QI as it is",
+        "education_num",
+    ),
     *ENGINE_OPTIONS,
     Option(
         "as_json",
@@ -1004,6 +1017,7 @@ _DECLARED = (
             *("weights", "algorithm", "mode", "max_suppression"),
             *(o.name for o in CRITERIA_OPTIONS),
             "seed",
+            "allow_determinant",
         ),
     ),
     Command(
@@ -1021,7 +1035,7 @@ _DECLARED = (
         sql_arguments=(
             *("original", "release", "k"),
             *(o.name for o in CRITERIA_OPTIONS),
-            *("max_suppression", "qi", "identifier", "sensitive", "keep"),
+            *("max_suppression", "qi", "identifier", "sensitive", "keep", "allow_determinant"),
         ),
     ),
     Command("evaluate", EVALUATE, "sbc_sql.quality.evaluate:evaluate"),

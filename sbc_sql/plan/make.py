@@ -22,6 +22,7 @@ from .checks import (
     check_release_names,
 )
 from .decided import Plan, scaled_weights
+from .determinants import check_allowed
 from .options import MODES, Options
 from .roles import AS_ROLE, check_identifier_names, resolve_roles
 
@@ -85,6 +86,7 @@ def make_plan(
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
+    check_allowed(columns, options.allow_determinant, name)
     check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
     check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
     weights = qi_weights(columns, options.weights)

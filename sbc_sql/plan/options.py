@@ -28,6 +28,8 @@ class Options:
     sensitive: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    # kept columns let to determine a quasi-identifier (plan.determinants)
+    allow_determinant: tuple[str, ...] = ()
     output: str | None = None
     replace: bool = False
     leftover: str = "nearest"

@@ -13,7 +13,10 @@ aggregate of ``sql/profile_*.sql``:
   (name, email, phone, ssn, address, ip...), when it is distinct on every row, or when it
   is categorical and distinct on more than half of 20 rows or more; *insensitive* when its
   type can be no quasi-identifier (nested, binary, interval); else a *QI*. A column is
-  *sensitive* only when declared so: the data alone cannot tell.
+  *sensitive* only when declared so: the data alone cannot tell. A kept column (declared
+  insensitive) that *determines* a QI, its value giving the QI's on 99 % of the rows or more
+  (:mod:`sbc_sql.plan.determinants`), says so, with the QIs and the fix: ``anonymize``
+  refuses it unless ``--allow-determinant`` lets it.
 * **Risk on the raw QIs**, the QIs as the roles give them: the declared QIs, or with none
   declared the undeclared columns suggested as QIs (what ``anonymize`` takes by default).
   An *equivalence class* is a group of records with identical QI values (NULL equal to
@@ -42,6 +45,7 @@ database; messages name columns and counts, never a value.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -54,10 +58,19 @@ from sqlglot import exp
 from .. import engines
 from ..engines.base import Engine
 from ..errors import InputError
-from ..model import ColumnInfo, TableInfo
-from ..plan import FLAG_OF_ROLE, declared_roles, identifier_evidence, identifier_word, split_names
+from ..model import Column, ColumnInfo, TableInfo
+from ..plan import (
+    FLAG_OF_ROLE,
+    declared_roles,
+    determinants,
+    identifier_evidence,
+    identifier_word,
+    split_names,
+)
+from ..plan.determinants import share_text
 from ..sql.nodes import ref
 from ..sql.templates import render
+from ..stages.stats import kept_determinants
 
 #: the most grouping sets one query holds (Spark expands every row once per set)
 SETS_PER_QUERY = 128
@@ -67,6 +80,14 @@ EXHAUSTIVE = 3
 THRESHOLDS = ((0.20, 5), (0.10, 10), (0.05, 20))
 #: how many combinations the text shows (the JSON has them all)
 SHOWN = 10
+
+
+@dataclass(frozen=True)
+class Determined:
+    """A QI a kept column determines, and the share of rows on which its value gives the QI's."""
+
+    qi: str
+    share: float
 
 
 @dataclass(frozen=True)
@@ -83,6 +104,8 @@ class ColumnProfile:
     role: str
     declared: bool
     reason: str
+    #: a kept column: the QIs it determines (anonymize refuses it unless let)
+    determines: tuple[Determined, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +176,8 @@ class Profile:
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (the keys are listed in the README)."""
         out = asdict(self)
+        for column in out["columns"]:
+            column["determines"] = list(column["determines"])
         for key in ("combinations", "greedy"):
             for item in out[key]:
                 item["columns"] = list(item["columns"])
@@ -291,14 +316,16 @@ def profile(
     sensitive: Iterable[str] | str = (),
     drop: Iterable[str] | str = (),
     keep: Iterable[str] | str = (),
+    allow_determinant: Iterable[str] | str = (),
     attach: Iterable[str] = (),
     log: Callable[[str], None] | None = None,
 ) -> Profile:
     """The risk profile of ``table`` before release (definitions: this module's docstring).
 
     ``qi``, ``sensitive``, ``drop`` and ``keep`` declare roles as ``anonymize`` takes them
-    (lists, or names separated by commas); column comments ``sbc:ROLE`` count too. Nothing
-    is written. ``log`` receives a line as each step ends, with its seconds. ``database``
+    (lists, or names separated by commas); column comments ``sbc:ROLE`` count too;
+    ``allow_determinant`` the kept columns anonymize is to let determine a QI. Nothing is
+    written. ``log`` receives a line as each step ends, with its seconds. ``database``
     may be the data itself (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
     relation), read in place as the table ``table`` (default 'data'), as ``anonymize``
     takes it.
@@ -311,7 +338,13 @@ def profile(
         raise InputError("no table given; pass the table (or view, or CSV/Parquet path) to profile")
     roles = {
         r: split_names([v] if isinstance(v, str) else v)
-        for r, v in (("qi", qi), ("sensitive", sensitive), ("drop", drop), ("keep", keep))
+        for r, v in (
+            ("qi", qi),
+            ("sensitive", sensitive),
+            ("drop", drop),
+            ("keep", keep),
+            ("allow_determinant", allow_determinant),
+        )
     }
     with engines.reading(database, attach) as engine:
         info = engine.open_source(table)
@@ -370,6 +403,18 @@ def _profile(
         qis, qi_source = [c.name for c in columns if c.role == "qi" and c.declared], "declared"
     else:
         qis, qi_source = [c.name for c in columns if c.role == "qi"], "default"
+    allowed = roles.get("allow_determinant", ())
+    for name in allowed:
+        if name not in names:
+            raise InputError(
+                f"column '{name}' given to --allow-determinant does not exist in '{table}'; its "
+                f"columns are: {', '.join(names)}"
+            )
+    t = time.perf_counter()
+    columns, ran = _determinants(engine, info, n_rows, columns, qis, allowed)
+    if ran:
+        seconds["determinants"] = time.perf_counter() - t
+        log(f"profile: kept columns against the QIs done in {seconds['determinants']:.2f} s")
     if not qis:
         return Profile(table, n_rows, tuple(columns), (), qi_source, None, seconds=seconds)
 
@@ -417,6 +462,58 @@ def _profile(
         tuple(greedy),
         seconds,
     )
+
+
+def _determinants(
+    engine: Engine,
+    info: TableInfo,
+    n_rows: int,
+    columns: Sequence[ColumnProfile],
+    qis: Sequence[str],
+    allowed: Sequence[str],
+) -> tuple[list[ColumnProfile], bool]:
+    """The columns, each kept one (declared insensitive) that determines a QI saying so in
+    its reason and its ``determines``; and whether the check ran (one scan, with a QI and a
+    kept column the rule weighs)."""
+    of = {c.name: c for c in info.columns}
+
+    def column(p: ColumnProfile, role: str) -> Column:
+        c = of[p.name]
+        return Column(c.name, c.type, role, c.kind, c.temporal)
+
+    kept = determinants.kept_columns(
+        [
+            column(p, "insensitive")
+            for p in columns
+            if p.role == "insensitive"
+            and p.declared
+            and p.distinct is not None
+            and determinants.may_determine(p.distinct + (1 if p.null_share > 0 else 0), n_rows)
+        ]
+    )
+    if not kept or not qis:
+        return list(columns), False
+    chosen = [column(p, "qi") for p in columns if p.name in qis]
+    found = kept_determinants(engine, info.name, kept, chosen, list(of))
+    hits = {d.column: d for d in determinants.determinants(found, [c.name for c in kept], qis)}
+    out = []
+    for p in columns:
+        d = hits.get(p.name)
+        if d is None:
+            out.append(p)
+            continue
+        k = determinants.quoted(d.column)
+        then = (
+            f"anonymize releases it with a warning ({determinants.FLAG} {k})"
+            if d.column in allowed
+            else f"anonymize refuses it: declare it with --qi {k} or --drop {k}, or pass "
+            f"{determinants.FLAG} {k} if releasing it as it is is meant"
+        )
+        published = "which the release would publish as it is"
+        reason = f"{p.reason}; it determines {d.described()}, {published}: {then}"
+        determined = tuple(Determined(q, s) for q, s in zip(d.qis, d.shares, strict=True))
+        out.append(dataclasses.replace(p, reason=reason, determines=determined))
+    return out, True
 
 
 def _share(count: int, n: int) -> float:
@@ -502,6 +599,13 @@ def text(p: Profile) -> str:
             f"  anonymize refuses undeclared identifiers: declare them with --drop {','.join(undeclared)} "
             "(or give them another role)"
         )
+    for c in p.columns:
+        if c.determines:
+            qis = ", ".join(f"'{d.qi}' ({share_text(d.share)} of the rows)" for d in c.determines)
+            out.append(
+                f"  kept column '{c.name}' determines {qis}, which a release would publish as it "
+                "is: its reason says the fix"
+            )
     out.append("")
     if p.risk is None:
         out.append("No quasi-identifier: declare one with --qi to see the risk on it.")

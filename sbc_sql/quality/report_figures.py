@@ -228,6 +228,7 @@ def curve(
     run_options = make_options(
         wanted[0],
         **roles,
+        allow_determinant=[str(c) for c in options.get("allow_determinant") or ()],
         output=trial,
         algorithm=str(doc["algorithm"]),
         mode=str(options.get("mode", "auto")),

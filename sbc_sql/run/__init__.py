@@ -42,6 +42,7 @@ def anonymize(
     sensitive: Iterable[str] = (),
     drop: Iterable[str] = (),
     keep: Iterable[str] = (),
+    allow_determinant: Iterable[str] = (),
     output: str | None = None,
     replace: bool = False,
     leftover: str = "nearest",
@@ -85,11 +86,15 @@ def anonymize(
     Roles: ``qi``, ``sensitive``, ``drop`` (identifiers, never released) and ``keep`` (released
     as they are), each a list of column names or one comma-separated string; a column without
     one takes its role from its comment ('sbc:qi' ...) or, when no QI is named anywhere,
-    becomes a QI. ``output`` names the release (default ``<table>_k<k>``); ``replace``
-    overwrites an existing release of that name. ``leftover`` (nearest, last, suppress) places
-    rows left when fewer than k remain. ``weights`` ({'age': 2} or 'age=2') weighs QIs in the
-    distance and the total NCP. ``out_file`` also exports the release: .parquet (value sets
-    as lists), .csv (the readable text view), .json (an array) or .ndjson (a line a row).
+    becomes a QI. A kept column whose value gives a QI's on 99 % of the rows or more (a code
+    beside the label it codes) is refused before anything is written, as it would publish
+    that QI as it is (see :mod:`sbc_sql.plan.determinants`); ``allow_determinant`` names
+    the kept columns let to, each released with a warning. ``output`` names the release
+    (default ``<table>_k<k>``); ``replace`` overwrites an existing release of that name.
+    ``leftover`` (nearest, last, suppress) places rows left when fewer than k remain.
+    ``weights`` ({'age': 2} or 'age=2') weighs QIs in the distance and the total NCP.
+    ``out_file`` also exports the release: .parquet (value sets as lists), .csv (the
+    readable text view), .json (an array) or .ndjson (a line a row).
     ``sql_only`` plans and logs the SQL without writing. ``mode`` (auto, exact, blocks),
     ``workers`` and ``block_rows`` tune the default algorithm; ``algorithm`` picks another
     (sbca-paper, mondrian, kmember, datafly, incognito), ``hierarchies`` and
@@ -170,6 +175,7 @@ def anonymize(
         sensitive=sensitive,
         drop=drop,
         keep=keep,
+        allow_determinant=allow_determinant,
         output=output,
         replace=replace,
         leftover=leftover,
@@ -268,7 +274,7 @@ def make_options(
     """The run's options from keyword arguments, names given as lists or comma-separated."""
     if isinstance(weights, str) or (weights is not None and not isinstance(weights, Mapping)):
         weights = planning.parse_weights(weights)
-    for role in ("qi", "sensitive", "drop", "keep"):
+    for role in ("qi", "sensitive", "drop", "keep", "allow_determinant"):
         given[role] = planning.split_names(given.get(role, ()))
     for key, flag in (("max_width", "--max-width"), ("max_values", "--max-values")):
         if given.get(key) is not None:

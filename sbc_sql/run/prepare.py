@@ -36,6 +36,7 @@ from ..hierarchies import HierarchySpec
 from ..hierarchies import resolve as resolve_hierarchies
 from ..knowledge import background_options
 from ..model import CsvOptions
+from ..plan import determinants
 from ..privacy.criteria import check_sensitive
 from ..stages import pull, stats
 from .inputs import release_owners
@@ -204,6 +205,7 @@ def _prepared(
     st = stats.collect_stats(engine, plan, n_rows, tuples)
     planning.check_identifiers(plan, st.n_rows, st.distinct, say)
     _check_finite(plan, st)
+    _check_determinants(engine, plan, st, say)
     timings["stats"] += time.perf_counter() - t
     for c in plan.columns:
         how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
@@ -381,6 +383,23 @@ def _cluster_in_workers(prepared: Prepared, log: Log | None) -> Prepared:
     if log is not None:
         log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
     return dataclasses.replace(prepared, workers=run)
+
+
+def _check_determinants(engine: Engine, plan: planning.Plan, st: stats.Stats, say: Log) -> None:
+    """No kept column determines a QI unless --allow-determinant lets it
+    (:mod:`sbc_sql.plan.determinants`): one scan of the source over the kept columns the
+    rule weighs (the statistics counted their values), none without one."""
+    kept = [
+        c
+        for c in determinants.kept_columns(plan.columns)
+        if determinants.may_determine(st.cardinality(c.name), st.n_rows)
+    ]
+    if not kept:
+        return
+    found = stats.kept_determinants(
+        engine, plan.source.name, kept, plan.qis, [c.name for c in plan.source.columns]
+    )
+    determinants.check_determinants(plan.columns, found, plan.options.allow_determinant, say)
 
 
 def _check_finite(plan: planning.Plan, st: stats.Stats) -> None:

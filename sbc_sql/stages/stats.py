@@ -1,7 +1,8 @@
 """Statistics stage: SQL aggregates pushed down to the database (the roles' and the distances' inputs).
 
-Row count, per-QI cardinality and range, and the contingency counts of consecutive
-categorical QIs in ascending cardinality, all from sql/ templates; one scan each. A run that
+Row count, per-QI cardinality and range, the contingency counts of consecutive categorical QIs
+in ascending cardinality, and whether a kept column determines a QI, all from sql/ templates;
+one scan each. A run that
 clusters distinct QI tuples reads the QIs' statistics from the tuples' table (the same
 figures: the tuples' row counts summed), a scan of the tuples rather than of the rows.
 """
@@ -22,7 +23,8 @@ from ..cluster.decode import encode_column
 from ..engines.base import Engine
 from ..model import Column
 from ..plan import Plan
-from ..sql.nodes import as_category, as_number, ref
+from ..plan.determinants import Determination
+from ..sql.nodes import as_category, as_number, conj, ref
 from ..sql.templates import render
 
 
@@ -176,3 +178,97 @@ def dense(values: pa.ChunkedArray | pa.Array) -> pa.Array:
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     return values
+
+
+#: the kept columns one statement of :func:`kept_determinants` groups by (Spark expands every
+#: row once per grouping set)
+KEPT_PER_QUERY = 128
+
+
+def _key(c: Column) -> exp.Expression:
+    """A column as the statistics group it: a categorical one as pulled, a number as it is."""
+    return as_category(ref(c.name), c) if c.kind == "categorical" else ref(c.name)
+
+
+def one_value(c: Column) -> exp.Expression:
+    """Over a group: 1 when QI ``c`` holds one value there (NULL one of them), else 0: its
+    MIN is its MAX, and its values are all NULL or none is. MIN and MAX rather than a
+    distinct count: in DuckDB a distinct count under grouping sets cost 0.19 s on Adult's
+    30,162 rows against 0.05 s (seven kept columns, eight QIs). A boolean is compared as a
+    number (PostgreSQL has no MIN of booleans)."""
+    value = _key(c)
+    if c.type.upper().startswith("BOOL") and not c.type.endswith("]"):
+        value = exp.cast(value, "INT")
+    same = exp.NullSafeEQ(this=exp.Min(this=value), expression=exp.Max(this=value))
+    count = exp.Count(this=value)
+    uniform = exp.Paren(
+        this=exp.or_(
+            exp.EQ(this=count, expression=exp.Literal.number(0)),
+            exp.EQ(this=count.copy(), expression=exp.Count(this=exp.Star())),
+        )
+    )
+    return exp.Case(
+        ifs=[exp.If(this=conj([same, uniform]), true=exp.Literal.number(1))], default=exp.Literal.number(0)
+    )
+
+
+def work_stem(columns: Sequence[str]) -> str:
+    """A prefix of working names that begins no column's name ('sbc', 'sbc_', ...)."""
+    taken = [c.lower() for c in columns]
+    stem = "sbc"
+    while any(t.startswith(f"{stem}_") for t in taken):
+        stem += "_"
+    return stem
+
+
+def kept_determinants_sql(
+    source: str, kept: Sequence[Column], qis: Sequence[Column], stem: str = "sbc"
+) -> exp.Expression:
+    """One scan of ``source``: per kept column its groups and, per QI, the rows in groups of
+    it holding one value of the QI; then the whole table (sql/templates/kept_determinants.sql).
+    ``stem`` begins the working names (:func:`work_stem`)."""
+    sets = exp.GroupingSets(
+        expressions=[exp.Tuple(expressions=[_key(c)]) for c in kept] + [exp.Tuple(expressions=[])]
+    )
+    return render(
+        "kept_determinants",
+        source=source,
+        kept=[_key(c) for c in kept],
+        flag=[f"{stem}_flag_{i}" for i in range(len(kept))],
+        sets=sets,
+        single=[one_value(q) for q in qis],
+        one=[f"{stem}_one_{j}" for j in range(len(qis))],
+        rows=f"{stem}_rows",
+    )
+
+
+def kept_determinants(
+    engine: Engine, source: str, kept: Sequence[Column], qis: Sequence[Column], columns: Sequence[str]
+) -> Determination:
+    """What ``source`` shows of each kept column against each QI (see
+    :mod:`sbc_sql.plan.determinants`): one statement per :data:`KEPT_PER_QUERY` kept columns,
+    none without a kept column or a QI. ``columns``: every column of the source (the working
+    names avoid them)."""
+    values: dict[str, int] = {}
+    determined: dict[tuple[str, str], int] = {}
+    constant: set[str] = set()
+    n_rows = 0
+    if not kept or not qis:
+        return Determination(0, values, determined, frozenset())
+    stem = work_stem(columns)
+    for start in range(0, len(kept), KEPT_PER_QUERY):
+        part = kept[start : start + KEPT_PER_QUERY]
+        m = len(part)
+        for row in engine.fetch_all(kept_determinants_sql(source, part, qis, stem)):
+            flags = [int(v) for v in row[:m]]
+            groups, total = int(row[m]), int(row[m + 1] or 0)
+            counts = [int(v or 0) for v in row[m + 2 :]]
+            if all(flags):  # the whole table
+                n_rows = total
+                whole = zip(qis, counts, strict=True)
+                constant.update(q.name for q, rows in whole if total and rows == total)
+                continue
+            (i,) = (i for i, f in enumerate(flags) if f == 0)
+            values[part[i].name] = groups
+            determined.update({(part[i].name, q.name): rows for q, rows in zip(qis, counts, strict=True)})
+    return Determination(n_rows, values, determined, frozenset(constant))
