@@ -120,29 +120,22 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
                 f"--python-path '{path}' is not an absolute directory path (as the server sees "
                 "it); give one like /opt/sbc-sql/lib/python3.11/site-packages"
             )
-    text = (templates.sql_root() / "functions" / "install.sql").read_text(encoding="utf-8")
-    body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    pair = (templates.sql_root() / "functions" / "install.sql").read_text(encoding="utf-8")
     check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
-    body = body.replace(_PLACEHOLDER, _PRELUDE.format(check=check, path=list(python_path)))
-    declared = catalogue.sql_parameters()
-    body = re.sub(
-        r"FUNCTION sbc\.(\w+)\(\n__ARGUMENTS__\n\)",
-        lambda m: (
-            f"FUNCTION sbc.{m.group(1)}(\n"
-            f"{catalogue.sql_declaration(m.group(1).removeprefix(PYTHON_PREFIX))}\n)"
-        ),
-        body,
-    )
-    # each SQL function passes its arguments on to its PL/Python function, in order
-    body = re.sub(
-        rf"sbc\.{PYTHON_PREFIX}(\w+)\(__PASSED__\)",
-        lambda m: (
-            f"sbc.{PYTHON_PREFIX}{m.group(1)}"
-            f"({', '.join(f'${at}' for at in range(1, len(declared[m.group(1)]) + 1))})"
-        ),
-        body,
-    )
-    return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
+    prelude = _PRELUDE.format(check=check, path=list(python_path))
+    statements = []
+    for function, arguments in catalogue.sql_parameters().items():
+        declared = f"\n{catalogue.sql_declaration(function)}\n" if arguments else ""
+        # each SQL function passes its arguments on to its PL/Python function, in order
+        passed = ", ".join(f"${at}" for at in range(1, len(arguments) + 1))
+        statements.extend(
+            statement.replace("__ARGUMENTS__", declared)
+            .replace("__PASSED__", passed)
+            .replace("__NAME__", function)
+            .replace(_PLACEHOLDER, prelude)
+            for statement in templates.statements(pair)
+        )
+    return statements
 
 
 @contextlib.contextmanager

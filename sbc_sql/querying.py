@@ -6,6 +6,7 @@ bound), and the uniform-spread estimate ``evaluate``'s query error measures
 from __future__ import annotations
 
 from .errors import InputError
+from .sql import templates
 from .sql.templates import sql_root
 
 #: the dialects the helpers are written for: DuckDB macros, PostgreSQL SQL functions
@@ -27,6 +28,4 @@ def query_helpers(dialect: str = "duckdb") -> str:
 def statements(dialect: str = "duckdb") -> list[str]:
     """:func:`query_helpers` one statement at a time, comments left out (for a driver that
     runs one statement per call)."""
-    text = "\n".join(line for line in query_helpers(dialect).splitlines() if not line.startswith("--"))
-    parts = text.split("\n;\n") if dialect == "postgres" else text.split(";\n")
-    return [p.strip().rstrip(";") for p in parts if p.strip()]
+    return templates.statements(query_helpers(dialect))

@@ -21,6 +21,7 @@ import copy
 import hashlib
 import os
 import pickle
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -53,6 +54,14 @@ def sql_root() -> Path:
 def sql_dir() -> Path:
     """Folder of the query templates."""
     return sql_root() / "templates"
+
+
+def statements(text: str) -> list[str]:
+    """The statements of a file of several (sql/functions/, sql/helpers/): its lines starting
+    with ``--`` left out, split at each line holding only ``;``, the one separator that
+    cannot occur inside a function's body the way a semicolon ending a line can."""
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+    return [s.strip() for s in re.split(r"^;$", body, flags=re.MULTILINE) if s.strip()]
 
 
 @cache

@@ -17,25 +17,32 @@
 --
 -- Load once per database (the macros are kept in the file): duckdb clinic.duckdb < duckdb.sql
 -- or, from Python: con.execute(sbc_sql.query_helpers("duckdb")).
+-- Statements are separated by a line holding only ';'.
 
 CREATE OR REPLACE MACRO sbc_range_inside(lo, hi, has_null, qlo, qhi) AS
-    COALESCE(lo >= qlo AND hi <= qhi AND NOT COALESCE(has_null, FALSE), FALSE);
+    COALESCE(lo >= qlo AND hi <= qhi AND NOT COALESCE(has_null, FALSE), FALSE)
+;
 
 CREATE OR REPLACE MACRO sbc_range_overlaps(lo, hi, qlo, qhi) AS
-    COALESCE(lo <= qhi AND hi >= qlo, FALSE);
+    COALESCE(lo <= qhi AND hi >= qlo, FALSE)
+;
 
 CREATE OR REPLACE MACRO sbc_range_share(lo, hi, qlo, qhi) AS
     CASE
         WHEN lo IS NULL THEN 0.0
         WHEN hi = lo THEN CASE WHEN lo BETWEEN qlo AND qhi THEN 1.0 ELSE 0.0 END
         ELSE GREATEST(CAST(LEAST(qhi, hi) - GREATEST(qlo, lo) AS DOUBLE), 0.0) / CAST(hi - lo AS DOUBLE)
-    END;
+    END
+;
 
 CREATE OR REPLACE MACRO sbc_set_inside(vals, wanted) AS
-    COALESCE(list_has_all(wanted, vals) AND list_count(vals) = len(vals), FALSE);
+    COALESCE(list_has_all(wanted, vals) AND list_count(vals) = len(vals), FALSE)
+;
 
 CREATE OR REPLACE MACRO sbc_set_overlaps(vals, wanted) AS
-    COALESCE(list_has_any(vals, wanted), FALSE);
+    COALESCE(list_has_any(vals, wanted), FALSE)
+;
 
 CREATE OR REPLACE MACRO sbc_set_share(vals, wanted) AS
-    CAST(len(list_intersect(vals, wanted)) AS DOUBLE) / NULLIF(len(vals), 0);
+    CAST(len(list_intersect(vals, wanted)) AS DOUBLE) / NULLIF(len(vals), 0)
+;
