@@ -123,7 +123,7 @@ def functions_sql(python_path: Sequence[str]) -> list[str]:
     pair = (templates.sql_root() / "functions" / "install.sql").read_text(encoding="utf-8")
     check = resources.files("sbc_sql").joinpath("path_trust.py").read_text().strip()
     prelude = _PRELUDE.format(check=check, path=list(python_path))
-    statements = []
+    statements: list[str] = []
     for function, arguments in catalogue.sql_parameters().items():
         declared = f"\n{catalogue.sql_declaration(function)}\n" if arguments else ""
         # each SQL function passes its arguments on to its PL/Python function, in order
