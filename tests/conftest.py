@@ -26,6 +26,17 @@ import pytest
 from helpers import ROOT
 
 
+@pytest.fixture(autouse=True)
+def _no_option_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads an option from the shell that runs the suite: every SBC_SQL_<OPTION>
+    variable is unset (SBC_SQL_KERNELS and the suite's own variables are kept)."""
+    from sbc_sql.plan import catalogue
+
+    for option in catalogue.OPTIONS:
+        if not option.no_cli:
+            monkeypatch.delenv(option.env, raising=False)
+
+
 @pytest.fixture
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
     """A fresh in-memory database."""
