@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 @command("evaluate")
 def evaluate_cmd(o: SimpleNamespace) -> None:
-    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error, with
-    --sensitive l-diversity, t-closeness and beta-likeness, and with --target CM, class
-    purity and (--model) model utility of a release; suppressed rows per reason when the
-    run recorded them.
+    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error, on the
+    sensitive column (--sensitive, else the first the release's provenance declares)
+    l-diversity, t-closeness and beta-likeness, and with --target CM, class purity and
+    (--model) model utility of a release; suppressed rows per reason when the run recorded
+    them.
 
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis

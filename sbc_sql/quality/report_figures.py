@@ -44,7 +44,7 @@ from ..errors import SbcError
 from ..names import Name
 from ..privacy import registry
 from ..sql.templates import render
-from .evaluate import Evaluation, _recorded, evaluate
+from .evaluate import Evaluation, _recorded, evaluate, recorded_sensitive
 
 #: the k of the NCP-against-k curve unless asked otherwise
 DEFAULT_CURVE_K = (2, 5, 10, 25, 50)
@@ -331,9 +331,7 @@ def measure(
     layout = _layout(engine, original, release, None)
     doc = _recorded(engine, original, release)
     if sensitive is None:
-        declared = [c["name"] for c in doc.get("columns", []) if c.get("role") == "sensitive"]
-        verbatim = {c.name for c in layout.verbatim}
-        sensitive = next((name for name in declared if name in verbatim), None)
+        sensitive = recorded_sensitive(doc, layout)
 
     t = time.perf_counter()
     say("report: evaluating the release ...")
