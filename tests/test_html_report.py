@@ -461,3 +461,115 @@ def test_the_curve_keeps_the_releases_limits_and_target(db) -> None:
         assert free.measures is not None
         assert point.ncp != pytest.approx(free.measures.total_ncp, abs=1e-12)
     assert "max width" in found.html and "age=15" in found.html
+
+
+# ---------------------------------------------------------------------------------------
+# the charts' room
+
+
+class Texts(HTMLParser):
+    """Every chart's viewBox width and its text elements: (x, anchor, text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.charts: list[tuple[str, float, list[tuple[float, str, str]]]] = []
+        self.open: tuple[float, str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "svg":
+            self.charts.append((a.get("data-chart", ""), float(a["viewbox"].split()[2]), []))
+        elif tag == "text" and self.charts:
+            self.open = (float(a["x"]), a.get("text-anchor", "start"))
+
+    def handle_data(self, data: str) -> None:
+        if self.open is not None:
+            self.charts[-1][2].append((*self.open, data))
+            self.open = None
+
+
+@pytest.fixture(scope="module")
+def unique_db(tmp_path_factory) -> Path:
+    """2,000 rows each unique on its QIs before release (a risk bar at 100 %), released
+    2-anonymous in classes so narrow that every NCP is near 0.0005."""
+    path = tmp_path_factory.mktemp("unique") / "unique.duckdb"
+    rng = np.random.default_rng(11)
+    n = 2000
+    frame = pd.DataFrame(
+        {
+            "age": np.arange(n),
+            "ward": [f"wq{i // 1000}" for i in range(n)],
+            "dx": [f"dxq{d}_zz" for d in rng.integers(0, 4, n)],
+        }
+    )
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE wide AS SELECT * FROM frame")
+    with sbc_sql.anonymize(str(path), "wide", 2, qi=["age", "ward"], sensitive="dx", output="rel"):
+        pass
+    return path
+
+
+def test_every_chart_label_fits_in_its_chart(cli, unique_db, tmp_path) -> None:
+    """No text of any chart runs past its edges, the bar at 100 % (its value '100.0 %
+    (2,000)' after it) included: each text's extent, estimated from above, lies within the
+    viewBox."""
+    from sbc_sql.quality.report_render import text_width
+
+    out = tmp_path / "page.html"
+    args = ["report", "--db", unique_db, "--original", "wide", "--release", "rel", "-o", out]
+    r = cli([*args, "--curve-k", "none", "-q"])
+    assert r.exit_code == 0, r.stderr
+    page = Texts()
+    page.feed(out.read_text(encoding="utf-8"))
+    assert "100.0 % (2,000)" in [t for _, _, texts in page.charts for _, _, t in texts]
+    for chart, width, texts in page.charts:
+        for x, anchor, text in texts:
+            w = text_width(text)
+            left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+            assert left >= 0 and left + w <= width, (chart, text, left, left + w, width)
+
+
+def test_the_ncp_chart_is_scaled_to_its_figures(unique_db) -> None:
+    """With every NCP near 0.0005 the longest NCP bar is most of the chart's length, the
+    scale is stated under it and in the caption, and the figures printed are the NCP."""
+    from sbc_sql.quality.report_render import BAR_LENGTH
+
+    found = sbc_sql.report(str(unique_db), "wide", "rel", curve_k=None)
+    ncp = found.evaluation.ncp
+    assert 0 < max(ncp.values()) < 0.001
+    page = parsed(found.html)
+    bars = page.of("ncp")
+    assert {b["qi"]: float(b["value"]) for b in bars} == ncp
+    longest = max(float(re.search(r'width="([\d.]+)"', m).group(1)) for m in _ncp_rects(found.html))
+    assert longest >= 0.5 * BAR_LENGTH
+    scale = float(re.search(r'data-ncp-scale="([^"]+)"', found.html).group(1))
+    assert max(ncp.values()) <= scale < 0.001
+    shown = re.search(r'data-chart="ncp" data-scale="([^"]+)"', found.html)
+    assert shown is not None and float(shown.group(1)) == scale
+    assert f">{scale:g}</text>" in found.html and f"{max(ncp.values()):.4f}" in found.html
+
+
+def _ncp_rects(text: str) -> list[str]:
+    chart = text[text.index('data-chart="ncp"') :]
+    return re.findall(r"<rect [^>]*>", chart[: chart.index("</svg>")])
+
+
+def test_every_chart_label_fits_in_chromium(unique_db, chromium, tmp_path) -> None:
+    """As a browser draws them, no chart's text reaches past its viewBox."""
+    out = tmp_path / "page.html"
+    sbc_sql.report(str(unique_db), "wide", "rel", out, curve_k=None)
+    loaded = browser.open_page(
+        chromium,
+        out,
+        evaluate={
+            "texts": "[...document.querySelectorAll('svg.chart text')].length",
+            "outside": "JSON.stringify([...document.querySelectorAll('svg.chart')].flatMap(s => "
+            "[...s.querySelectorAll('text')].filter(t => { const b = t.getBBox(); "
+            "return b.x < -0.5 || b.x + b.width > s.viewBox.baseVal.width + 0.5; })"
+            ".map(t => t.textContent)))",
+        },
+    )
+    assert loaded.errors == []
+    assert loaded.values["texts"] > 10
+    assert __import__("json").loads(loaded.values["outside"]) == []
