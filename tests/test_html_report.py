@@ -4,6 +4,7 @@ headless Chromium without a console error, and its files are written atomically.
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -573,3 +574,47 @@ def test_every_chart_label_fits_in_chromium(unique_db, chromium, tmp_path) -> No
     assert loaded.errors == []
     assert loaded.values["texts"] > 10
     assert __import__("json").loads(loaded.values["outside"]) == []
+
+
+# ---------------------------------------------------------------------------------------
+# section 8: every figure of evaluate
+
+
+def evaluate_figures(doc: dict) -> dict[tuple[str, ...], object]:
+    """evaluate's JSON document as {(group, metric[, part]): value}: each entry ({"value":
+    ...}) at its place, and a plain value (the query accuracy's seed) as it is."""
+    out: dict[tuple[str, ...], object] = {}
+    for group, metrics in doc.items():
+        for key, entry in metrics.items():
+            if isinstance(entry, dict) and "value" not in entry:
+                out.update({(group, key, part): e["value"] for part, e in entry.items()})
+            else:
+                out[(group, key)] = entry["value"] if isinstance(entry, dict) else entry
+    return out
+
+
+def test_section_8_shows_every_figure_evaluate_gives(cli, db, tmp_path) -> None:
+    """The figures of section 8 are exactly those `evaluate --json` gives for the release,
+    query accuracy included, with the same values: a figure evaluate gains is on the page."""
+    out = tmp_path / "page.html"
+    names = ["--db", db, "--original", "patients", "--release", "rel"]
+    made = cli(["report", *names, "-o", out, "--curve-k", "none", "-q"])
+    assert made.exit_code == 0, made.stderr
+    evaluated = cli(["evaluate", *names, "--json", "-q"])
+    assert evaluated.exit_code == 0, evaluated.stderr
+    doc = json.loads(evaluated.stdout)
+    doc = {k: v for k, v in doc.items() if isinstance(v, dict) and k not in ("schema",)}
+    want = evaluate_figures(doc)
+    assert {"query_accuracy", "attribute_disclosure"} <= {key[0] for key in want}
+    page = parsed(out.read_text(encoding="utf-8"))
+    shown = {
+        tuple(part for part in (m["group"], m["metric"], m["part"]) if part): m["value"]
+        for _, m in page.marks
+        if m["tag"] == "tr" and "group" in m
+    }
+    assert set(shown) == set(want)
+    for key, value in want.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
+        else:
+            assert shown[key] == str(value), key

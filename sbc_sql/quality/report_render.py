@@ -4,8 +4,9 @@ rendered by the Jinja2 templates in ``templates/`` (shipped in this package):
 - ``report.html``: the page, in sections: 1. how the release was made (its provenance and
   every column's role), 2. the prosecutor risk before and after, 3. NCP per QI and total,
   4. the class-size histogram, 5. the total NCP against k, 6. the sensitive column's
-  diversity, 7. suppressed rows per reason, 8. every metric's meaning, as
-  :data:`sbc_sql.quality.report.GROUPS` explains them;
+  diversity, 7. suppressed rows per reason, 8. every figure of ``evaluate``'s JSON
+  document, the query accuracy included, with its meaning as
+  :data:`sbc_sql.quality.report.GROUPS` explains it (:func:`metric_tables`);
 - ``tables.html``: the table every section lays its rows in;
 - ``charts.html``: the inline SVG charts (bars, a histogram, the curve), each mark carrying
   its figure in ``data-*`` attributes; a bar chart's room for its labels and figures is
@@ -311,9 +312,25 @@ def declared(doc: Mapping[str, Any], sensitive: str | None) -> str:
     )
 
 
-def metric_tables(e: Evaluation) -> list[tuple[str, list[tuple[str, Any, str, str]]]]:
-    """Per group of :data:`sbc_sql.quality.report.GROUPS` measured, its title and a row per
-    metric: (label, value, which way is better, meaning); a per-QI metric has a row per QI."""
+class Figure(NamedTuple):
+    """A row of section 8: where the figure is in ``evaluate``'s JSON document (its group,
+    its metric, and the QI or selectivity of a figure given per one; '' for none), its
+    label, value, which way is better and what it means."""
+
+    group: str
+    metric: str
+    part: str
+    label: str
+    value: Any
+    better: str
+    meaning: str
+
+
+def metric_tables(e: Evaluation) -> list[tuple[str, list[Figure]]]:
+    """Every figure of ``evaluate``'s JSON document (:func:`sbc_sql.quality.report.grouped`),
+    per group of :data:`sbc_sql.quality.report.GROUPS` measured and then the query accuracy:
+    its title and a row per figure (a per-QI metric has a row per QI, the query error a row
+    per metric and selectivity)."""
     doc = meanings.grouped(e)
     out = []
     for key, title, metrics in meanings.GROUPS:
@@ -327,8 +344,30 @@ def metric_tables(e: Evaluation) -> list[tuple[str, list[tuple[str, Any, str, st
             better = f"{m.better} is better" if m.better else ""
             if isinstance(entry, dict) and "value" not in entry:
                 prefix = "NCP" if m.key == "ncp" else m.label
-                rows += [(f"{prefix} {q}", v["value"], better, m.meaning) for q, v in entry.items()]
+                rows += [
+                    Figure(key, m.key, q, f"{prefix} {q}", v["value"], better, m.meaning)
+                    for q, v in entry.items()
+                ]
             else:
-                rows.append((m.label, entry["value"], better, m.meaning))
+                rows.append(Figure(key, m.key, "", m.label, entry["value"], better, m.meaning))
         out.append((title, rows))
+    queries = doc.get("query_accuracy")
+    if queries:
+        rows = [Figure("query_accuracy", "seed", "", "query seed", queries["seed"], "", meanings.QUERY_SEED)]
+        for selectivity, entry in queries.items():
+            if selectivity == "seed":
+                continue
+            rows += [
+                Figure(
+                    "query_accuracy",
+                    selectivity,
+                    m.key,
+                    f"{m.label} @{selectivity}",
+                    entry[m.key]["value"],
+                    f"{m.better} is better" if m.better else "",
+                    m.meaning,
+                )
+                for m in meanings.QUERY_METRICS
+            ]
+        out.append(("Query accuracy", rows))
     return out
