@@ -618,3 +618,100 @@ def test_section_8_shows_every_figure_evaluate_gives(cli, db, tmp_path) -> None:
             assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
         else:
             assert shown[key] == str(value), key
+
+
+# ---------------------------------------------------------------------------------------
+# the verdict
+
+
+def verdict_of(text: str) -> dict[str, dict[str, str]]:
+    """The verdict block's guarantees, warnings and notes, each by its key."""
+    block = text[text.index('<section id="verdict"') :]
+    block = block[: block.index("</section>")]
+    out: dict[str, dict[str, str]] = {"guarantee": {}, "warning": {}, "note": {}}
+    for kind, key, said in re.findall(
+        r'<(?:li|p)[^>]* data-(guarantee|warning|note)="([^"]*)">([^<]*)<', block
+    ):
+        out[kind][key] = said
+    return out
+
+
+def test_the_verdict_states_guarantees_and_warns_of_weak_attribute_protection(cli, db, tmp_path) -> None:
+    """A release 5-anonymous and 2-diverse on dx, with no t-closeness asked and a t-closeness
+    distance above the threshold: the verdict, first on the page, says what was asked and
+    holds, and warns of l = 2 and of the distance, naming the thresholds."""
+    from sbc_sql.quality.verdict import LIMITS
+
+    out = tmp_path / "page.html"
+    r = cli(
+        ["report", "--db", db, "--original", "patients", "--release", "rel", "-o", out, "--curve-k", "none"]
+    )
+    assert r.exit_code == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.index('id="verdict"') < text.index('id="provenance"')
+    found = verdict_of(text)
+    assert set(found["guarantee"]) == {"k", "l-diversity"}
+    assert "5-anonymity" in found["guarantee"]["k"] and "holding here" in found["guarantee"]["k"]
+    assert "l=2 on &#x27;dx&#x27;" in found["guarantee"]["l-diversity"]
+    t = sbc_sql.evaluate(str(db), "patients", "rel", queries=0).t_closeness
+    assert t > LIMITS["t_closeness"].value
+    assert {"t_closeness", "l_diversity"} <= set(found["warning"])
+    assert f"t-closeness distance {t:.2f} on &#x27;dx&#x27;, above 0.5" in found["warning"]["t_closeness"]
+    assert "l = 2 on &#x27;dx&#x27; (as asked), at or below 2" in found["warning"]["l_diversity"]
+    assert "weak attribute protection" in found["warning"]["l_diversity"]
+    for threshold in LIMITS.values():
+        assert f'data-threshold="{threshold.key}" data-value="{threshold.value}"' in text
+
+
+def test_the_verdict_warns_of_a_kept_determinant_and_high_linkage(cli, tmp_path) -> None:
+    """A release at k = 2 that keeps a copy of a QI (allowed with --allow-determinant) and
+    declares no sensitive column: warnings of the determinant (named) and of the
+    record-linkage share, and a note that attribute disclosure is not measured."""
+    path = tmp_path / "d.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT i % 97 AS age, 'zq' || (i % 5) AS zip, i % 97 AS age_copy "
+            "FROM range(400) r(i)"
+        )
+    made = cli(
+        ["anonymize", "--db", path, "-t", "t", "-k", "2", "--qi", "age,zip", "--keep", "age_copy"]
+        + ["--allow-determinant", "age_copy", "-o", "r", "-q"]
+    )
+    assert made.exit_code == 0, made.stderr
+    out = tmp_path / "page.html"
+    r = cli(
+        ["report", "--db", path, "--original", "t", "--release", "r", "-o", out, "--curve-k", "none", "-q"]
+    )
+    assert r.exit_code == 0, r.stderr
+    found = verdict_of(out.read_text(encoding="utf-8"))
+    assert "&#x27;age_copy&#x27;" in found["warning"]["determinant"]
+    assert "--allow-determinant" in found["warning"]["determinant"]
+    assert "above 20.0 %" in found["warning"]["record_linkage_share"]
+    assert "t_closeness" not in found["warning"] and "sensitive" in found["note"]
+
+
+def test_the_verdict_warns_of_high_suppression_and_a_broken_k(made) -> None:
+    """Figures past the suppression threshold, and a smallest class below the k asked, are
+    warned of; below the thresholds nothing is."""
+    import dataclasses
+
+    from sbc_sql.quality.verdict import LIMITS, verdict
+
+    found, _ = made
+    e = found.evaluation
+    assert "suppressed_share" not in {w.key for w in verdict(found).warnings}
+    many = int(e.n_rows * LIMITS["suppressed_share"].value) + 1
+    broken = dataclasses.replace(found, evaluation=dataclasses.replace(e, suppressed=many, smallest_class=3))
+    warned = {w.key: w.text for w in verdict(broken).warnings}
+    assert f"{many:,} of {e.n_rows:,} rows suppressed" in warned["suppressed_share"]
+    assert "above 5.0 %" in warned["suppressed_share"]
+    assert "smallest class holds 3 rows" in warned["k"]
+    assert "k" not in {g.key for g in verdict(broken).guarantees}
+
+
+def test_readme_states_every_threshold_of_the_verdict() -> None:
+    from sbc_sql.quality.verdict import THRESHOLDS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for t in THRESHOLDS:
+        assert f"| {t.figure} | {t.value:g} | {t.means} |" in readme, t.key

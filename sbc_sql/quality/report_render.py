@@ -1,7 +1,9 @@
 """The release report's page: the figures of :mod:`sbc_sql.quality.report_figures`
 rendered by the Jinja2 templates in ``templates/`` (shipped in this package):
 
-- ``report.html``: the page, in sections: 1. how the release was made (its provenance and
+- ``report.html``: the page: a verdict first (:mod:`sbc_sql.quality.verdict`: the
+  guarantees asked and whether they hold, the warnings against its thresholds), then
+  sections: 1. how the release was made (its provenance and
   every column's role), 2. the prosecutor risk before and after, 3. NCP per QI and total,
   4. the class-size histogram, 5. the total NCP against k, 6. the sensitive column's
   diversity, 7. suppressed rows per reason, 8. every figure of ``evaluate``'s JSON
@@ -35,6 +37,7 @@ from ..privacy import registry
 from . import report as meanings
 from .evaluate import Evaluation
 from .report_figures import ReportFigures, SizeBar
+from .verdict import THRESHOLDS, verdict
 
 #: the roles as the page names them
 ROLE_LABELS = (
@@ -158,6 +161,8 @@ def render_page(r: ReportFigures) -> str:
             sensitive_figures=sensitive_figures(e),
             declared=declared(r.provenance, r.sensitive),
             metrics=metric_tables(e),
+            verdict=verdict(r),
+            thresholds=THRESHOLDS,
         )
     )
 
