@@ -722,7 +722,9 @@ def test_evaluate_measures_the_sensitive_column_the_provenance_declares(cli, tmp
     assert figures["sensitive"]["value"] == "dx"
     assert figures["l_diversity"]["value"] >= 2
     said = cli(base)
-    assert "the sensitive column 'dx', as the release's provenance declares" in said.stderr
+    assert (
+        "evaluate: attribute disclosure of 'dx', the sensitive column the release declares ..." in said.stderr
+    )
     assert "sensitive column" in said.stdout
     chosen = cli([*base, "--sensitive", "ward", "--json"])
     assert chosen.exit_code == 0, chosen.stderr

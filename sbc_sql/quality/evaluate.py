@@ -495,13 +495,9 @@ def _evaluate(
         target = _recorded_target(recorded)
     check_model(target, with_model, classifier)
     layout = _layout(engine, original, release, weights)
-    if sensitive is None:
+    declared = sensitive is None
+    if declared:
         sensitive = recorded_sensitive(recorded, layout)
-        if sensitive is not None and step.log is not None:
-            step.log(
-                f"evaluate: the sensitive column '{sensitive}', as the release's provenance "
-                "declares (--sensitive measures another)"
-            )
     sens = _sensitive(layout, sensitive, original)
     label = target_column(layout, target, original)
     with step("information loss"):
@@ -540,7 +536,8 @@ def _evaluate(
         step.end()
         privacy: dict[str, Any] = {}
         if sens is not None and m.classes:
-            with step(f"attribute disclosure of '{sens.name}'"):
+            said = ", the sensitive column the release declares" if declared else ""
+            with step(f"attribute disclosure of '{sens.name}'{said}"):
                 for model in sensitive_models(sens):
                     privacy.update(model.measure(engine, release, original))
         errors: tuple[QueryError, ...] = ()
