@@ -9,6 +9,7 @@ age spans 50 - 20 = 30, sex has 2 values.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from typing import Any
 
@@ -680,3 +681,60 @@ def test_long_steps_report_their_progress(con):
         sys.stderr = saved
     shown = err.getvalue()
     assert "evaluate: coverage and record linkage [" in shown and "60/60" in shown
+
+
+# ---------------------------------------------------------------------------------------
+# the sensitive column the release's provenance declares
+
+
+def declared_clinic(path) -> Any:
+    """A database file with 't' (age, zip QIs; dx sensitive; ward kept) and its release 'r'
+    made on the command line with dx declared sensitive and 2-diverse."""
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, n).astype(int),
+            "zip": [f"z{z}" for z in rng.integers(0, 8, n)],
+            "dx": [f"d{d}" for d in rng.integers(0, 5, n)],
+            "ward": [f"w{w}" for w in rng.integers(0, 3, n)],
+        }
+    )
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE t AS SELECT * FROM frame")
+    return path
+
+
+def test_evaluate_measures_the_sensitive_column_the_provenance_declares(cli, tmp_path):
+    """Without --sensitive, evaluate measures attribute disclosure on the column the run
+    declared sensitive (as the report does); an explicit --sensitive wins."""
+    db = str(declared_clinic(tmp_path / "clinic.duckdb"))
+    made = cli(
+        ["anonymize", "--db", db, "-t", "t", "-k", "4", "--qi", "age,zip", "--sensitive", "dx"]
+        + ["--keep", "ward", "--l-diversity", "2", "-o", "r", "-q"]
+    )
+    assert made.exit_code == 0, made.stderr
+    base = ["evaluate", "--db", db, "--original", "t", "--release", "r", "--queries", "0"]
+    found = cli([*base, "--json"])
+    assert found.exit_code == 0, found.stderr
+    figures = json.loads(found.stdout)["attribute_disclosure"]
+    assert figures["sensitive"]["value"] == "dx"
+    assert figures["l_diversity"]["value"] >= 2
+    said = cli(base)
+    assert (
+        "evaluate: attribute disclosure of 'dx', the sensitive column the release declares ..." in said.stderr
+    )
+    assert "sensitive column" in said.stdout
+    chosen = cli([*base, "--sensitive", "ward", "--json"])
+    assert chosen.exit_code == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["attribute_disclosure"]["sensitive"]["value"] == "ward"
+    # the statements --sql prints are those of the declared column too
+    sql = cli(["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql"])
+    explicit = cli(
+        ["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql", "--sensitive", "dx"]
+    )
+    assert sql.exit_code == 0, sql.stderr
+    assert sql.stdout.count(";") == explicit.stdout.count(";")
+    plain = cli(["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql", "--sensitive", "ward"])
+    assert plain.stdout != sql.stdout

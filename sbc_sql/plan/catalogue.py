@@ -678,7 +678,12 @@ EVALUATE = (
     ORIGINAL,
     RELEASE,
     _in_api(DB_READ, "database_or_con"),
-    Option("sensitive", str, help="Sensitive column: adds l-diversity, t-closeness and beta-likeness."),
+    Option(
+        "sensitive",
+        str,
+        help="Sensitive column: adds l-diversity, t-closeness and beta-likeness (default: the "
+        "first the release's provenance declares).",
+    ),
     Option("k_r", float, help="RGCP weight of virtual classes.", flags=("--k-r",), default=2.0),
     Option("n_r", float, help="RGCP weight when no class exists.", flags=("--n-r",), default=4.0),
     Option("queries", int, help="Random COUNT queries per selectivity (0: no query error).", default=200),
