@@ -30,11 +30,32 @@ def people(n: int = 240) -> pd.DataFrame:
 ROLES = {"qi": ["age", "zip"], "sensitive": ["dis"], "keep": ["pay"], "output": "rel"}
 
 
-def joins_of_source_and_labels(engine: engines.Engine, source: str) -> list[exp.Expression]:
-    """The statements of the engine's log that join ``source`` to the run's labels."""
+def parsed(engine: engines.Engine) -> list[exp.Expression]:
+    """The engine's log, parsed."""
+    return [sqlglot.parse_one(statement, read=engine.dialect) for statement in engine.statements()]
+
+
+def made_here(tree: exp.Expression) -> str | None:
+    """The table a CREATE TABLE ... AS (Spark: CACHE TABLE ... AS) makes."""
+    if isinstance(tree, (exp.Create, exp.Cache)) and isinstance(tree.this, exp.Table):
+        return tree.this.name
+    return None
+
+
+def labelled_names(engine: engines.Engine) -> list[str]:
+    """The labelled sources the engine's log made."""
+    return [n for n in map(made_here, parsed(engine)) if n is not None and n.endswith("_labelled")]
+
+
+def joins_of_source_and_labels(engine: engines.Engine) -> list[exp.Expression]:
+    """The statements of the engine's log that join the run's source (the table its
+    labelled source reads as s: an engine may read the input under a name of its own) to
+    the run's labels."""
+    trees = parsed(engine)
+    (create,) = [t for t in trees if (made_here(t) or "").endswith("_labelled")]
+    (source,) = [t.name for t in create.find_all(exp.Table) if t.alias == "s"]
     found = []
-    for statement in engine.statements():
-        tree = sqlglot.parse_one(statement, read=engine.dialect)
+    for tree in trees:
         names = {t.name for t in tree.find_all(exp.Table)}
         labels = [n for n in names if n.startswith("sbc_labels_") and not n.endswith("_beliefs")]
         if source in names and labels and any(True for _ in tree.find_all(exp.Join)):
@@ -42,14 +63,15 @@ def joins_of_source_and_labels(engine: engines.Engine, source: str) -> list[exp.
     return found
 
 
-def labelled_names(engine: engines.Engine) -> list[str]:
-    """The labelled sources the engine's log made."""
-    names = []
-    for statement in engine.statements():
-        tree = sqlglot.parse_one(statement, read=engine.dialect)
-        if isinstance(tree, exp.Create) and tree.this.name.endswith("_labelled"):
-            names.append(tree.this.name)
-    return names
+def reads_of(engine: engines.Engine, made: str) -> int:
+    """The statements of the log that read ``made`` (neither make nor drop it)."""
+    return sum(
+        1
+        for tree in parsed(engine)
+        if made_here(tree) != made
+        and not isinstance(tree, exp.Drop)
+        and made in {t.name for t in tree.find_all(exp.Table)}
+    )
 
 
 @pytest.mark.parametrize("criteria", [{}, {"l_diversity": 2}], ids=["k", "k+l"])
@@ -58,16 +80,13 @@ def test_a_run_joins_its_source_to_its_labels_once(engine, criteria) -> None:
     try:
         result = sbc_sql.anonymize(eng, "t", 4, **ROLES, **criteria)
         assert result.verdict is not None and result.verdict.ok
-        joined = joins_of_source_and_labels(eng, "t")
-        # one statement: the labelled source, which the class table, the row table and the
-        # checks read
-        assert len(joined) == 1
-        assert isinstance(joined[0], exp.Create) and joined[0].this.name.endswith("_labelled")
+        # one statement joins the source to the labels: the labelled source, made once
+        (joined,) = joins_of_source_and_labels(eng)
         (made,) = labelled_names(eng)
-        reads = [s for s in eng.statements() if made in s]
-        # made, read by the class and row tables, the class checks, the label coverage and
-        # the rows' comparison, then dropped
-        assert len(reads) == 7
+        assert made_here(joined) == made
+        # read by the class and row tables, the class checks, the label coverage and the
+        # rows' comparison; dropped at the end
+        assert reads_of(eng, made) == 5
         assert not eng.table_exists(made)
     finally:
         eng.close()
@@ -78,8 +97,8 @@ def test_a_dry_run_shows_the_labelled_source_and_what_reads_it(engine) -> None:
     try:
         sbc_sql.anonymize(eng, "t", 4, **ROLES, sql_only=True)
         (made,) = labelled_names(eng)
-        assert len(joins_of_source_and_labels(eng, "t")) == 1
-        assert sum(made in s for s in eng.statements()) == 7
+        assert len(joins_of_source_and_labels(eng)) == 1
+        assert reads_of(eng, made) == 5
         assert not eng.table_exists(made)
     finally:
         eng.close()

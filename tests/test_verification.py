@@ -72,6 +72,9 @@ def built(engine: EngineUnderTest) -> Built:
     return built
 
 
+@pytest.mark.notimpl(
+    ["spark"], reason="the built fixture reads the row ids of 't', which Spark gives a run's input only"
+)
 def test_verification_alone_makes_its_labelled_source_and_drops_it(built: Built) -> None:
     """Without a run's labelled source, verify_with_labels makes one for its checks (they
     read it, none joins the source to the labels again) and drops it."""
