@@ -4,7 +4,7 @@ SQL functions ``install-sql`` creates (``sql``), with the reason where it does n
 
 The surfaces come from here: the command line's typer parameters (:mod:`sbc_sql.cli`), the
 ``--config`` file's keys (read off those parameters, :mod:`sbc_sql.config`), the SQL
-functions' argument order (``sbc_sql.server.PARAMETERS``) and README's option reference;
+functions' argument order (``sbc_sql.server.PARAMETERS``) and the option reference in docs/options.md;
 tests/test_options.py holds the API's keywords and ``sql/functions/install.sql`` to it.
 
 Pure data on :mod:`sbc_sql.choices`, which imports nothing: the command line reads this
@@ -1131,7 +1131,7 @@ def _in_markdown(text: str) -> str:
 
 
 def markdown() -> str:
-    """README's reference of every command's options: a table per command."""
+    """docs/options.md's reference of every command's options: a table per command."""
     lines: list[str] = []
     for command in COMMANDS.values():
         lines += ["", f"`sbc-sql {command.name}`", "", "| flag | default | meaning |", "|---|---|---|"]
