@@ -1,7 +1,8 @@
-"""Every relative link of README.md and docs/*.md resolves: the file (or folder) exists, and
-an ``#anchor`` names a heading of the page it points to, by GitHub's rules for heading ids.
-README's sections moved into docs/ and link to one another, so a page renamed or a heading
-reworded cannot leave a dead link behind."""
+"""Every relative link of README.md and docs/*.md (and of the other pages of the repository:
+ARCHITECTURE.md, CHANGELOG.md, the benchmarks' READMEs) resolves: the file (or folder)
+exists, and an ``#anchor`` names a heading of the page it points to, by GitHub's rules for
+heading ids. README's sections live in docs/ and link to one another, so a page renamed or a
+heading reworded cannot leave a dead link behind."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "ARCHITECTURE.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "benchmarks").rglob("README.md")),
+]
 
 FENCE = re.compile(r"^(```|~~~)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
