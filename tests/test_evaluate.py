@@ -623,9 +623,10 @@ def test_against_pandas(seed):
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
-    """Coverage, record linkage and the query error (the coverage join through per-QI keys,
-    the queries scored in numpy batches) against a brute-force computation on each
-    engine, over random releases whose boxes overlap and vary in width."""
+    """Coverage, record linkage, RGCP and the query error (the coverage join through per-QI
+    keys, the queries scored in numpy batches) against a brute-force computation on each
+    engine, over random releases whose boxes overlap and vary in width (RGCP's virtual
+    classes grow sets that hold NULL)."""
     con = duckdb.connect()
     try:
         random_case(con, seed)
@@ -640,6 +641,8 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
         want = ref.figures(k_r=2.0)
         assert e.record_linkage == pytest.approx(want["rl"])
         assert (e.removed_uncovered, e.removed_hidden) == (want["uncovered"], want["hidden"])
+        assert e.virtual_classes == want["virtual"]
+        assert e.rgcp == pytest.approx(want["rgcp"])
         layout = infer_layout(engines.connect(con), "t", "r", {})
         table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 12, seed)
         got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
