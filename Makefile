@@ -6,10 +6,10 @@ demo:
 	python3 -m venv .venv && .venv/bin/pip install -q . && $(PY) examples/make_clinic_db.py --out clinic.duckdb --replace --visits visits.csv && .venv/bin/sbc-sql anonymize --db clinic.duckdb --table patients --k 5 --replace
 # the whole suite from a fresh install, as CI runs it
 test:
-	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && .venv/bin/pip install -q --no-deps 'pycanon==1.3.6' && $(PY) -m pytest -q
+	python3 -m venv .venv && .venv/bin/pip install -q '.[test]' && .venv/bin/pip install -q --no-deps 'pycanon==1.3.6' && $(PY) -m pytest -q -n auto
 # the development loop: no wheel build, no subprocess, no test longer than a few seconds
 test-fast:
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n auto -m "not slow"
 # the Spark engine's tests (pyspark from the extra, and Java 17 or later)
 test-spark:
 	.venv/bin/pip install -q -e '.[spark]' && $(PY) -m pytest -q -m spark

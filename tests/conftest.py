@@ -7,6 +7,7 @@ than a few seconds are marked ``slow``: ``pytest -m "not slow"`` is the developm
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import importlib.util
 import os
@@ -23,6 +24,17 @@ import helpers
 import pg_cluster
 import pytest
 from helpers import ROOT
+
+
+@pytest.fixture(autouse=True)
+def _no_option_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads an option from the shell that runs the suite: every SBC_SQL_<OPTION>
+    variable is unset (SBC_SQL_KERNELS and the suite's own variables are kept)."""
+    from sbc_sql.plan import catalogue
+
+    for option in catalogue.OPTIONS:
+        if not option.no_cli:
+            monkeypatch.delenv(option.env, raising=False)
 
 
 @pytest.fixture
@@ -220,8 +232,20 @@ def _backend_ready() -> bool:
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     """A wheel built from a copy of the checkout (so no build/ or egg-info lands in it), its
-    kernels compiled ahead of time by setup.py."""
-    base = tmp_path_factory.mktemp("wheel")
+    kernels compiled ahead of time by setup.py. Under pytest -n the workers share one: the
+    first to ask builds it in the run's own temporary folder (the parent of each worker's)
+    while the others wait on a lock, since a build takes minutes of both cores."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return _built_wheel(tmp_path_factory.mktemp("wheel"))
+    shared = tmp_path_factory.getbasetemp().parent / "wheel"
+    shared.mkdir(exist_ok=True)
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = sorted((shared / "dist").glob("sbc_sql-*.whl"))
+        return built[0] if built else _built_wheel(shared)
+
+
+def _built_wheel(base: Path) -> Path:
     src = base / "src"
     shutil.copytree(
         ROOT,

@@ -9,6 +9,7 @@ age spans 50 - 20 = 30, sex has 2 values.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 from sbc_sql import engines
 from sbc_sql.errors import InputError
 from sbc_sql.quality.evaluate import evaluate, evaluation_sql
-from sbc_sql.quality.linkage import classes_sql, source_stats_sql
+from sbc_sql.quality.linkage import classes_sql, keys_sql, source_stats_sql
 from sbc_sql.quality.queries import domains, make_queries, query_error
 from sbc_sql.quality.scratch import Names
 from sbc_sql.stages.measure import infer_layout
@@ -623,9 +624,10 @@ def test_against_pandas(seed):
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
-    """Coverage, record linkage and the query error (the coverage join through per-QI keys,
-    the queries scored in numpy batches) against a brute-force computation on each
-    engine, over random releases whose boxes overlap and vary in width."""
+    """Coverage, record linkage, RGCP and the query error (the coverage join through per-QI
+    keys, the queries scored in numpy batches) against a brute-force computation on each
+    engine, over random releases whose boxes overlap and vary in width (RGCP's virtual
+    classes grow sets that hold NULL)."""
     con = duckdb.connect()
     try:
         random_case(con, seed)
@@ -640,6 +642,8 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
         want = ref.figures(k_r=2.0)
         assert e.record_linkage == pytest.approx(want["rl"])
         assert (e.removed_uncovered, e.removed_hidden) == (want["uncovered"], want["hidden"])
+        assert e.virtual_classes == want["virtual"]
+        assert e.rgcp == pytest.approx(want["rgcp"])
         layout = infer_layout(engines.connect(con), "t", "r", {})
         table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 12, seed)
         got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
@@ -648,6 +652,36 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
             assert (got[sel][1] is None) == (err is None)
             if err is not None:
                 assert got[sel][1] == pytest.approx(err)
+    finally:
+        con.close()
+
+
+def test_coverage_keys_a_class_on_its_largest_set():
+    """The coverage join keys a class on every categorical set of at most two values and on
+    its largest set of at most eight (so a row meets only the classes holding its value
+    there, not every class around it), one key per value and one for NULL."""
+    con = duckdb.connect()
+    try:
+        random_case(con, 5)
+        engine = engines.connect(con)
+        layout = infer_layout(engine, "t", "r", {})
+        zip_at = [c.name for c in layout.qis].index("zip")
+        names = Names.fresh()
+        for statement in (
+            source_stats_sql(layout, "t", names.src),
+            classes_sql(layout, "r", names),
+            keys_sql(layout, names),
+        ):
+            engine.execute(statement)
+        flag, key = f"sbc_inc_{zip_at}", f"sbc_key_{zip_at}"
+        rows = con.execute(
+            f"SELECT len(g.zip), k.{flag}, count(DISTINCT k.{key}) FROM {names.keys} k "
+            f"JOIN {names.classes} g USING (eq_class) GROUP BY g.eq_class, len(g.zip), k.{flag}"
+        ).fetchall()
+        assert {size for size, _, _ in rows} >= {1, 2, 3, 4}
+        for size, keyed, keys in rows:
+            assert keyed
+            assert keys == size
     finally:
         con.close()
 
@@ -680,3 +714,60 @@ def test_long_steps_report_their_progress(con):
         sys.stderr = saved
     shown = err.getvalue()
     assert "evaluate: coverage and record linkage [" in shown and "60/60" in shown
+
+
+# ---------------------------------------------------------------------------------------
+# the sensitive column the release's provenance declares
+
+
+def declared_clinic(path) -> Any:
+    """A database file with 't' (age, zip QIs; dx sensitive; ward kept) and its release 'r'
+    made on the command line with dx declared sensitive and 2-diverse."""
+    rng = np.random.default_rng(3)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, n).astype(int),
+            "zip": [f"z{z}" for z in rng.integers(0, 8, n)],
+            "dx": [f"d{d}" for d in rng.integers(0, 5, n)],
+            "ward": [f"w{w}" for w in rng.integers(0, 3, n)],
+        }
+    )
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE t AS SELECT * FROM frame")
+    return path
+
+
+def test_evaluate_measures_the_sensitive_column_the_provenance_declares(cli, tmp_path):
+    """Without --sensitive, evaluate measures attribute disclosure on the column the run
+    declared sensitive (as the report does); an explicit --sensitive wins."""
+    db = str(declared_clinic(tmp_path / "clinic.duckdb"))
+    made = cli(
+        ["anonymize", "--db", db, "-t", "t", "-k", "4", "--qi", "age,zip", "--sensitive", "dx"]
+        + ["--keep", "ward", "--l-diversity", "2", "-o", "r", "-q"]
+    )
+    assert made.exit_code == 0, made.stderr
+    base = ["evaluate", "--db", db, "--original", "t", "--release", "r", "--queries", "0"]
+    found = cli([*base, "--json"])
+    assert found.exit_code == 0, found.stderr
+    figures = json.loads(found.stdout)["attribute_disclosure"]
+    assert figures["sensitive"]["value"] == "dx"
+    assert figures["l_diversity"]["value"] >= 2
+    said = cli(base)
+    assert (
+        "evaluate: attribute disclosure of 'dx', the sensitive column the release declares ..." in said.stderr
+    )
+    assert "sensitive column" in said.stdout
+    chosen = cli([*base, "--sensitive", "ward", "--json"])
+    assert chosen.exit_code == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["attribute_disclosure"]["sensitive"]["value"] == "ward"
+    # the statements --sql prints are those of the declared column too
+    sql = cli(["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql"])
+    explicit = cli(
+        ["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql", "--sensitive", "dx"]
+    )
+    assert sql.exit_code == 0, sql.stderr
+    assert sql.stdout.count(";") == explicit.stdout.count(";")
+    plain = cli(["evaluate", "--db", db, "--original", "t", "--release", "r", "--sql", "--sensitive", "ward"])
+    assert plain.stdout != sql.stdout

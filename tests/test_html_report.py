@@ -4,6 +4,7 @@ headless Chromium without a console error, and its files are written atomically.
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -461,3 +462,256 @@ def test_the_curve_keeps_the_releases_limits_and_target(db) -> None:
         assert free.measures is not None
         assert point.ncp != pytest.approx(free.measures.total_ncp, abs=1e-12)
     assert "max width" in found.html and "age=15" in found.html
+
+
+# ---------------------------------------------------------------------------------------
+# the charts' room
+
+
+class Texts(HTMLParser):
+    """Every chart's viewBox width and its text elements: (x, anchor, text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.charts: list[tuple[str, float, list[tuple[float, str, str]]]] = []
+        self.open: tuple[float, str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "svg":
+            self.charts.append((a.get("data-chart", ""), float(a["viewbox"].split()[2]), []))
+        elif tag == "text" and self.charts:
+            self.open = (float(a["x"]), a.get("text-anchor", "start"))
+
+    def handle_data(self, data: str) -> None:
+        if self.open is not None:
+            self.charts[-1][2].append((*self.open, data))
+            self.open = None
+
+
+@pytest.fixture(scope="module")
+def unique_db(tmp_path_factory) -> Path:
+    """2,000 rows each unique on its QIs before release (a risk bar at 100 %), released
+    2-anonymous in classes so narrow that every NCP is near 0.0005."""
+    path = tmp_path_factory.mktemp("unique") / "unique.duckdb"
+    rng = np.random.default_rng(11)
+    n = 2000
+    frame = pd.DataFrame(
+        {
+            "age": np.arange(n),
+            "ward": [f"wq{i // 1000}" for i in range(n)],
+            "dx": [f"dxq{d}_zz" for d in rng.integers(0, 4, n)],
+        }
+    )
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE wide AS SELECT * FROM frame")
+    with sbc_sql.anonymize(str(path), "wide", 2, qi=["age", "ward"], sensitive="dx", output="rel"):
+        pass
+    return path
+
+
+def test_every_chart_label_fits_in_its_chart(cli, unique_db, tmp_path) -> None:
+    """No text of any chart runs past its edges, the bar at 100 % (its value '100.0 %
+    (2,000)' after it) included: each text's extent, estimated from above, lies within the
+    viewBox."""
+    from sbc_sql.quality.report_render import text_width
+
+    out = tmp_path / "page.html"
+    args = ["report", "--db", unique_db, "--original", "wide", "--release", "rel", "-o", out]
+    r = cli([*args, "--curve-k", "none", "-q"])
+    assert r.exit_code == 0, r.stderr
+    page = Texts()
+    page.feed(out.read_text(encoding="utf-8"))
+    assert "100.0 % (2,000)" in [t for _, _, texts in page.charts for _, _, t in texts]
+    for chart, width, texts in page.charts:
+        for x, anchor, text in texts:
+            w = text_width(text)
+            left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+            assert left >= 0 and left + w <= width, (chart, text, left, left + w, width)
+
+
+def test_the_ncp_chart_is_scaled_to_its_figures(unique_db) -> None:
+    """With every NCP near 0.0005 the longest NCP bar is most of the chart's length, the
+    scale is stated under it and in the caption, and the figures printed are the NCP."""
+    from sbc_sql.quality.report_render import BAR_LENGTH
+
+    found = sbc_sql.report(str(unique_db), "wide", "rel", curve_k=None)
+    ncp = found.evaluation.ncp
+    assert 0 < max(ncp.values()) < 0.001
+    page = parsed(found.html)
+    bars = page.of("ncp")
+    assert {b["qi"]: float(b["value"]) for b in bars} == ncp
+    longest = max(float(re.search(r'width="([\d.]+)"', m).group(1)) for m in _ncp_rects(found.html))
+    assert longest >= 0.5 * BAR_LENGTH
+    scale = float(re.search(r'data-ncp-scale="([^"]+)"', found.html).group(1))
+    assert max(ncp.values()) <= scale < 0.001
+    shown = re.search(r'data-chart="ncp" data-scale="([^"]+)"', found.html)
+    assert shown is not None and float(shown.group(1)) == scale
+    assert f">{scale:g}</text>" in found.html and f"{max(ncp.values()):.4f}" in found.html
+
+
+def _ncp_rects(text: str) -> list[str]:
+    chart = text[text.index('data-chart="ncp"') :]
+    return re.findall(r"<rect [^>]*>", chart[: chart.index("</svg>")])
+
+
+def test_every_chart_label_fits_in_chromium(unique_db, chromium, tmp_path) -> None:
+    """As a browser draws them, no chart's text reaches past its viewBox."""
+    out = tmp_path / "page.html"
+    sbc_sql.report(str(unique_db), "wide", "rel", out, curve_k=None)
+    loaded = browser.open_page(
+        chromium,
+        out,
+        evaluate={
+            "texts": "[...document.querySelectorAll('svg.chart text')].length",
+            "outside": "JSON.stringify([...document.querySelectorAll('svg.chart')].flatMap(s => "
+            "[...s.querySelectorAll('text')].filter(t => { const b = t.getBBox(); "
+            "return b.x < -0.5 || b.x + b.width > s.viewBox.baseVal.width + 0.5; })"
+            ".map(t => t.textContent)))",
+        },
+    )
+    assert loaded.errors == []
+    assert loaded.values["texts"] > 10
+    assert __import__("json").loads(loaded.values["outside"]) == []
+
+
+# ---------------------------------------------------------------------------------------
+# section 8: every figure of evaluate
+
+
+def evaluate_figures(doc: dict) -> dict[tuple[str, ...], object]:
+    """evaluate's JSON document as {(group, metric[, part]): value}: each entry ({"value":
+    ...}) at its place, and a plain value (the query accuracy's seed) as it is."""
+    out: dict[tuple[str, ...], object] = {}
+    for group, metrics in doc.items():
+        for key, entry in metrics.items():
+            if isinstance(entry, dict) and "value" not in entry:
+                out.update({(group, key, part): e["value"] for part, e in entry.items()})
+            else:
+                out[(group, key)] = entry["value"] if isinstance(entry, dict) else entry
+    return out
+
+
+def test_section_8_shows_every_figure_evaluate_gives(cli, db, tmp_path) -> None:
+    """The figures of section 8 are exactly those `evaluate --json` gives for the release,
+    query accuracy included, with the same values: a figure evaluate gains is on the page."""
+    out = tmp_path / "page.html"
+    names = ["--db", db, "--original", "patients", "--release", "rel"]
+    made = cli(["report", *names, "-o", out, "--curve-k", "none", "-q"])
+    assert made.exit_code == 0, made.stderr
+    evaluated = cli(["evaluate", *names, "--json", "-q"])
+    assert evaluated.exit_code == 0, evaluated.stderr
+    doc = json.loads(evaluated.stdout)
+    doc = {k: v for k, v in doc.items() if isinstance(v, dict) and k not in ("schema",)}
+    want = evaluate_figures(doc)
+    assert {"query_accuracy", "attribute_disclosure"} <= {key[0] for key in want}
+    page = parsed(out.read_text(encoding="utf-8"))
+    shown = {
+        tuple(part for part in (m["group"], m["metric"], m["part"]) if part): m["value"]
+        for _, m in page.marks
+        if m["tag"] == "tr" and "group" in m
+    }
+    assert set(shown) == set(want)
+    for key, value in want.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert float(shown[key]) == pytest.approx(value, rel=1e-12), key
+        else:
+            assert shown[key] == str(value), key
+
+
+# ---------------------------------------------------------------------------------------
+# the verdict
+
+
+def verdict_of(text: str) -> dict[str, dict[str, str]]:
+    """The verdict block's guarantees, warnings and notes, each by its key."""
+    block = text[text.index('<section id="verdict"') :]
+    block = block[: block.index("</section>")]
+    out: dict[str, dict[str, str]] = {"guarantee": {}, "warning": {}, "note": {}}
+    for kind, key, said in re.findall(
+        r'<(?:li|p)[^>]* data-(guarantee|warning|note)="([^"]*)">([^<]*)<', block
+    ):
+        out[kind][key] = said
+    return out
+
+
+def test_the_verdict_states_guarantees_and_warns_of_weak_attribute_protection(cli, db, tmp_path) -> None:
+    """A release 5-anonymous and 2-diverse on dx, with no t-closeness asked and a t-closeness
+    distance above the threshold: the verdict, first on the page, says what was asked and
+    holds, and warns of l = 2 and of the distance, naming the thresholds."""
+    from sbc_sql.quality.verdict import LIMITS
+
+    out = tmp_path / "page.html"
+    r = cli(
+        ["report", "--db", db, "--original", "patients", "--release", "rel", "-o", out, "--curve-k", "none"]
+    )
+    assert r.exit_code == 0, r.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.index('id="verdict"') < text.index('id="provenance"')
+    found = verdict_of(text)
+    assert set(found["guarantee"]) == {"k", "l-diversity"}
+    assert "5-anonymity" in found["guarantee"]["k"] and "holding here" in found["guarantee"]["k"]
+    assert "l=2 on &#x27;dx&#x27;" in found["guarantee"]["l-diversity"]
+    t = sbc_sql.evaluate(str(db), "patients", "rel", queries=0).t_closeness
+    assert t > LIMITS["t_closeness"].value
+    assert {"t_closeness", "l_diversity"} <= set(found["warning"])
+    assert f"t-closeness distance {t:.2f} on &#x27;dx&#x27;, above 0.5" in found["warning"]["t_closeness"]
+    assert "l = 2 on &#x27;dx&#x27; (as asked), at or below 2" in found["warning"]["l_diversity"]
+    assert "weak attribute protection" in found["warning"]["l_diversity"]
+    for threshold in LIMITS.values():
+        assert f'data-threshold="{threshold.key}" data-value="{threshold.value}"' in text
+
+
+def test_the_verdict_warns_of_a_kept_determinant_and_high_linkage(cli, tmp_path) -> None:
+    """A release at k = 2 that keeps a copy of a QI (allowed with --allow-determinant) and
+    declares no sensitive column: warnings of the determinant (named) and of the
+    record-linkage share, and a note that attribute disclosure is not measured."""
+    path = tmp_path / "d.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT i % 97 AS age, 'zq' || (i % 5) AS zip, i % 97 AS age_copy "
+            "FROM range(400) r(i)"
+        )
+    made = cli(
+        ["anonymize", "--db", path, "-t", "t", "-k", "2", "--qi", "age,zip", "--keep", "age_copy"]
+        + ["--allow-determinant", "age_copy", "-o", "r", "-q"]
+    )
+    assert made.exit_code == 0, made.stderr
+    out = tmp_path / "page.html"
+    r = cli(
+        ["report", "--db", path, "--original", "t", "--release", "r", "-o", out, "--curve-k", "none", "-q"]
+    )
+    assert r.exit_code == 0, r.stderr
+    found = verdict_of(out.read_text(encoding="utf-8"))
+    assert "&#x27;age_copy&#x27;" in found["warning"]["determinant"]
+    assert "--allow-determinant" in found["warning"]["determinant"]
+    assert "above 20.0 %" in found["warning"]["record_linkage_share"]
+    assert "t_closeness" not in found["warning"] and "sensitive" in found["note"]
+
+
+def test_the_verdict_warns_of_high_suppression_and_a_broken_k(made) -> None:
+    """Figures past the suppression threshold, and a smallest class below the k asked, are
+    warned of; below the thresholds nothing is."""
+    import dataclasses
+
+    from sbc_sql.quality.verdict import LIMITS, verdict
+
+    found, _ = made
+    e = found.evaluation
+    assert "suppressed_share" not in {w.key for w in verdict(found).warnings}
+    many = int(e.n_rows * LIMITS["suppressed_share"].value) + 1
+    broken = dataclasses.replace(found, evaluation=dataclasses.replace(e, suppressed=many, smallest_class=3))
+    warned = {w.key: w.text for w in verdict(broken).warnings}
+    assert f"{many:,} of {e.n_rows:,} rows suppressed" in warned["suppressed_share"]
+    assert "above 5.0 %" in warned["suppressed_share"]
+    assert "smallest class holds 3 rows" in warned["k"]
+    assert "k" not in {g.key for g in verdict(broken).guarantees}
+
+
+def test_the_metrics_page_states_every_threshold_of_the_verdict() -> None:
+    from sbc_sql.quality.verdict import THRESHOLDS
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    for t in THRESHOLDS:
+        assert f"| {t.figure} | {t.value:g} | {t.means} |" in page, t.key

@@ -4,6 +4,7 @@ flags."""
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -60,6 +61,23 @@ def test_a_result_over_a_callers_connection_stays_readable() -> None:
     with sbc_sql.anonymize(con, "t", 5, qi="age,zip", sensitive="dx") as result:
         pass
     assert len(result.to_pandas()) == 200
+
+
+def test_an_engine_passed_in_outlives_the_results_with_block(tmp_path) -> None:
+    """An engine the caller made (engines.connect, SparkEngine.connect) is the caller's to
+    close: leaving a Result's block keeps it open for the calls that follow."""
+    from sbc_sql import engines
+
+    path = tmp_path / "t.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("frame", people().drop(columns="pid"))
+        con.execute("CREATE TABLE t AS SELECT * FROM frame")
+    engine = engines.connect(str(path))
+    with sbc_sql.anonymize(engine, "t", 5, qi="age,zip", sensitive="dx") as result:
+        pass
+    assert sbc_sql.verify(engine, "t", "t_k5", 5).ok
+    assert len(result.to_pandas()) == 200
+    engine.close()
 
 
 def test_warnings_name_keywords_not_flags() -> None:

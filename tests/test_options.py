@@ -1,8 +1,9 @@
 """Every option is declared once, in sbc_sql/plan/catalogue.py: a test fails when an option
 exists in one surface and not in another, unless the catalogue says why.
 
-The surfaces: each command's options on the command line, the keywords of the Python
-function it wraps, the keys of a --config file, the arguments of the SQL functions
+The surfaces: each command's options on the command line, their SBC_SQL_<OPTION>
+environment variables, the keywords of the Python function it wraps, the keys of a --config
+file, the arguments of the SQL functions
 (sbc_sql.server.PARAMETERS, sbc_sql.install_sql.FUNCTIONS and the statements install-sql runs)
 and the reference of every command's options in docs/options.md. Run this file as a script
 (``PYTHONPATH=. python tests/test_options.py``) to rewrite that reference from the catalogue.
@@ -21,7 +22,7 @@ import pytest
 import typer.main
 
 from sbc_sql import config, install_sql, server
-from sbc_sql.cli import app
+from sbc_sql.cli import app, environment
 from sbc_sql.plan import catalogue
 from sbc_sql.sql import templates
 
@@ -103,6 +104,59 @@ def test_the_config_file_takes_every_long_flag(command):
         assert keys[option.long[2:]].param == option.name
 
 
+#: a value of each kind an option's variable takes, as the command then receives it
+SAMPLES = {int: ("7", 7), float: ("0.25", 0.25), bool: ("yes", True), str: ("x", "x")}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_the_environment_sets_every_option_but_those_said_not_to(command):
+    """Each option on the command line has its variable, SBC_SQL_ and its long flag, read
+    by the command, unless the catalogue says why not; a variable set of an option said not
+    to be read is an error naming it."""
+    readable = [o for o in command.cli_options() if not o.no_env]
+    assert len({o.env for o in command.cli_options()}) == len(command.cli_options())
+    environ, expected = {}, {}
+    for option in readable:
+        assert option.env == "SBC_SQL_" + option.long[2:].upper().replace("-", "_")
+        text, value = (option.choices[-1], option.choices[-1]) if option.choices else SAMPLES[option.kind]
+        environ[option.env] = f"{text} {text}" if option.multiple else text
+        expected[option.name] = [value, value] if option.multiple else value
+    assert environment.values(command.name, environ) == expected
+    for option in command.cli_options():
+        if option.no_env:
+            with pytest.raises(environment.VariableError, match=rf"^{option.env} is set but never read: "):
+                environment.values(command.name, {**environ, option.env: "x"})
+
+
+def test_an_options_variable_says_the_same_in_every_command():
+    """A variable read by one command is read by every command with that option; none is
+    one of the other variables sbc-sql or its tests read."""
+    by_variable: dict[str, set[str]] = {}
+    for option in catalogue.OPTIONS:
+        if option.no_cli:
+            assert not option.no_env, f"{option.name}: not on the command line, so no variable to exclude"
+            continue
+        by_variable.setdefault(option.env, set()).add(option.no_env)
+    assert all(len(reasons) == 1 for reasons in by_variable.values()), by_variable
+    tests_own = {"SBC_SQL_REQUIRE_POSTGRES", "SBC_SQL_REQUIRE_SPARK", "SBC_SQL_REQUIRE_CHROMIUM"}
+    assert not set(by_variable) & {*catalogue.OTHER_VARIABLES, *tests_own, "SBC_SQL_PRINT_PINS"}
+
+
+def test_every_variable_the_package_names_is_declared():
+    """Every SBC_SQL_ name in the package's code is an option's variable or one of
+    catalogue.OTHER_VARIABLES, which docs/options.md lists."""
+    options = {o.env for o in catalogue.OPTIONS if not o.no_cli}
+    named = set()
+    for path in (ROOT / "sbc_sql").rglob("*.py"):
+        named |= set(re.findall(r"\bSBC_SQL_[A-Z](?:[A-Z_]*[A-Z])?\b", path.read_text()))
+    assert "SBC_SQL_KERNELS" in named
+    assert named <= options | set(catalogue.OTHER_VARIABLES), sorted(
+        named - options - set(catalogue.OTHER_VARIABLES)
+    )
+    for variable, meaning in catalogue.OTHER_VARIABLES.items():
+        assert f"`{variable}`" in catalogue.markdown() and meaning in catalogue.markdown()
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
 def test_the_api_takes_what_the_catalogue_says(command):
     """The function a command wraps takes every option present in the API (through its
@@ -129,7 +183,7 @@ def test_anonymize_takes_the_catalogues_keywords():
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
 def test_every_absence_has_a_reason_and_every_option_a_surface(command):
     for option in command.options:
-        surfaces = ["cli", "api"] + (["sql"] if command.sql else [])
+        surfaces = ["cli", "env", "api"] + (["sql"] if command.sql else [])
         present = [s for s in surfaces if not option.absent(s)]
         assert present, f"{command.name} {option.name}: in no surface"
         assert option.help, option.name

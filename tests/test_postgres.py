@@ -878,3 +878,24 @@ def test_no_join_of_a_run_tests_null_safe_equality_pair_by_pair(postgres_url, mo
     filters = [f for plan in plans for f in join_filters(plan)]
     assert len(plans) > 20
     assert not [f for f in filters if "DISTINCT FROM" in f]
+
+
+def test_evaluate_on_postgresql_measures_the_declared_sensitive_column(tmp_path, postgres_url) -> None:
+    """evaluate reads the sensitive column from the release's provenance on PostgreSQL as on
+    DuckDB: the same attribute-disclosure figures without --sensitive."""
+    from test_evaluate import declared_clinic
+
+    path = declared_clinic(tmp_path / "clinic.duckdb")
+    with duckdb.connect(str(path)) as con:
+        to_postgres(con, "t", postgres_url)
+    roles = ["-t", "t", "-k", "4", "--qi", "age,zip", "--sensitive", "dx", "--keep", "ward"]
+    for db in (postgres_url, str(path)):
+        made = run_cli(["anonymize", "--db", db, *roles, "--l-diversity", "2", "-o", "r", "-q"])
+        assert made.exit_code == 0, made.stderr
+    args = ["evaluate", "--original", "t", "--release", "r", "--queries", "0", "--json"]
+    on_pg = run_cli([*args, "--db", postgres_url])
+    assert on_pg.exit_code == 0, on_pg.stderr
+    got = json.loads(on_pg.stdout)["attribute_disclosure"]
+    assert got["sensitive"]["value"] == "dx"
+    want = json.loads(run_cli([*args, "--db", str(path)]).stdout)["attribute_disclosure"]
+    assert {m: e["value"] for m, e in got.items()} == pytest.approx({m: e["value"] for m, e in want.items()})

@@ -70,8 +70,8 @@ NOT_RUN = {
     ".venv/bin/pip install -q '.[test]'": "installs the test dependencies these tests already run with",
     ".venv/bin/pip install -q --no-deps 'pycanon==1.3.6'": "installs a test dependency these tests "
     "already run with",
-    ".venv/bin/python -m pytest -q": "runs the whole suite, this test included",
-    '.venv/bin/python -m pytest -q -m "not slow"': "runs the fast tier of the suite",
+    ".venv/bin/python -m pytest -q -n auto": "runs the whole suite, this test included",
+    '.venv/bin/python -m pytest -q -n auto -m "not slow"': "runs the fast tier of the suite",
     'spark-submit --master yarn --driver-memory 8g "$(python -m sbc_sql.spark_submit)" anonymize --engine '
     "spark -t hdfs:///data/visits.parquet -o hdfs:///release/visits_k10 -k 10": "names a YARN cluster "
     "and HDFS paths, placeholders of a cluster the tests do not have",

@@ -11,7 +11,9 @@ interrupted. Under ``--json`` each of those ends is also a JSON document on stdo
 (:mod:`sbc_sql.documents`).
 
 Every command is an :class:`SbcCommand`: it takes ``--config FILE.toml``, whose values
-become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file.
+become the command's defaults (:mod:`sbc_sql.config`), so a flag given wins over the file;
+beneath the file's, the defaults the environment's ``SBC_SQL_<OPTION>`` variables give
+(:mod:`.environment`). Which value wins: a flag, the file, the environment, the default.
 
 The options are declared in :mod:`sbc_sql.plan.catalogue` (:mod:`.options` turns them into
 typer's parameters), which imports nothing heavy; a command imports what it runs (DuckDB,
@@ -25,6 +27,7 @@ Arrow, numpy, sqlglot, the kernels) in its body, inside :func:`reported`, so ``-
 import contextlib
 import enum
 import functools
+import os
 import re
 import traceback
 import typing
@@ -50,8 +53,8 @@ _ClickException: type[Exception] = next(
 )
 
 
-class ConfigFileError(typer.BadParameter):
-    """The --config file cannot be used: one ``Error:`` line (no usage text), exit code 2."""
+class OneLineError(typer.BadParameter):
+    """A usage error told in one ``Error:`` line (no usage text), exit code 2."""
 
     def format_message(self) -> str:
         return self.message
@@ -60,9 +63,34 @@ class ConfigFileError(typer.BadParameter):
         typer.echo(f"Error: {self.message}", err=True)
 
 
+class ConfigFileError(OneLineError):
+    """The --config file cannot be used."""
+
+
+class VariableValueError(OneLineError):
+    """An option's environment variable cannot be used."""
+
+
+def _read_environment(ctx: typer.Context) -> None:
+    """The values of the command's ``SBC_SQL_<OPTION>`` variables become its defaults,
+    beneath a --config file's."""
+    from . import environment
+
+    try:
+        given = environment.values(str(ctx.command.name), os.environ)
+    except environment.VariableError as err:
+        _settings["json"] = _settings["json"] or environment.asks_json(str(ctx.command.name), os.environ)
+        raise VariableValueError(str(err)) from None
+    ctx.default_map = {**given, **(ctx.default_map or {})}
+    if given.get("as_json") is True:
+        _settings["json"] = True
+
+
 def _load_config(ctx: typer.Context, value: str | None) -> None:
-    """--config's callback, run before the other options are read: the file's values become
-    the command's defaults (click's default_map), so a flag given wins over the file."""
+    """--config's callback, run before the other options are read (whether or not --config
+    is given, after --help): the environment's values and over them the file's become the
+    command's defaults (click's default_map), so a flag given wins over both."""
+    _read_environment(ctx)
     if value is None:
         return
     from .. import config  # TOML and the checks of its keys, loaded only for a --config
@@ -98,7 +126,7 @@ def _config_option() -> Any:
                 callback=_load_config,
                 help="Read options from a TOML file: keys named as the long options (k = 5, "
                 'qi = ["age", "zip"]), shared at the top or in a [command] table; flags given '
-                "win over the file. E.g. --config sbc.toml.",
+                "win over the file, the file over SBC_SQL_<OPTION> variables. E.g. --config sbc.toml.",
             ),
         ] = None,
     ) -> None:
@@ -225,7 +253,7 @@ class SbcCommand(typer.core.TyperCommand):
 
 
 def _usage_json(err: Exception) -> None:
-    kind = "config" if isinstance(err, ConfigFileError) else "usage"
+    kind = "config" if isinstance(err, ConfigFileError) else "usage"  # a variable's: usage
     message: str = err.format_message()  # type: ignore[attr-defined]
     _emit_error(kind, message)
 
@@ -255,7 +283,10 @@ app = SbcTyper(
     help="k-anonymize tables in DuckDB, PostgreSQL or Apache Spark with Similarity-Based Clustering (SBCA).",
     epilog=(
         "Exit codes: 0 success; 1 an error (bad input, nothing written); 2 a usage error; "
-        "3 verify: the release fails verification; 130 interrupted (nothing written)."
+        "3 verify: the release fails verification; 130 interrupted (nothing written). Every "
+        "option but those naming the data or overwriting it can be set by a variable "
+        "SBC_SQL_<OPTION> (SBC_SQL_DB, SBC_SQL_K, SBC_SQL_MAX_SUPPRESSION); a flag wins over "
+        "--config, --config over the environment."
     ),
 )
 

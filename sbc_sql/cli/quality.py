@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 @command("evaluate")
 def evaluate_cmd(o: SimpleNamespace) -> None:
-    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error, with
-    --sensitive l-diversity, t-closeness and beta-likeness, and with --target CM, class
-    purity and (--model) model utility of a release; suppressed rows per reason when the
-    run recorded them.
+    """Information loss (NCP, GCP, RGCP, DM, C_AVG), record linkage, query error, on the
+    sensitive column (--sensitive, else the first the release's provenance declares)
+    l-diversity, t-closeness and beta-likeness, and with --target CM, class purity and
+    (--model) model utility of a release; suppressed rows per reason when the run recorded
+    them.
 
     Example: sbc-sql evaluate --db clinic.duckdb --original patients --release patients_k5
     --sensitive diagnosis
@@ -109,9 +110,11 @@ def profile_cmd(o: SimpleNamespace) -> None:
 
 @command("report")
 def report_cmd(o: SimpleNamespace) -> None:
-    """One self-contained HTML page on a release: how it was made (its provenance), the
-    prosecutor risk before and after, NCP per QI, class sizes, total NCP against k, the
-    sensitive column's diversity per class, suppressed rows and what every figure means.
+    """One self-contained HTML page on a release: a verdict (the guarantees asked, whether
+    they hold, and warnings against stated thresholds), how it was made (its provenance),
+    the prosecutor risk before and after, NCP per QI, class sizes, total NCP against k, the
+    sensitive column's diversity per class, suppressed rows and every figure of evaluate
+    with its meaning.
     Names, counts and figures only: no value of any row. No script, nothing loaded.
 
     Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html

@@ -1,11 +1,13 @@
 """Every option of every command, declared once: its keyword, type, default, help, flags and
-choices, and where it exists: the command line (``cli``), the Python API (``api``) and the
-SQL functions ``install-sql`` creates (``sql``), with the reason where it does not.
+choices, and where it exists: the command line (``cli``), its environment variable
+(``env``, ``SBC_SQL_<LONG OPTION>``), the Python API (``api``) and the SQL functions
+``install-sql`` creates (``sql``), with the reason where it does not.
 
 The surfaces come from here: the command line's typer parameters (:mod:`sbc_sql.cli`), the
-``--config`` file's keys (read off those parameters, :mod:`sbc_sql.config`), the SQL
-functions' argument order (``sbc_sql.server.PARAMETERS``) and the option reference in docs/options.md;
-tests/test_options.py holds the API's keywords and ``sql/functions/install.sql`` to it.
+``--config`` file's keys (read off those parameters, :mod:`sbc_sql.config`), the variables
+the command line reads (:mod:`sbc_sql.cli.environment`), the SQL functions' argument order
+(``sbc_sql.server.PARAMETERS``) and the option reference in docs/options.md; tests/test_options.py holds
+the API's keywords and ``sql/functions/install.sql`` to it.
 
 Pure data on :mod:`sbc_sql.choices`, which imports nothing: the command line reads this
 table at every start, and ``--help`` loads no more than typer.
@@ -21,7 +23,16 @@ from .. import choices
 from ..privacy import registry as criteria
 
 #: the surfaces an option may exist in
-SURFACES = ("cli", "api", "sql")
+SURFACES = ("cli", "env", "api", "sql")
+
+#: what every option's environment variable starts with: ``SBC_SQL_`` and the long option in
+#: capitals, dashes as underscores (``--max-suppression``: ``SBC_SQL_MAX_SUPPRESSION``)
+ENV_PREFIX = "SBC_SQL_"
+
+#: the other variables sbc-sql reads, none an option's: what each does
+OTHER_VARIABLES: Mapping[str, str] = {
+    "SBC_SQL_KERNELS": "jit: run the default sbca on numba's JIT instead of the kernels compiled at install",
+}
 
 
 #: the value an option that declares no metavar shows in --help, by its kind
@@ -52,6 +63,7 @@ class Option:
     sql: str = ""
     #: why the option is not in a surface ("" : it is)
     no_cli: str = ""
+    no_env: str = ""
     no_api: str = ""
     no_sql: str = ""
     #: the commands that take it, filled in from :data:`COMMANDS`
@@ -65,6 +77,12 @@ class Option:
     def long(self) -> str:
         """The long flag (``--csv-header`` of ``--csv-header/--no-csv-header``)."""
         return self.decls[0].split("/")[0]
+
+    @property
+    def env(self) -> str:
+        """The environment variable that sets the option: ``SBC_SQL_`` and the long option
+        (``--json``: ``SBC_SQL_JSON``, ``--csv-header/--no-csv-header``: ``SBC_SQL_CSV_HEADER``)."""
+        return ENV_PREFIX + self.long[2:].upper().replace("-", "_")
 
     @property
     def api_name(self) -> str:
@@ -86,6 +104,8 @@ class Option:
 
     def absent(self, surface: str) -> str:
         """Why the option is not in ``surface`` ("" : it is)."""
+        if surface == "env":
+            return self.no_cli or self.no_env
         return {"cli": self.no_cli, "api": self.no_api, "sql": self.no_sql}[surface]
 
 
@@ -123,6 +143,21 @@ NOT_IN_SQL_YET = "not an argument of the SQL function yet"
 #: the run's options object that the warehouse commands and compare build from their flags
 OPTIONS_OBJECT = "the run's options (sbc_sql.run.make_options): the command builds them from its flags"
 
+#: the options that name what a run reads or writes: no variable sets them
+THE_DATA = (
+    "names the data the command reads, which each run names itself: a variable left set would "
+    "point a later command at a table it was not given"
+)
+WHAT_IT_WRITES = (
+    "names what the run writes, which each run names itself: a variable left set would give "
+    "every later run the same name"
+)
+#: a switch that overwrites or removes
+OVERWRITES = (
+    "overwrites or removes what exists: only this run's flag or --config file asks that, never a "
+    "variable left set"
+)
+
 # ---- where the data is ----
 
 TABLE_READ = Option(
@@ -131,6 +166,7 @@ TABLE_READ = Option(
     help="Table or view to anonymize, or a CSV/Parquet path, e.g. -t patients.",
     flags=("--table", "-t"),
     required=True,
+    no_env=THE_DATA,
 )
 DB_READ = Option(
     "db",
@@ -143,9 +179,15 @@ DB_READ = Option(
 DB_WAREHOUSE = Option(
     "db", str, help="DuckDB database file, read only, e.g. --db clinic.duckdb.", api="database"
 )
-ORIGINAL = Option("original", str, help="The input table (with --engine spark: or a path).", required=True)
+ORIGINAL = Option(
+    "original", str, help="The input table (with --engine spark: or a path).", required=True, no_env=THE_DATA
+)
 RELEASE = Option(
-    "release", str, help="The release (view or table; with --engine spark: or a path).", required=True
+    "release",
+    str,
+    help="The release (view or table; with --engine spark: or a path).",
+    required=True,
+    no_env=THE_DATA,
 )
 ATTACH_READ = Option(
     "attach",
@@ -277,6 +319,7 @@ TABLE_WAREHOUSE = Option(
     help="Table or view to anonymize, or a CSV/Parquet path, e.g. -t patients.",
     flags=("--table", "-t"),
     required=True,
+    no_env=THE_DATA,
 )
 
 # ---- the privacy criteria on the sensitive columns, beside k ----
@@ -346,6 +389,7 @@ ANONYMIZE = (
         flags=("--table", "-t"),
         required=True,
         sql="source",
+        no_env=THE_DATA,
     ),
     K,
     Option(
@@ -362,6 +406,7 @@ ANONYMIZE = (
         help="Release name (default <table>_k<k>): the view <output> over the tables <output>_rows "
         "and <output>_classes, and the text view <output>_view. E.g. -o patients_public.",
         flags=("--output", "-o"),
+        no_env=WHAT_IT_WRITES,
     ),
     Option(
         "replace",
@@ -369,6 +414,7 @@ ANONYMIZE = (
         help="Overwrite an existing release of that name (or --out-file).",
         flags=("--replace",),
         default=False,
+        no_env=OVERWRITES,
     ),
     LEFTOVER,
     WEIGHTS,
@@ -379,6 +425,7 @@ ANONYMIZE = (
         "lists), .csv (the readable text view), .json (an array) or .ndjson (a row a line). "
         "E.g. --out-file release.parquet.",
         no_sql=NO_FILES,
+        no_env=WHAT_IT_WRITES,
     ),
     Option(
         "sql",
@@ -541,6 +588,7 @@ ANONYMIZE = (
         flags=("--report",),
         no_api="the API's report() writes the page of a release once it is made",
         no_sql=NO_FILES,
+        no_env=WHAT_IT_WRITES,
     ),
     AS_JSON_SUMMARY,
     Option(
@@ -630,7 +678,12 @@ EVALUATE = (
     ORIGINAL,
     RELEASE,
     _in_api(DB_READ, "database_or_con"),
-    Option("sensitive", str, help="Sensitive column: adds l-diversity, t-closeness and beta-likeness."),
+    Option(
+        "sensitive",
+        str,
+        help="Sensitive column: adds l-diversity, t-closeness and beta-likeness (default: the "
+        "first the release's provenance declares).",
+    ),
     Option("k_r", float, help="RGCP weight of virtual classes.", flags=("--k-r",), default=2.0),
     Option("n_r", float, help="RGCP weight when no class exists.", flags=("--n-r",), default=4.0),
     Option("queries", int, help="Random COUNT queries per selectivity (0: no query error).", default=200),
@@ -704,6 +757,7 @@ PROFILE = (
         help="Table or view to profile ([database.][schema.]name), or a CSV/Parquet path, e.g. -t patients.",
         flags=("--table", "-t"),
         required=True,
+        no_env=THE_DATA,
     ),
     DB_READ,
     *ROLE_OPTIONS,
@@ -730,6 +784,7 @@ REPORT = (
         help="The HTML file to write, e.g. -o report.html.",
         flags=("--output", "-o"),
         required=True,
+        no_env=WHAT_IT_WRITES,
     ),
     DB_READ,
     Option(
@@ -740,7 +795,14 @@ REPORT = (
         default="2,5,10,25,50",
     ),
     Option("sensitive", str, help="The sensitive column shown (default: the first the release declares)."),
-    Option("replace", bool, help="Overwrite an existing --output file.", flags=("--replace",), default=False),
+    Option(
+        "replace",
+        bool,
+        help="Overwrite an existing --output file.",
+        flags=("--replace",),
+        default=False,
+        no_env=OVERWRITES,
+    ),
     ATTACH_READ,
     Option(
         "quiet", bool, help="No step lines on stderr.", flags=("--quiet", "-q"), default=False, no_api=LOGGED
@@ -752,7 +814,12 @@ REPORT = (
 COMPARE = (
     Option("db", str, help="DuckDB database file.", required=True, api="database"),
     Option(
-        "table", str, help="Table to anonymize, e.g. -t patients.", flags=("--table", "-t"), required=True
+        "table",
+        str,
+        help="Table to anonymize, e.g. -t patients.",
+        flags=("--table", "-t"),
+        required=True,
+        no_env=THE_DATA,
     ),
     Option(
         "k",
@@ -784,6 +851,7 @@ COMPARE = (
         str,
         help="Write NCP against k as a PNG.",
         no_api="the API returns the rows; compare.plot draws them",
+        no_env=WHAT_IT_WRITES,
     ),
     Option(
         "csv_path",
@@ -791,6 +859,7 @@ COMPARE = (
         help="Write the rows as CSV.",
         flags=("--csv",),
         no_api="the API returns the rows; compare.write_csv writes them",
+        no_env=WHAT_IT_WRITES,
     ),
     Option(
         "keep_releases",
@@ -825,6 +894,7 @@ SUGGEST_K = (
         help="Table or view to anonymize, or a CSV/Parquet path.",
         flags=("--table", "-t"),
         required=True,
+        no_env=THE_DATA,
     ),
     DB_READ,
     *ROLE_OPTIONS,
@@ -850,12 +920,14 @@ SUGGEST_K = (
         help="Write the chosen k's verified release, as anonymize does.",
         flags=("--apply",),
         default=False,
+        no_env=OVERWRITES,
     ),
     Option(
         "output",
         str,
         help="With --apply: the release's name (default <table>_k<k>).",
         flags=("--output", "-o"),
+        no_env=WHAT_IT_WRITES,
     ),
     ALGORITHM,
     MAX_SUPPRESSION_CRITERIA,
@@ -908,7 +980,13 @@ SQL = (
         help="The source table's name in the warehouse (default: --table, or a file's name "
         "without its ending), e.g. --source analytics.patients.",
     ),
-    Option("output", str, help="Release name (default <table>_k<k>).", flags=("--output", "-o")),
+    Option(
+        "output",
+        str,
+        help="Release name (default <table>_k<k>).",
+        flags=("--output", "-o"),
+        no_env=WHAT_IT_WRITES,
+    ),
     ALGORITHM,
     MODE_WAREHOUSE,
     LEFTOVER,
@@ -922,7 +1000,13 @@ SQL = (
 CLUSTER = (
     TABLE_WAREHOUSE,
     K,
-    Option("out", str, help="Where to write (row_id, eq_class): .parquet or .csv.", required=True),
+    Option(
+        "out",
+        str,
+        help="Where to write (row_id, eq_class): .parquet or .csv.",
+        required=True,
+        no_env=WHAT_IT_WRITES,
+    ),
     DB_WAREHOUSE,
     *ROLE_OPTIONS,
     ROW_ID,
@@ -979,6 +1063,7 @@ INSTALL_SQL = (
         flags=("--uninstall",),
         default=False,
         no_api="install_sql.uninstall(url) is a function of its own",
+        no_env=OVERWRITES,
     ),
 )
 
@@ -1131,10 +1216,18 @@ def _in_markdown(text: str) -> str:
 
 
 def markdown() -> str:
-    """docs/options.md's reference of every command's options: a table per command."""
+    """docs/options.md's reference of every command's options: a table per command, each option with
+    its environment variable, then why the options without one have none."""
     lines: list[str] = []
+    unread: dict[str, dict[str, None]] = {}
     for command in COMMANDS.values():
-        lines += ["", f"`sbc-sql {command.name}`", "", "| flag | default | meaning |", "|---|---|---|"]
+        lines += [
+            "",
+            f"`sbc-sql {command.name}`",
+            "",
+            "| flag | variable | default | meaning |",
+            "|---|---|---|---|",
+        ]
         for option in command.cli_options():
             flags = ", ".join(f"`{flag}`" for decl in option.decls for flag in decl.split("/"))
             if option.choices:
@@ -1145,5 +1238,12 @@ def markdown() -> str:
                 default = ""
             else:
                 default = f"`{option.default}`"
-            lines.append(f"| {flags} | {default} | {_in_markdown(option.help)} |")
+            variable = f"`{option.env}`" if not option.no_env else "none"
+            if option.no_env:
+                unread.setdefault(option.no_env, {})[f"`{option.long}`"] = None
+            lines.append(f"| {flags} | {variable} | {default} | {_in_markdown(option.help)} |")
+    lines += ["", "No variable sets:", ""]
+    lines += [f"- {', '.join(flags)}: it {reason}." for reason, flags in unread.items()]
+    lines += ["", "Other variables sbc-sql reads:", ""]
+    lines += [f"- `{name}`: {meaning}." for name, meaning in OTHER_VARIABLES.items()]
     return "\n".join(lines[1:]) + "\n"

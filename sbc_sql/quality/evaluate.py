@@ -28,7 +28,8 @@ categorical one, the other columns verbatim; suppressed rows are simply absent):
 * Discernibility ``DM = sum |E|^2 + |S| * n``; ``C_AVG = (n - |S|) / |E| / k`` with k the
   smallest class unless given; classes, smallest, mean and largest class; distinct
   generalized tuples; suppressed rows S = n - release rows.
-* With ``sensitive`` given (never inferred), the measures of the privacy models in
+* With a sensitive column (``sensitive``, or else the first the release's provenance
+  declares and shows verbatim: :func:`recorded_sensitive`), the measures of the privacy models in
   :mod:`sbc_sql.privacy` (their definitions, read alike by verification): distinct
   l-diversity (fewest distinct values in a class; NULL is a value), t-closeness by the
   Earth Mover's Distance against the *input's* distribution (categorical or boolean: equal
@@ -363,11 +364,14 @@ def _evaluation_sql(
     model: bool = False,
 ) -> list[str]:
     _tables(engine, original, release)
+    recorded = _recorded(engine, original, release)
     if target is None:
-        target = _recorded_target(_recorded(engine, original, release))
+        target = _recorded_target(recorded)
     if model and target is None:
         check_model(target, model, "gbt")
     layout = _layout(engine, original, release, weights)
+    if sensitive is None:
+        sensitive = recorded_sensitive(recorded, layout)
     sens = _sensitive(layout, sensitive, original)
     label = target_column(layout, target, original)
     names = scratch.Names.fresh()
@@ -422,8 +426,11 @@ def evaluate(
     progress: Progress | None = None,
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
-    error and, with ``sensitive``, l-diversity, t-closeness and beta-likeness of
+    error and, on a sensitive column, l-diversity, t-closeness and beta-likeness of
     ``release`` against ``original`` (definitions: this module's docstring).
+
+    ``sensitive``: the column of those figures; without it, the first sensitive column the
+    release's provenance declares (:func:`recorded_sensitive`), as the report does.
 
     ``k`` is the k of C_AVG (default: the smallest class). ``queries=0`` skips the query
     error. ``log`` receives a line as each step starts and ends (with its seconds).
@@ -488,6 +495,9 @@ def _evaluate(
         target = _recorded_target(recorded)
     check_model(target, with_model, classifier)
     layout = _layout(engine, original, release, weights)
+    declared = sensitive is None
+    if declared:
+        sensitive = recorded_sensitive(recorded, layout)
     sens = _sensitive(layout, sensitive, original)
     label = target_column(layout, target, original)
     with step("information loss"):
@@ -526,7 +536,8 @@ def _evaluate(
         step.end()
         privacy: dict[str, Any] = {}
         if sens is not None and m.classes:
-            with step(f"attribute disclosure of '{sens.name}'"):
+            said = ", the sensitive column the release declares" if declared else ""
+            with step(f"attribute disclosure of '{sens.name}'{said}"):
                 for model in sensitive_models(sens):
                     privacy.update(model.measure(engine, release, original))
         errors: tuple[QueryError, ...] = ()
@@ -592,6 +603,15 @@ def _evaluate(
         forced_beta=beta_likeness if forced else None,
         **labelled,
     )
+
+
+def recorded_sensitive(recorded: Mapping[str, Any], layout: Layout) -> str | None:
+    """The sensitive column a release's provenance declares, the first of them the release
+    shows verbatim (None: none declared, or no provenance): what ``evaluate`` and the report
+    measure attribute disclosure on unless given another."""
+    verbatim = {c.name for c in layout.verbatim}
+    declared = (c.get("name") for c in recorded.get("columns", []) if c.get("role") == "sensitive")
+    return next((name for name in declared if name in verbatim), None)
 
 
 def _recorded_target(recorded: Mapping[str, Any]) -> str | None:

@@ -1,6 +1,6 @@
 """The release report (``sbc-sql report``, ``anonymize --report``, :func:`sbc_sql.report`):
 one self-contained HTML page on how a release was made, the risk before and after it, what
-it cost and what each figure means.
+it cost and what each figure means, opened by a verdict (:mod:`sbc_sql.quality.verdict`).
 
 :func:`report` checks its arguments and the page's path before any work, opens the
 database read-only, measures the page's figures (:mod:`sbc_sql.quality.report_figures`),

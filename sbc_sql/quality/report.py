@@ -213,6 +213,8 @@ QUERY_METRICS = (
     Metric("used", "queries used", None, "queries with a true count above 0"),
     Metric("true_share", "true selectivity", None, "mean share of rows the queries selected"),
 )
+#: what the query accuracy's seed means
+QUERY_SEED = "seed of the random queries: the same seed draws the same queries"
 
 
 def _entry(metric: Metric, value: Any) -> dict[str, Any]:

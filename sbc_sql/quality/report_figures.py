@@ -11,7 +11,8 @@ measured, as plain data (numbers, names and the run's provenance), nothing of th
   classes with the same tuple apart). Records are counted in bands of class size: 1
   (100 %), 2 (50 %), 3-4 (25-33 %), 5-9 (11-20 %), 10-19 (5.3-10 %), 20 or more (5 % or
   less), so that the bands above 20 %, 10 % and 5 % add up to profile's figures;
-- NCP per QI and total, the class sizes, the sensitive column's diversity per class and
+- every figure of :func:`sbc_sql.quality.evaluate.evaluate`, its query error included (its
+  defaults); NCP per QI and total, the class sizes, the sensitive column's diversity per class and
   suppressed rows per reason, as :func:`sbc_sql.quality.evaluate.evaluate` measures them;
 - the total NCP against k: the original re-clustered at each k asked with the release's
   roles, algorithm, options and criteria, each written, verified and measured in a
@@ -44,7 +45,7 @@ from ..errors import SbcError
 from ..names import Name
 from ..privacy import registry
 from ..sql.templates import render
-from .evaluate import Evaluation, _recorded, evaluate
+from .evaluate import Evaluation, _recorded, evaluate, recorded_sensitive
 
 #: the k of the NCP-against-k curve unless asked otherwise
 DEFAULT_CURVE_K = (2, 5, 10, 25, 50)
@@ -331,13 +332,12 @@ def measure(
     layout = _layout(engine, original, release, None)
     doc = _recorded(engine, original, release)
     if sensitive is None:
-        declared = [c["name"] for c in doc.get("columns", []) if c.get("role") == "sensitive"]
-        verbatim = {c.name for c in layout.verbatim}
-        sensitive = next((name for name in declared if name in verbatim), None)
+        sensitive = recorded_sensitive(doc, layout)
 
     t = time.perf_counter()
     say("report: evaluating the release ...")
-    evaluation = evaluate(engine, original, release, sensitive=sensitive, queries=0, progress=progress)
+    # every figure evaluate gives, its query error with evaluate's defaults included
+    evaluation = evaluate(engine, original, release, sensitive=sensitive, progress=progress)
     seconds["evaluate"] = time.perf_counter() - t
 
     t = time.perf_counter()

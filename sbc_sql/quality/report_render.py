@@ -1,14 +1,20 @@
 """The release report's page: the figures of :mod:`sbc_sql.quality.report_figures`
 rendered by the Jinja2 templates in ``templates/`` (shipped in this package):
 
-- ``report.html``: the page, in sections: 1. how the release was made (its provenance and
+- ``report.html``: the page: a verdict first (:mod:`sbc_sql.quality.verdict`: the
+  guarantees asked and whether they hold, the warnings against its thresholds), then
+  sections: 1. how the release was made (its provenance and
   every column's role), 2. the prosecutor risk before and after, 3. NCP per QI and total,
   4. the class-size histogram, 5. the total NCP against k, 6. the sensitive column's
-  diversity, 7. suppressed rows per reason, 8. every metric's meaning, as
-  :data:`sbc_sql.quality.report.GROUPS` explains them;
+  diversity, 7. suppressed rows per reason, 8. every figure of ``evaluate``'s JSON
+  document, the query accuracy included, with its meaning as
+  :data:`sbc_sql.quality.report.GROUPS` explains it (:func:`metric_tables`);
 - ``tables.html``: the table every section lays its rows in;
 - ``charts.html``: the inline SVG charts (bars, a histogram, the curve), each mark carrying
-  its figure in ``data-*`` attributes.
+  its figure in ``data-*`` attributes; a bar chart's room for its labels and figures is
+  reserved from their estimated width (:func:`text_width`, :func:`bar_chart`), so no text
+  runs past its edge, and the NCP chart is scaled to its largest figure
+  (:func:`ncp_chart`).
 
 The templates receive names, counts and figures as data, and the environment escapes every
 value they print (autoescape; :func:`_escaped`): only the templates' own markup is markup.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -30,6 +37,7 @@ from ..privacy import registry
 from . import report as meanings
 from .evaluate import Evaluation
 from .report_figures import ReportFigures, SizeBar
+from .verdict import THRESHOLDS, verdict
 
 #: the roles as the page names them
 ROLE_LABELS = (
@@ -53,6 +61,79 @@ class Bar(NamedTuple):
     series: str = ""
 
 
+#: a chart's text size in px (svg.chart text in report.html's CSS)
+TEXT_PX = 12.0
+#: the width of a character as a share of the text size: generous enough for the widest
+#: common sans-serif (DejaVu Sans, which a browser without the system's own font picks), so
+#: that the room a chart reserves for a label holds it in any of them
+_EM = {
+    **dict.fromkeys("mwMW%@", 1.0),
+    **dict.fromkeys(" .,:;'!|iljI", 0.34),
+    **dict.fromkeys("()[]-ftr", 0.45),
+}
+
+
+def text_width(text: str, px: float = TEXT_PX) -> float:
+    """An estimate, from above, of how wide ``text`` is drawn at ``px`` pixels."""
+    em = 0.0
+    for ch in text:
+        if ch in _EM:
+            em += _EM[ch]
+        elif ch.isdigit() or ch.islower():
+            em += 0.66
+        elif ch.isascii():
+            em += 0.76
+        else:  # a wide script's character
+            em += 1.0
+    return em * px
+
+
+#: a bar chart's room: the bars' full length, the gap between a label and its bar, and the
+#: margin at each edge (in px of the viewBox)
+BAR_LENGTH, BAR_GAP, BAR_MARGIN = 330.0, 6.0, 6.0
+
+
+class BarChart(NamedTuple):
+    """A horizontal bar chart's rows and room: the labels' column as wide as the widest
+    label, the bars, then a column as wide as the widest value shown after its bar, so no
+    text runs past the chart's edge; ``scale`` is the value of a full bar, ``axis`` the
+    figure an axis under the bars shows at its end ('': no axis, the bars are shares of 1)."""
+
+    rows: list[Bar]
+    label_w: float
+    bar_w: float
+    value_w: float
+    scale: float = 1.0
+    axis: str = ""
+
+    @property
+    def width(self) -> float:
+        return self.label_w + self.bar_w + self.value_w
+
+
+def bar_chart(rows: list[Bar], scale: float = 1.0, axis: str = "") -> BarChart:
+    """The chart of ``rows``, its columns wide enough for their longest label and value
+    (and the axis's figure, centred under the bars' end)."""
+    label_w = max((text_width(r.label) for r in rows), default=0.0) + BAR_GAP + BAR_MARGIN
+    value_w = max(
+        max((text_width(r.shown) for r in rows), default=0.0) + BAR_GAP - 2,
+        text_width(axis) / 2 if axis else 0.0,
+    )
+    return BarChart(rows, label_w, BAR_LENGTH, value_w + BAR_MARGIN, scale, axis)
+
+
+def round_above(value: float) -> float:
+    """The round figure at or just above ``value`` (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
+    power of ten), at most 1: the scale of the NCP chart; 1 for no value above 0."""
+    if not value > 0 or value >= 1:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if round(step * power, 12) >= value:
+            return min(1.0, round(step * power, 12))
+    return 1.0
+
+
 class Column(NamedTuple):
     """A bar of a histogram: the number of classes it counts sets its height."""
 
@@ -72,14 +153,16 @@ def render_page(r: ReportFigures) -> str:
             e=e,
             doc=r.provenance,
             facts=provenance_facts(r.provenance) if r.provenance else [],
-            risk_bars=risk_bars(r),
-            ncp_bars=ncp_bars(e),
+            risk_bars=bar_chart(risk_bars(r)),
+            ncp_chart=ncp_chart(e),
             size_columns=size_columns(r.class_sizes),
             sizes_binned=any(b.lo != b.hi for b in r.class_sizes),
             diversity_columns=[Column(str(v), c, {"values": v, "classes": c}) for v, c in r.diversity],
             sensitive_figures=sensitive_figures(e),
             declared=declared(r.provenance, r.sensitive),
             metrics=metric_tables(e),
+            verdict=verdict(r),
+            thresholds=THRESHOLDS,
         )
     )
 
@@ -97,7 +180,9 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(pct=pct, fixed=fixed, thousands=thousands, shown=meanings._shown)
+    env.filters.update(
+        pct=pct, fixed=fixed, thousands=thousands, shown=meanings._shown, text_width=text_width
+    )
     return env
 
 
@@ -186,8 +271,22 @@ def risk_bars(r: ReportFigures) -> list[Bar]:
 def ncp_bars(e: Evaluation) -> list[Bar]:
     """A bar per QI, the most generalized first: its NCP."""
     return [
-        Bar(q, v, f"{v:.4f}", {"qi": q, "value": v}) for q, v in sorted(e.ncp.items(), key=lambda kv: -kv[1])
+        Bar(q, v, _ncp_shown(v), {"qi": q, "value": v})
+        for q, v in sorted(e.ncp.items(), key=lambda kv: -kv[1])
     ]
+
+
+def _ncp_shown(value: float) -> str:
+    """An NCP as the page prints it: 4 decimals, or 2 significant digits below 0.0001."""
+    return f"{value:.2g}" if 0 < value < 1e-4 else f"{value:.4f}"
+
+
+def ncp_chart(e: Evaluation) -> BarChart:
+    """NCP per QI on a scale of 0 to the round figure just above the largest (at most 1), so
+    that small losses are bars, not slivers; the axis states the scale."""
+    bars = ncp_bars(e)
+    scale = round_above(max((b.value for b in bars), default=0.0))
+    return bar_chart(bars, scale, f"{scale:g}")
 
 
 def size_columns(bars: Sequence[SizeBar]) -> list[Column]:
@@ -218,9 +317,25 @@ def declared(doc: Mapping[str, Any], sensitive: str | None) -> str:
     )
 
 
-def metric_tables(e: Evaluation) -> list[tuple[str, list[tuple[str, Any, str, str]]]]:
-    """Per group of :data:`sbc_sql.quality.report.GROUPS` measured, its title and a row per
-    metric: (label, value, which way is better, meaning); a per-QI metric has a row per QI."""
+class Figure(NamedTuple):
+    """A row of section 8: where the figure is in ``evaluate``'s JSON document (its group,
+    its metric, and the QI or selectivity of a figure given per one; '' for none), its
+    label, value, which way is better and what it means."""
+
+    group: str
+    metric: str
+    part: str
+    label: str
+    value: Any
+    better: str
+    meaning: str
+
+
+def metric_tables(e: Evaluation) -> list[tuple[str, list[Figure]]]:
+    """Every figure of ``evaluate``'s JSON document (:func:`sbc_sql.quality.report.grouped`),
+    per group of :data:`sbc_sql.quality.report.GROUPS` measured and then the query accuracy:
+    its title and a row per figure (a per-QI metric has a row per QI, the query error a row
+    per metric and selectivity)."""
     doc = meanings.grouped(e)
     out = []
     for key, title, metrics in meanings.GROUPS:
@@ -234,8 +349,30 @@ def metric_tables(e: Evaluation) -> list[tuple[str, list[tuple[str, Any, str, st
             better = f"{m.better} is better" if m.better else ""
             if isinstance(entry, dict) and "value" not in entry:
                 prefix = "NCP" if m.key == "ncp" else m.label
-                rows += [(f"{prefix} {q}", v["value"], better, m.meaning) for q, v in entry.items()]
+                rows += [
+                    Figure(key, m.key, q, f"{prefix} {q}", v["value"], better, m.meaning)
+                    for q, v in entry.items()
+                ]
             else:
-                rows.append((m.label, entry["value"], better, m.meaning))
+                rows.append(Figure(key, m.key, "", m.label, entry["value"], better, m.meaning))
         out.append((title, rows))
+    queries = doc.get("query_accuracy")
+    if queries:
+        rows = [Figure("query_accuracy", "seed", "", "query seed", queries["seed"], "", meanings.QUERY_SEED)]
+        for selectivity, entry in queries.items():
+            if selectivity == "seed":
+                continue
+            rows += [
+                Figure(
+                    "query_accuracy",
+                    selectivity,
+                    m.key,
+                    f"{m.label} @{selectivity}",
+                    entry[m.key]["value"],
+                    f"{m.better} is better" if m.better else "",
+                    m.meaning,
+                )
+                for m in meanings.QUERY_METRICS
+            ]
+        out.append(("Query accuracy", rows))
     return out

@@ -258,7 +258,9 @@ def anonymize(
         if memory_limit and not sql_only:
             run.limit_memory(memory_limit)
         say = log or warnings_only
-        return walk(Request(run, table, options, hierarchies, out_file, say, progress))
+        result = walk(Request(run, table, options, hierarchies, out_file, say, progress))
+        result.borrowed = run is database and not made_here
+        return result
     except BaseException:
         # a failed run keeps nothing open, and a database file it created (which would
         # hold nothing) goes

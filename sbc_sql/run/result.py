@@ -55,6 +55,8 @@ class Result:
     labels: str | None = None
     #: closed, with the connection sbc-sql opened for it
     closed: bool = field(default=False, init=False)
+    #: the engine is the caller's own (an Engine passed to anonymize): close() leaves it open
+    borrowed: bool = field(default=False, init=False)
 
     @property
     def statements(self) -> list[str]:
@@ -91,6 +93,8 @@ class Result:
 
     def close(self) -> None:
         """Close the connection if sbc-sql opened it (idempotent)."""
+        if self.borrowed:
+            return
         self.engine.close()
         # a connection the caller passed in stays open, and the release readable
         if getattr(self.engine, "owned", False):
