@@ -1,10 +1,11 @@
 """The Spark engine's connection: its session, every Spark call inside the boundary (errors
-read by their error class, pyspark's and py4j's logs silenced, Spark's jobs cancelled on
-Ctrl-C), and a statement's rows."""
+read by their error class, pyspark's and py4j's logs silenced, the engine's Spark jobs tagged
+and cancelled on Ctrl-C or SIGTERM), and a statement's rows."""
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -38,6 +39,12 @@ class SparkConnection(Engine):
         self.session = session
         self.owned = owned
         self._closed = False
+        #: the tag of every Spark job the engine's calls start: an interruption cancels those,
+        #: never the jobs another user of the session runs
+        self.job_tag = f"sbc-sql-{secrets.token_hex(4)}"
+        #: a call was interrupted: what fails after it (the driver's JVM gone) is the
+        #: interruption, not an error
+        self._interrupted = False
 
     def translate(self, err: Exception, doing: str) -> BaseException | None:
         try:
@@ -48,30 +55,43 @@ class SparkConnection(Engine):
         if not isinstance(err, (PySparkException, Py4JError)):
             return None
         if isinstance(err, Py4JError) and not hasattr(err, "java_exception"):
+            if self._interrupted:
+                return KeyboardInterrupt()
             return EngineError(f"{doing}: the Spark driver stopped answering (its JVM ended)", "other")
         return messages.explain(messages.read(err), doing)
 
     @contextlib.contextmanager
     def _driver(self, doing: str | Any) -> Iterator[None]:
         """Spark calls inside: their errors translated, the logs of pyspark and py4j
-        silenced (see :func:`.logs.quiet`), and Spark's jobs cancelled when Ctrl-C stops a call."""
+        silenced (see :func:`.logs.quiet`), the jobs they start tagged with :attr:`job_tag`,
+        and those jobs cancelled when Ctrl-C (or SIGTERM, which the command raises as Ctrl-C)
+        stops a call."""
+        outer = not self._in_driver
         with quiet():
             try:
                 with self.driver_call(doing):
+                    if outer:
+                        # a thread's tags are the JVM thread's, and a call Ctrl-C interrupted
+                        # leaves its connection (and its JVM thread) behind: tagged each time
+                        self.session.sparkContext.addJobTag(self.job_tag)
                     yield
             except KeyboardInterrupt:
-                self._cancel()
+                self._interrupted = True
+                if outer:
+                    self._cancel()
                 raise
 
     def _cancel(self) -> None:
-        """Cancel the session's jobs and wait (a little) for them to end, so that nothing
-        writes after the run has stopped."""
+        """Cancel the engine's jobs (those of :attr:`job_tag`) and wait (a little) for them
+        to end, so that nothing writes or computes after the run has stopped."""
         with contextlib.suppress(Exception):
             context = self.session.sparkContext
-            context.cancelAllJobs()
+            context.cancelJobsWithTag(self.job_tag)
             tracker = context.statusTracker()
+            tagged = context._jsc.sc().statusTracker()
             for _ in range(100):
-                if not tracker.getActiveJobsIds():
+                ours = set(tagged.getJobIdsForTag(self.job_tag))
+                if not ours & set(tracker.getActiveJobsIds()):
                     break
                 threading.Event().wait(0.1)
 

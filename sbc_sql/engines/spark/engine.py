@@ -240,6 +240,9 @@ class SparkEngine(SparkTransaction):
         for name in [*self._views, *self._registered]:
             with contextlib.suppress(Exception):
                 self._drop_view(name)
+        # the caller's thread starts its own jobs again untagged
+        with contextlib.suppress(Exception):
+            self.session.sparkContext.removeJobTag(self.job_tag)
 
     def limit_memory(self, size: str) -> None:
         raise InputError(
