@@ -42,8 +42,8 @@ class SparkConnection(Engine):
         #: the tag of every Spark job the engine's calls start: an interruption cancels those,
         #: never the jobs another user of the session runs
         self.job_tag = f"sbc-sql-{secrets.token_hex(4)}"
-        #: a call was interrupted: what fails after it (the driver's JVM gone) is the
-        #: interruption, not an error
+        #: a call was interrupted: what fails after it (a cancelled job, the driver's JVM
+        #: gone) is the interruption, not an error
         self._interrupted = False
 
     def translate(self, err: Exception, doing: str) -> BaseException | None:
@@ -54,9 +54,11 @@ class SparkConnection(Engine):
             return None
         if not isinstance(err, (PySparkException, Py4JError)):
             return None
+        if self._interrupted:
+            # what fails once a call was interrupted (a cancelled job, a context or a JVM
+            # that a signal to the process group stopped) fails because of it
+            return KeyboardInterrupt()
         if isinstance(err, Py4JError) and not hasattr(err, "java_exception"):
-            if self._interrupted:
-                return KeyboardInterrupt()
             return EngineError(f"{doing}: the Spark driver stopped answering (its JVM ended)", "other")
         return messages.explain(messages.read(err), doing)
 
