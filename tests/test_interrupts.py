@@ -437,6 +437,40 @@ def tree(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
 
 
+def stopped_in_its_group(args: list[object], step: str, after: float, sig: int, base: Path) -> str:
+    """Run ``sbc-sql *args`` in a process group of its own (as a terminal runs its foreground
+    job), send ``sig`` to the whole group (the driver's JVM too) ``after`` seconds after the
+    line ``step``, and check that it stopped within seconds as interrupted, its JVM ended
+    and no scratch left in ``base``'s warehouse and local folders; its stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sbc_sql", *map(str, args), *spark_flags(base)],
+        env=checkout_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for_line(proc, step)
+        jvm = descendants(proc.pid)
+        assert any(map(ignores_sigterm, jvm))  # the JVM leaves SIGTERM to the command
+        time.sleep(after)
+        sent = time.perf_counter()
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+        seconds = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert_interrupted(proc, err)
+    assert seconds < 5, seconds  # about 1.5 s on a 2-core machine
+    deadline = time.monotonic() + 30
+    while any(map(running, jvm)):  # the JVM ends with the command's session
+        assert time.monotonic() < deadline, "the driver's JVM outlived the command"
+        time.sleep(0.1)
+    assert tree(base / "warehouse") == []
+    assert not any(p.name.startswith(("spark-", "blockmgr-")) for p in (base / "local").glob("*"))
+    return err
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -446,34 +480,25 @@ def test_a_signal_to_the_process_group_stops_evaluate_on_spark(spark_released, t
     interrupted (not that the driver stopped answering) and leaves no scratch behind."""
     people, release = spark_released
     given = tree(release.parent)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sbc_sql", "evaluate", "--original", people, "--release", release,
-         *spark_flags(tmp_path)],
-        env=checkout_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,  # its own process group, as a terminal's foreground job
-    )  # fmt: skip
-    try:
-        wait_for_line(proc, "evaluate: coverage and record linkage ...")
-        jvm = descendants(proc.pid)
-        assert any(map(ignores_sigterm, jvm))  # the JVM leaves SIGTERM to the command
-        time.sleep(0.5)  # inside the coverage step's Spark jobs
-        sent = time.perf_counter()
-        os.killpg(proc.pid, sig)
-        _, err = proc.communicate(timeout=60)
-        seconds = time.perf_counter() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    args: list[object] = ["evaluate", "--original", people, "--release", release]
+    err = stopped_in_its_group(args, "evaluate: coverage and record linkage ...", 0.5, sig, tmp_path)
     assert "coverage and record linkage done" not in err  # the signal landed inside the step
-    assert_interrupted(proc, err)
-    assert seconds < 5, seconds  # about 1.5 s on a 2-core machine
-    deadline = time.monotonic() + 30
-    while any(map(running, jvm)):  # the JVM ends with the command's session
-        assert time.monotonic() < deadline, "the driver's JVM outlived the command"
-        time.sleep(0.1)
-    assert tree(tmp_path / "warehouse") == []
-    assert not any(p.name.startswith(("spark-", "blockmgr-")) for p in (tmp_path / "local").glob("*"))
+    assert tree(release.parent) == given
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_process_group_stops_report_on_spark(spark_released, tmp_path, sig):
+    people, release = spark_released
+    given = tree(release.parent)
+    page = tmp_path / "page" / "report.html"
+    page.parent.mkdir()
+    args: list[object] = [
+        *("report", "--original", people, "--release", release, "-o", page, "--curve-k", "none"),
+    ]
+    stopped_in_its_group(args, "report: evaluating the release ...", 1.5, sig, tmp_path)
+    assert list(page.parent.iterdir()) == []  # no page, nor a partial one
     assert tree(release.parent) == given
 
 
