@@ -527,3 +527,30 @@ def test_a_spark_error_after_an_interruption_is_the_interruption(spark):
             call(lost)
     finally:
         engine.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_a_long_spark_statement_and_the_next_one_gets_its_own_answer(spark):
+    """Ctrl-C during a long statement of a caller's session: the engine's job is cancelled at
+    once, and the statements after it (the clean-up's) run and read their own answers, not
+    the interrupted call's."""
+    from sbc_sql.engines.spark import SparkEngine
+
+    engine = SparkEngine(spark)
+    tracker = spark.sparkContext.statusTracker()
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            engine.fetch_all("SELECT sum(hash(id)) FROM range(0, 200000000000, 1, 2)")  # minutes
+        assert time.perf_counter() - started < 5
+        assert engine.fetch_all("SELECT 41 + 1") == [(42,)]
+        engine.execute("CREATE TABLE sbc_interrupted AS SELECT 1 AS one")
+        engine.execute("DROP TABLE sbc_interrupted")
+        assert not spark.catalog.tableExists("sbc_interrupted")
+        interrupted = [j for j in tracker.getActiveJobsIds() if tracker.getJobInfo(j).status == "RUNNING"]
+        assert interrupted == []  # its job cancelled, even one it was still planning
+    finally:
+        timer.cancel()
+        engine.close()

@@ -1,6 +1,6 @@
 """The Spark engine's connection: its session, every Spark call inside the boundary (errors
-read by their error class, pyspark's and py4j's logs silenced, the engine's Spark jobs tagged
-and cancelled on Ctrl-C or SIGTERM), and a statement's rows."""
+read by their error class, pyspark's and py4j's logs silenced, the engine's Spark jobs in a job
+group of their own, cancelled on Ctrl-C or SIGTERM), and a statement's rows."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from ..base import Engine, Params
 from . import messages
 from .ddl import parsed
 from .logs import quiet
+
+#: the local property that holds a thread's job group (SparkContext.setJobGroup's)
+JOB_GROUP = "spark.jobGroup.id"
 
 
 def quoted(name: str) -> str:
@@ -39,9 +42,10 @@ class SparkConnection(Engine):
         self.session = session
         self.owned = owned
         self._closed = False
-        #: the tag of every Spark job the engine's calls start: an interruption cancels those,
-        #: never the jobs another user of the session runs
-        self.job_tag = f"sbc-sql-{secrets.token_hex(4)}"
+        #: the job group of every Spark job the engine's calls start: an interruption cancels
+        #: it, the jobs it runs and any it would start yet (a call Ctrl-C interrupted may
+        #: still be planning its job), never the jobs another user of the session runs
+        self.job_group = f"sbc-sql-{secrets.token_hex(4)}"
         #: a call was interrupted: what fails after it (a cancelled job, the driver's JVM
         #: gone) is the interruption, not an error
         self._interrupted = False
@@ -65,17 +69,17 @@ class SparkConnection(Engine):
     @contextlib.contextmanager
     def _driver(self, doing: str | Any) -> Iterator[None]:
         """Spark calls inside: their errors translated, the logs of pyspark and py4j
-        silenced (see :func:`.logs.quiet`), the jobs they start tagged with :attr:`job_tag`,
-        and those jobs cancelled when Ctrl-C (or SIGTERM, which the command raises as Ctrl-C)
+        silenced (see :func:`.logs.quiet`), the jobs they start in :attr:`job_group`, and
+        that group cancelled when Ctrl-C (or SIGTERM, which the command raises as Ctrl-C)
         stops a call."""
         outer = not self._in_driver
         with quiet():
             try:
                 with self.driver_call(doing):
                     if outer:
-                        # a thread's tags are the JVM thread's, and a call Ctrl-C interrupted
-                        # leaves its connection (and its JVM thread) behind: tagged each time
-                        self.session.sparkContext.addJobTag(self.job_tag)
+                        # a job group is the JVM thread's, and a call Ctrl-C interrupted
+                        # leaves its connection (and its JVM thread) behind: set each time
+                        self.session.sparkContext.setLocalProperty(JOB_GROUP, self.job_group)
                     yield
             except KeyboardInterrupt:
                 self._interrupted = True
@@ -84,16 +88,16 @@ class SparkConnection(Engine):
                 raise
 
     def _cancel(self) -> None:
-        """Cancel the engine's jobs (those of :attr:`job_tag`) and wait (a little) for them
-        to end, so that nothing writes or computes after the run has stopped."""
+        """Cancel the engine's job group, the jobs it runs and those it would start, and
+        wait (a little) for them to end, so that nothing writes or computes after the run
+        has stopped; the engine's later calls run in a new group."""
+        group, self.job_group = self.job_group, f"sbc-sql-{secrets.token_hex(4)}"
         with contextlib.suppress(Exception):
             context = self.session.sparkContext
-            context.cancelJobsWithTag(self.job_tag)
+            context._jsc.sc().cancelJobGroupAndFutureJobs(group)
             tracker = context.statusTracker()
-            tagged = context._jsc.sc().statusTracker()
             for _ in range(100):
-                ours = set(tagged.getJobIdsForTag(self.job_tag))
-                if not ours & set(tracker.getActiveJobsIds()):
+                if not set(tracker.getJobIdsForGroup(group)) & set(tracker.getActiveJobsIds()):
                     break
                 threading.Event().wait(0.1)
 
