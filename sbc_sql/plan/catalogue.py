@@ -807,6 +807,7 @@ REPORT = (
     Option(
         "quiet", bool, help="No step lines on stderr.", flags=("--quiet", "-q"), default=False, no_api=LOGGED
     ),
+    *ENGINE_OPTIONS,
     LOG,
     STEP_PROGRESS,
 )
