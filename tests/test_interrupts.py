@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from helpers import checkout_env, file_catalog
+from helpers import checkout_env, file_catalog, pg_rows
 from strategies import data_from_arrays
 
 from sbc_sql.cluster import blocks
@@ -223,45 +223,58 @@ def test_ctrl_c_at_start_up(tmp_path):
     assert err == INTERRUPTED + "\n"
 
 
-@pytest.mark.slow
-def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
-    """A view over a slow query (here, one that sleeps): SIGTERM while the run reads it cancels
-    the statement on the server, as Ctrl-C does, instead of waiting for its end."""
-    from helpers import pg_rows
+#: the server's sessions waiting in pg_sleep (a view that sleeps stands for a long statement)
+SLEEPING = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
+#: the relations of the schema public, to tell that a stopped run left none behind
+PUBLIC_RELATIONS = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
 
+
+def pg_people(url: str) -> None:
+    """The table people (age, zip, dis) of 5,000 rows in the database ``url``."""
     pg_rows(
-        postgres_url,
+        url,
         "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
         "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
     )
-    pg_rows(
-        postgres_url,
-        "CREATE VIEW slow_people AS SELECT p.* FROM people p CROSS JOIN (SELECT pg_sleep(120)) AS slow",
-    )
-    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
-    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    proc = sbc_sql(
-        "anonymize", "--db", postgres_url, "--table", "slow_people", "--k", "5", "--sensitive", "dis"
-    )
+
+
+def sigterm_while_sleeping(proc: subprocess.Popen[str], url: str) -> tuple[float, str]:
+    """Wait until the command's statement sleeps on the server, send SIGTERM; the seconds
+    until the process ended and its stderr (the process is killed if the test fails)."""
     try:
         deadline = time.monotonic() + 60
-        while not pg_rows(postgres_url, sleeping):
+        while not pg_rows(url, SLEEPING):
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run never reached the view's statement"
+            assert time.monotonic() < deadline, "the command never reached the view's statement"
             time.sleep(0.05)
         sent = time.perf_counter()
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-        seconds = time.perf_counter() - sent
+        return time.perf_counter() - sent, err
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
+    """A view over a slow query (here, one that sleeps): SIGTERM while the run reads it cancels
+    the statement on the server, as Ctrl-C does, instead of waiting for its end."""
+    pg_people(postgres_url)
+    pg_rows(
+        postgres_url,
+        "CREATE VIEW slow_people AS SELECT p.* FROM people p CROSS JOIN (SELECT pg_sleep(120)) AS slow",
+    )
+    before = pg_rows(postgres_url, PUBLIC_RELATIONS)
+    proc = sbc_sql(
+        "anonymize", "--db", postgres_url, "--table", "slow_people", "--k", "5", "--sensitive", "dis"
+    )
+    seconds, err = sigterm_while_sleeping(proc, postgres_url)
     assert_interrupted(proc, err)
     assert seconds < 5, seconds
-    assert pg_rows(postgres_url, sleeping) == []  # cancelled on the server, not left running
-    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    assert sorted(after) == sorted(before)
+    assert pg_rows(postgres_url, SLEEPING) == []  # cancelled on the server, not left running
+    assert sorted(pg_rows(postgres_url, PUBLIC_RELATIONS)) == sorted(before)
 
 
 # ---- evaluate and report: their long statements stop as anonymize's do ----
@@ -317,13 +330,7 @@ def test_report_stops_within_a_second(released, tmp_path):
 def test_sigterm_cancels_evaluate_on_postgresql_and_drops_its_tables(postgres_url):
     """The release read through a view that sleeps: SIGTERM while evaluate reads it cancels the
     statement on the server, and the evaluation's scratch tables are gone."""
-    from helpers import pg_rows
-
-    pg_rows(
-        postgres_url,
-        "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
-        "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
-    )
+    pg_people(postgres_url)
     proc = sbc_sql(
         "anonymize", "--db", postgres_url, "--table", "people", "--k", "5", "--sensitive", "dis", "-q"
     )
@@ -333,28 +340,13 @@ def test_sigterm_cancels_evaluate_on_postgresql_and_drops_its_tables(postgres_ur
         postgres_url,
         "CREATE VIEW slow_release AS SELECT r.* FROM people_k5 r CROSS JOIN (SELECT pg_sleep(120)) AS slow",
     )
-    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
-    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    before = pg_rows(postgres_url, PUBLIC_RELATIONS)
     proc = sbc_sql("evaluate", "--db", postgres_url, "--original", "people", "--release", "slow_release")
-    try:
-        deadline = time.monotonic() + 60
-        while not pg_rows(postgres_url, sleeping):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "evaluate never reached the view's statement"
-            time.sleep(0.05)
-        sent = time.perf_counter()
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-        seconds = time.perf_counter() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    seconds, err = sigterm_while_sleeping(proc, postgres_url)
     assert_interrupted(proc, err)
     assert seconds < 3, seconds
-    assert pg_rows(postgres_url, sleeping) == []
-    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    assert sorted(after) == sorted(before)
+    assert pg_rows(postgres_url, SLEEPING) == []
+    assert sorted(pg_rows(postgres_url, PUBLIC_RELATIONS)) == sorted(before)
     assert pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relname LIKE 'sbc_eval_%'") == []
 
 
