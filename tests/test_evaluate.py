@@ -610,16 +610,22 @@ def test_against_pandas(seed):
         assert e.enhanced_beta_likeness == pytest.approx(s["enhanced"])
         e2 = evaluate(con, "t", "r", sensitive="salary", queries=0)
         assert e2.t_closeness == pytest.approx(ref.sensitive("salary")["ordered"])
-        layout = infer_layout(engines.connect(con), "t", "r", weights)
-        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 15, seed)
-        got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
-        for sel, (used, err) in ref.query_error(table).items():
-            assert got[sel][0] == used
-            assert (got[sel][1] is None) == (err is None)
-            if err is not None:
-                assert got[sel][1] == pytest.approx(err)
+        assert_query_error(e, ref, con, weights, 15, seed)
     finally:
         con.close()
+
+
+def assert_query_error(e, ref, con, weights, queries: int, seed: int) -> None:
+    """evaluate's query error, per selectivity, is the reference's over the same seeded
+    queries (made again from the DuckDB copy ``con`` of the table and its release)."""
+    layout = infer_layout(engines.connect(con), "t", "r", weights)
+    table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), queries, seed)
+    got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
+    for sel, (used, err) in ref.query_error(table).items():
+        assert got[sel][0] == used
+        assert (got[sel][1] is None) == (err is None)
+        if err is not None:
+            assert got[sel][1] == pytest.approx(err)
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
@@ -644,14 +650,7 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
         assert (e.removed_uncovered, e.removed_hidden) == (want["uncovered"], want["hidden"])
         assert e.virtual_classes == want["virtual"]
         assert e.rgcp == pytest.approx(want["rgcp"])
-        layout = infer_layout(engines.connect(con), "t", "r", {})
-        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 12, seed)
-        got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
-        for sel, (used, err) in ref.query_error(table).items():
-            assert got[sel][0] == used
-            assert (got[sel][1] is None) == (err is None)
-            if err is not None:
-                assert got[sel][1] == pytest.approx(err)
+        assert_query_error(e, ref, con, {}, 12, seed)
     finally:
         con.close()
 
