@@ -168,8 +168,7 @@ def _load(recorded: dict[str, Any]) -> str:
 def before_text(runs: list[dict[str, Any]]) -> str:
     """The baseline (results/evaluate_before.json, recorded by --before) and, for each size
     in both, evaluate's and report's seconds and peak memory before -> now."""
-    path = record.RESULTS / "evaluate_before.json"
-    if not path.exists():
+    if not record.path("evaluate_before").exists():
         return ""
     before = record.read("evaluate_before")
     lines = ["", f"Before: `evaluate_before.json`, {_load(before)}.", "", table(before["runs"]), ""]
