@@ -18,6 +18,6 @@ lint:
 # UCI Adult ships in benchmarks/data; writes benchmarks/results/*.json
 bench:
 	$(PY) benchmarks/paper_experiment.py && $(PY) benchmarks/bench_scale.py && $(PY) benchmarks/bench_scale.py --utility && $(PY) benchmarks/bench_utility.py && $(PY) benchmarks/report.py
-# the benchmark tables of README.md and benchmarks/README.md from benchmarks/results/*.json
+# the benchmark tables of docs/metrics.md and benchmarks/README.md from benchmarks/results/*.json
 report:
 	$(PY) benchmarks/report.py

@@ -129,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--million", action="store_true", help="also 1,000,000 rows")
     parser.add_argument("--curve-k", default="none", help="the report's curve (default: none)")
     parser.add_argument("--no-record", action="store_true", help="print only, write no result")
+    parser.add_argument(
+        "--before", action="store_true", help="also record the figures as evaluate_before.json (the baseline)"
+    )
     args = parser.parse_args(argv)
     sizes = list(args.rows or DEFAULT_ROWS) + ([MILLION] if args.million else [])
     runs = []
@@ -140,14 +143,47 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_record:
         record.write("evaluate", {"k": K, "runs": runs})
+        if args.before:
+            record.write("evaluate_before", {"k": K, "runs": runs})
         (record.RESULTS / "evaluate.md").write_text(
             "# evaluate and report at scale\n\n`python benchmarks/bench_evaluate.py "
             + " ".join(sys.argv[1:])
-            + "` (clinic table, k = 5, DuckDB; each command a whole process)\n\n"
+            + "` (clinic table, k = 5, DuckDB; each command a whole process), "
+            + _load(record.read("evaluate"))
+            + "\n\n"
             + text
             + "\n"
+            + before_text(runs)
         )
     return 0
+
+
+def _load(recorded: dict[str, Any]) -> str:
+    """When and under what load a recorded run was measured."""
+    env = recorded.get("environment", {})
+    load = env.get("load_average", [None])[0]
+    return f"measured on {env.get('date', '?')}, load average {load} on {env.get('cpus', '?')} cores"
+
+
+def before_text(runs: list[dict[str, Any]]) -> str:
+    """The baseline (results/evaluate_before.json, recorded by --before) and, for each size
+    in both, evaluate's and report's seconds and peak memory before -> now."""
+    if not record.path("evaluate_before").exists():
+        return ""
+    before = record.read("evaluate_before")
+    lines = ["", f"Before: `evaluate_before.json`, {_load(before)}.", "", table(before["runs"]), ""]
+    then = {r["rows"]: r for r in before["runs"]}
+    for r in runs:
+        b = then.get(r["rows"])
+        if b is None:
+            continue
+        lines.append(
+            f"- {r['rows']:,} rows: evaluate {b['evaluate_s']:.1f} s -> {r['evaluate_s']:.1f} s "
+            f"({b['evaluate_s'] / b['anonymize_s']:.1f}x -> {r['evaluate_s'] / r['anonymize_s']:.1f}x "
+            f"anonymize in the same run), {b['evaluate_mib']:,} -> {r['evaluate_mib']:,} MiB; report "
+            f"{b['report_s']:.1f} s -> {r['report_s']:.1f} s, {b['report_mib']:,} -> {r['report_mib']:,} MiB"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

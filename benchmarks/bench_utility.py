@@ -6,8 +6,8 @@ the full anonymize pipeline (each release verified, NCP computed in SQL), then t
 of SBCA+ (one switch off at a time, clustered on the same QIData and scored with the numpy
 twin of the SQL NCP). Table 2 is a 50,000-row synthetic population whose QIs mix numbers, a
 date and categoricals of up to 1,000 values; it also checks block mode against exact mode.
-Writes benchmarks/results/utility.md and utility.json (from which report.py renders README's
-tables).
+Writes benchmarks/results/utility.md and utility.json (from which report.py renders
+benchmarks/README.md's tables).
 
     python benchmarks/bench_utility.py
     python benchmarks/bench_utility.py --incognito-ks 2,5,10,25,50,100   # ~3 more minutes

@@ -5,7 +5,7 @@ NCP, so a statement whose cost grows faster than the number of QIs shows in its 
 tables come from `datasets.make_wide` (seeded, 2 to 50 values per QI, about 2 % NULL); the
 default algorithm caps the categorical QIs (one bit each), so the run uses one without a cap
 (Mondrian unless --algorithm). Results go to benchmarks/results/wide.md and wide.json (or
---output), from which report.py renders README's table.
+--output), from which report.py renders benchmarks/README.md's table.
 
     python benchmarks/bench_wide.py                          # 100, 200, 300 QIs x 2,000 rows
     python benchmarks/bench_wide.py --qis 50,100 --rows 5000 --algorithm kmember
@@ -67,7 +67,7 @@ HEADER = (
 
 
 def line(m: dict[str, object]) -> str:
-    """One row of the wide table (report.py renders README's from the same figures)."""
+    """One row of the wide table (report.py renders benchmarks/README.md's from the same figures)."""
     stages = m["stages"]
     assert isinstance(stages, dict)
     return (

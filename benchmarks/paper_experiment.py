@@ -6,7 +6,8 @@ age hierarchy and value -> * for sex and native-country.
 Setting B (the field's common one): all 30,162 clean rows; 8 QIs; k in {2, 5, 10, 25, 50, 100};
 Datafly and Incognito with the default hierarchies.
 
-Writes CSV, JSON (``setting_<X>.json``, from which report.py renders README's tables), a
+Writes CSV, JSON (``setting_<X>.json``, from which report.py renders the tables of
+docs/metrics.md and benchmarks/README.md), a
 markdown table and an NCP-vs-k plot per setting under benchmarks/results/.
 
     python benchmarks/paper_experiment.py [--settings A,B] [--algorithms sbca,mondrian,...]

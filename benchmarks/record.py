@@ -1,6 +1,7 @@
 """Where the benchmarks keep their figures: one JSON file per script (or setting) under
 benchmarks/results/, written beside what the script prints. ``benchmarks/report.py`` renders
-README's benchmark tables from these files only, so a figure in README always has a file
+the benchmark tables of docs/metrics.md and benchmarks/README.md from these files only, so a
+figure on those pages always has a file
 that a run of the script produced.
 """
 

@@ -1,4 +1,4 @@
-"""Render the benchmark tables of README.md and benchmarks/README.md from the JSON files the
+"""Render the benchmark tables of docs/metrics.md and benchmarks/README.md from the JSON files the
 benchmarks write.
 
 Each table sits in one of those files between marker comments, e.g.
@@ -27,7 +27,7 @@ import record
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the files whose tables are rendered
-PAGES = (ROOT / "README.md", ROOT / "benchmarks" / "README.md")
+PAGES = (ROOT / "docs" / "metrics.md", ROOT / "benchmarks" / "README.md")
 DASH = "—"
 
 
@@ -474,7 +474,7 @@ def render(text: str) -> str:
     def block(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in SECTIONS:
-            raise KeyError(f"README names an unknown benchmark table: {name}")
+            raise KeyError(f"a page names an unknown benchmark table: {name}")
         return f"<!-- bench:{name} -->\n{SECTIONS[name]()}\n<!-- /bench:{name} -->"
 
     return re.sub(r"<!-- bench:([\w-]+) -->\n.*?<!-- /bench:\1 -->", block, text, flags=re.S)

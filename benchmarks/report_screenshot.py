@@ -1,4 +1,4 @@
-"""README's picture of the HTML report (docs/report.png): Adult's 30,162 clean rows, its 8
+"""docs/metrics.md's picture of the HTML report (docs/report.png): Adult's 30,162 clean rows, its 8
 QIs, income as the sensitive column (2-diverse), education_num left out (it determines
 education), k = 10; the report at the default curve k, shown in a headless Chromium and
 captured from the top.

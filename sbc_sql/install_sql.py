@@ -80,16 +80,15 @@ def _drop_former_signatures(engine: Any) -> None:
 
 #: each PL/Python body's first lines: the directories checked (path_trust.py's text, then its
 #: call: a refusal is answered as the error for the SQL function to raise, SQLSTATE 42501),
-#: then sbc_sql importable from the path install-sql found
+#: then sbc_sql importable from the path install-sql found, its directories first and in
+#: its order even where the server's own PYTHONPATH already lists one of them
 _PRELUDE = """{check}
 sbc_refused = sbc_path_refusal({path!r})
 if sbc_refused is not None:
     import json
     return json.dumps({{"sbc_error": {{"message": "Error: " + sbc_refused, "sqlstate": "42501"}}}})
 import sys
-for path in reversed({path!r}):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+sys.path[:] = {path!r} + [entry for entry in sys.path if entry not in {path!r}]
 from sbc_sql.server import call"""
 _QUOTE_TAG = "$sbc$"
 

@@ -243,7 +243,7 @@ RENDERED = [
 
 
 def decode(text: str) -> list[str | None]:
-    """A value set's text read back as README says: split on each '|' not escaped, then
+    """A value set's text read back as docs/release.md says: split on each '|' not escaped, then
     NULL is NULL and a backslash keeps the character after it."""
     values: list[str | None] = []
     part, escaped, raw = "", False, True

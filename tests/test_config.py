@@ -190,9 +190,9 @@ def test_a_password_in_the_file_is_never_printed(tmp_path) -> None:
     assert json.loads(res.stdout)["error"]["kind"] in ("engine", "input")
 
 
-def test_the_readmes_example_file_runs(clinic, tmp_path, monkeypatch) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    example = re.search(r"## Config file.*?```toml\n(.*?)```", readme, re.S)
+def test_the_options_pages_example_file_runs(clinic, tmp_path, monkeypatch) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text()
+    example = re.search(r"## Config file.*?```toml\n(.*?)```", page, re.S)
     assert example is not None
     monkeypatch.chdir(tmp_path)  # the example's out-file is written beside it
     path = write(tmp_path, example.group(1).replace('"clinic.duckdb"', json.dumps(str(clinic))))

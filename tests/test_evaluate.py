@@ -22,7 +22,7 @@ import pytest
 from sbc_sql import engines
 from sbc_sql.errors import InputError
 from sbc_sql.quality.evaluate import evaluate, evaluation_sql
-from sbc_sql.quality.linkage import classes_sql, source_stats_sql
+from sbc_sql.quality.linkage import classes_sql, keys_sql, source_stats_sql
 from sbc_sql.quality.queries import domains, make_queries, query_error
 from sbc_sql.quality.scratch import Names
 from sbc_sql.stages.measure import infer_layout
@@ -610,23 +610,30 @@ def test_against_pandas(seed):
         assert e.enhanced_beta_likeness == pytest.approx(s["enhanced"])
         e2 = evaluate(con, "t", "r", sensitive="salary", queries=0)
         assert e2.t_closeness == pytest.approx(ref.sensitive("salary")["ordered"])
-        layout = infer_layout(engines.connect(con), "t", "r", weights)
-        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 15, seed)
-        got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
-        for sel, (used, err) in ref.query_error(table).items():
-            assert got[sel][0] == used
-            assert (got[sel][1] is None) == (err is None)
-            if err is not None:
-                assert got[sel][1] == pytest.approx(err)
+        assert_query_error(e, ref, con, weights, 15, seed)
     finally:
         con.close()
 
 
+def assert_query_error(e, ref, con, weights, queries: int, seed: int) -> None:
+    """evaluate's query error, per selectivity, is the reference's over the same seeded
+    queries (made again from the DuckDB copy ``con`` of the table and its release)."""
+    layout = infer_layout(engines.connect(con), "t", "r", weights)
+    table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), queries, seed)
+    got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
+    for sel, (used, err) in ref.query_error(table).items():
+        assert got[sel][0] == used
+        assert (got[sel][1] is None) == (err is None)
+        if err is not None:
+            assert got[sel][1] == pytest.approx(err)
+
+
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
-    """Coverage, record linkage and the query error (the coverage join through per-QI keys,
-    the queries scored in numpy batches) against a brute-force computation on each
-    engine, over random releases whose boxes overlap and vary in width."""
+    """Coverage, record linkage, RGCP and the query error (the coverage join through per-QI
+    keys, the queries scored in numpy batches) against a brute-force computation on each
+    engine, over random releases whose boxes overlap and vary in width (RGCP's virtual
+    classes grow sets that hold NULL)."""
     con = duckdb.connect()
     try:
         random_case(con, seed)
@@ -641,14 +648,39 @@ def test_keyed_coverage_and_batched_queries_match_brute_force(engine, seed):
         want = ref.figures(k_r=2.0)
         assert e.record_linkage == pytest.approx(want["rl"])
         assert (e.removed_uncovered, e.removed_hidden) == (want["uncovered"], want["hidden"])
-        layout = infer_layout(engines.connect(con), "t", "r", {})
-        table = make_queries(domains(engines.connect(con), layout, "t"), (0.01, 0.05, 0.1), 12, seed)
-        got = {r.selectivity: (r.used, r.relative_error) for r in e.query_error}
-        for sel, (used, err) in ref.query_error(table).items():
-            assert got[sel][0] == used
-            assert (got[sel][1] is None) == (err is None)
-            if err is not None:
-                assert got[sel][1] == pytest.approx(err)
+        assert e.virtual_classes == want["virtual"]
+        assert e.rgcp == pytest.approx(want["rgcp"])
+        assert_query_error(e, ref, con, {}, 12, seed)
+    finally:
+        con.close()
+
+
+def test_coverage_keys_a_class_on_its_largest_set():
+    """The coverage join keys a class on every categorical set of at most two values and on
+    its largest set of at most eight (so a row meets only the classes holding its value
+    there, not every class around it), one key per value and one for NULL."""
+    con = duckdb.connect()
+    try:
+        random_case(con, 5)
+        engine = engines.connect(con)
+        layout = infer_layout(engine, "t", "r", {})
+        zip_at = [c.name for c in layout.qis].index("zip")
+        names = Names.fresh()
+        for statement in (
+            source_stats_sql(layout, "t", names.src),
+            classes_sql(layout, "r", names),
+            keys_sql(layout, names),
+        ):
+            engine.execute(statement)
+        flag, key = f"sbc_inc_{zip_at}", f"sbc_key_{zip_at}"
+        rows = con.execute(
+            f"SELECT len(g.zip), k.{flag}, count(DISTINCT k.{key}) FROM {names.keys} k "
+            f"JOIN {names.classes} g USING (eq_class) GROUP BY g.eq_class, len(g.zip), k.{flag}"
+        ).fetchall()
+        assert {size for size, _, _ in rows} >= {1, 2, 3, 4}
+        for size, keyed, keys in rows:
+            assert keyed
+            assert keys == size
     finally:
         con.close()
 

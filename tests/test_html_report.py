@@ -709,9 +709,9 @@ def test_the_verdict_warns_of_high_suppression_and_a_broken_k(made) -> None:
     assert "k" not in {g.key for g in verdict(broken).guarantees}
 
 
-def test_readme_states_every_threshold_of_the_verdict() -> None:
+def test_the_metrics_page_states_every_threshold_of_the_verdict() -> None:
     from sbc_sql.quality.verdict import THRESHOLDS
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
     for t in THRESHOLDS:
-        assert f"| {t.figure} | {t.value:g} | {t.means} |" in readme, t.key
+        assert f"| {t.figure} | {t.value:g} | {t.means} |" in page, t.key

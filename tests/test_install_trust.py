@@ -10,6 +10,7 @@ import logging
 import os
 import pwd
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -294,3 +295,30 @@ def test_the_path_check_follows_links_and_judges_sticky_and_missing_directories(
     assert "does not exist" in said and f"create '{sticky / 'missing'}'" in said
     # a missing directory under a safe one is no one else's to make: Python skips it
     assert sbc_unsafe_directory(str(safe / "missing"), ours) is None
+
+
+def test_the_functions_put_their_directories_first_in_their_order(tmp_path: Path) -> None:
+    """The prelude of every PL/Python body puts install-sql's directories at the front of
+    sys.path in the order given, even where the server's own path (its PYTHONPATH) already
+    lists one of them further down, so that the copy of sbc-sql install-sql found is the one
+    imported."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for d in (first, second):
+        d.mkdir(mode=0o755)
+    tmp_path.chmod(0o755)
+    paths = [str(first), str(second), *install_sql.default_path()]
+    check = (Path(sbc_sql.__file__).parent / "path_trust.py").read_text().strip()
+    prelude = install_sql._PRELUDE.format(check=check, path=paths)
+    indented = "\n".join("    " + line for line in prelude.splitlines())
+    body = f"def prelude():\n{indented}\n    return None\n"
+    saved = list(sys.path)
+    try:
+        sys.path[:] = ["/elsewhere", str(second), *saved]
+        namespace: dict[str, object] = {}
+        exec(body, namespace)
+        assert namespace["prelude"]() is None
+        assert sys.path[: len(paths)] == paths
+        assert sys.path.count(str(second)) == 1
+        assert "/elsewhere" in sys.path
+    finally:
+        sys.path[:] = saved

@@ -9,7 +9,10 @@ them at their next check. End to end, a real signal goes to a real ``python -m s
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +23,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from helpers import checkout_env, file_catalog
+from helpers import checkout_env, file_catalog, pg_rows
 from strategies import data_from_arrays
 
 from sbc_sql.cluster import blocks
@@ -220,45 +223,58 @@ def test_ctrl_c_at_start_up(tmp_path):
     assert err == INTERRUPTED + "\n"
 
 
-@pytest.mark.slow
-def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
-    """A view over a slow query (here, one that sleeps): SIGTERM while the run reads it cancels
-    the statement on the server, as Ctrl-C does, instead of waiting for its end."""
-    from helpers import pg_rows
+#: the server's sessions waiting in pg_sleep (a view that sleeps stands for a long statement)
+SLEEPING = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
+#: the relations of the schema public, to tell that a stopped run left none behind
+PUBLIC_RELATIONS = "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace"
 
+
+def pg_people(url: str) -> None:
+    """The table people (age, zip, dis) of 5,000 rows in the database ``url``."""
     pg_rows(
-        postgres_url,
+        url,
         "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
         "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
     )
-    pg_rows(
-        postgres_url,
-        "CREATE VIEW slow_people AS SELECT p.* FROM people p CROSS JOIN (SELECT pg_sleep(120)) AS slow",
-    )
-    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
-    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    proc = sbc_sql(
-        "anonymize", "--db", postgres_url, "--table", "slow_people", "--k", "5", "--sensitive", "dis"
-    )
+
+
+def sigterm_while_sleeping(proc: subprocess.Popen[str], url: str) -> tuple[float, str]:
+    """Wait until the command's statement sleeps on the server, send SIGTERM; the seconds
+    until the process ended and its stderr (the process is killed if the test fails)."""
     try:
         deadline = time.monotonic() + 60
-        while not pg_rows(postgres_url, sleeping):
+        while not pg_rows(url, SLEEPING):
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run never reached the view's statement"
+            assert time.monotonic() < deadline, "the command never reached the view's statement"
             time.sleep(0.05)
         sent = time.perf_counter()
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-        seconds = time.perf_counter() - sent
+        return time.perf_counter() - sent, err
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+@pytest.mark.slow
+def test_sigterm_cancels_a_long_postgresql_statement(postgres_url):
+    """A view over a slow query (here, one that sleeps): SIGTERM while the run reads it cancels
+    the statement on the server, as Ctrl-C does, instead of waiting for its end."""
+    pg_people(postgres_url)
+    pg_rows(
+        postgres_url,
+        "CREATE VIEW slow_people AS SELECT p.* FROM people p CROSS JOIN (SELECT pg_sleep(120)) AS slow",
+    )
+    before = pg_rows(postgres_url, PUBLIC_RELATIONS)
+    proc = sbc_sql(
+        "anonymize", "--db", postgres_url, "--table", "slow_people", "--k", "5", "--sensitive", "dis"
+    )
+    seconds, err = sigterm_while_sleeping(proc, postgres_url)
     assert_interrupted(proc, err)
     assert seconds < 5, seconds
-    assert pg_rows(postgres_url, sleeping) == []  # cancelled on the server, not left running
-    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    assert sorted(after) == sorted(before)
+    assert pg_rows(postgres_url, SLEEPING) == []  # cancelled on the server, not left running
+    assert sorted(pg_rows(postgres_url, PUBLIC_RELATIONS)) == sorted(before)
 
 
 # ---- evaluate and report: their long statements stop as anonymize's do ----
@@ -314,13 +330,7 @@ def test_report_stops_within_a_second(released, tmp_path):
 def test_sigterm_cancels_evaluate_on_postgresql_and_drops_its_tables(postgres_url):
     """The release read through a view that sleeps: SIGTERM while evaluate reads it cancels the
     statement on the server, and the evaluation's scratch tables are gone."""
-    from helpers import pg_rows
-
-    pg_rows(
-        postgres_url,
-        "CREATE TABLE people AS SELECT 18 + (i * 7919) % 83 AS age, 'z' || (i * 104729) % 500 AS zip, "
-        "'d' || i % 13 AS dis FROM generate_series(1, 5000) AS s(i)",
-    )
+    pg_people(postgres_url)
     proc = sbc_sql(
         "anonymize", "--db", postgres_url, "--table", "people", "--k", "5", "--sensitive", "dis", "-q"
     )
@@ -330,26 +340,209 @@ def test_sigterm_cancels_evaluate_on_postgresql_and_drops_its_tables(postgres_ur
         postgres_url,
         "CREATE VIEW slow_release AS SELECT r.* FROM people_k5 r CROSS JOIN (SELECT pg_sleep(120)) AS slow",
     )
-    sleeping = "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND pid <> pg_backend_pid()"
-    before = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
+    before = pg_rows(postgres_url, PUBLIC_RELATIONS)
     proc = sbc_sql("evaluate", "--db", postgres_url, "--original", "people", "--release", "slow_release")
+    seconds, err = sigterm_while_sleeping(proc, postgres_url)
+    assert_interrupted(proc, err)
+    assert seconds < 3, seconds
+    assert pg_rows(postgres_url, SLEEPING) == []
+    assert sorted(pg_rows(postgres_url, PUBLIC_RELATIONS)) == sorted(before)
+    assert pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relname LIKE 'sbc_eval_%'") == []
+
+
+# ---- Spark: the signal sent to the whole process group, the driver's JVM among it ----
+
+
+def spark_or_skip() -> None:
+    """pyspark and Java, or the test is skipped (failed under SBC_SQL_REQUIRE_SPARK=1)."""
+    reason = None
+    if importlib.util.find_spec("pyspark") is None:
+        reason = "pyspark is not installed (pip install '.[spark]')"
+    elif shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        reason = "no Java (Spark needs Java 17 or later)"
+    if reason is not None:
+        if os.environ.get("SBC_SQL_REQUIRE_SPARK") == "1":
+            pytest.fail(f"no Spark for the tests: {reason}")
+        pytest.skip(f"no Spark for the tests: {reason}")
+
+
+def spark_flags(base: Path) -> list[str]:
+    """The Spark engine on two cores, its warehouse and scratch folders under ``base``."""
+    return [
+        *("--engine", "spark", "--spark-master", "local[2]"),
+        *("--spark-conf", "spark.driver.memory=1g"),
+        *("--spark-conf", f"spark.sql.warehouse.dir={base / 'warehouse'}"),
+        *("--spark-conf", f"spark.local.dir={base / 'local'}"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def spark_released(tmp_path_factory) -> tuple[Path, Path]:
+    """A Parquet file of 60,000 people and its Spark release at k = 5 (a Parquet folder):
+    evaluate's coverage step runs seconds on them."""
+    spark_or_skip()
+    base = tmp_path_factory.mktemp("spark_released")
+    people = base / "people.parquet"
+    with duckdb.connect() as con:
+        con.execute(
+            "COPY (SELECT 18 + (i * 7919) % 83 AS age, 'z' || ((i * 104729) % 500) AS zip, "
+            "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END AS sex, 'd' || (i % 13) AS dis "
+            f"FROM range(60000) r(i)) TO '{people}' (FORMAT parquet)"
+        )
+    release = base / "release"
+    proc = sbc_sql(
+        "anonymize", "-t", people, "-k", "5", "--sensitive", "dis", "-o", release, "-q", *spark_flags(base)
+    )
+    _, err = proc.communicate(timeout=900)
+    assert proc.returncode == 0, err
+    return people, release
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes ``pid`` started, and theirs (the driver's JVM)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                found += [child, *descendants(child)]
+    return found
+
+
+def running(pid: int) -> bool:
     try:
-        deadline = time.monotonic() + 60
-        while not pg_rows(postgres_url, sleeping):
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "evaluate never reached the view's statement"
-            time.sleep(0.05)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie has ended
+
+
+def ignores_sigterm(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    ignored = int(next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
+    return bool(ignored & (1 << (signal.SIGTERM - 1)))
+
+
+def tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
+
+
+def stopped_in_its_group(args: list[object], step: str, after: float, sig: int, base: Path) -> str:
+    """Run ``sbc-sql *args`` in a process group of its own (as a terminal runs its foreground
+    job), send ``sig`` to the whole group (the driver's JVM too) ``after`` seconds after the
+    line ``step``, and check that it stopped within seconds as interrupted, its JVM ended
+    and no scratch left in ``base``'s warehouse and local folders; its stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sbc_sql", *map(str, args), *spark_flags(base)],
+        env=checkout_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for_line(proc, step)
+        jvm = descendants(proc.pid)
+        assert any(map(ignores_sigterm, jvm))  # the JVM leaves SIGTERM to the command
+        time.sleep(after)
         sent = time.perf_counter()
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
         seconds = time.perf_counter() - sent
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     assert_interrupted(proc, err)
-    assert seconds < 3, seconds
-    assert pg_rows(postgres_url, sleeping) == []
-    after = pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")
-    assert sorted(after) == sorted(before)
-    assert pg_rows(postgres_url, "SELECT relname FROM pg_class WHERE relname LIKE 'sbc_eval_%'") == []
+    assert seconds < 5, seconds  # about 1.5 s on a 2-core machine
+    deadline = time.monotonic() + 30
+    while any(map(running, jvm)):  # the JVM ends with the command's session
+        assert time.monotonic() < deadline, "the driver's JVM outlived the command"
+        time.sleep(0.1)
+    assert tree(base / "warehouse") == []
+    assert not any(p.name.startswith(("spark-", "blockmgr-")) for p in (base / "local").glob("*"))
+    return err
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_process_group_stops_evaluate_on_spark(spark_released, tmp_path, sig):
+    """Ctrl-C in a terminal, or a service manager's SIGTERM, reaches the driver's JVM too: the
+    command still cancels its Spark jobs, drops its views in a live session, says it was
+    interrupted (not that the driver stopped answering) and leaves no scratch behind."""
+    people, release = spark_released
+    given = tree(release.parent)
+    args: list[object] = ["evaluate", "--original", people, "--release", release]
+    err = stopped_in_its_group(args, "evaluate: coverage and record linkage ...", 0.5, sig, tmp_path)
+    assert "coverage and record linkage done" not in err  # the signal landed inside the step
+    assert tree(release.parent) == given
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_process_group_stops_report_on_spark(spark_released, tmp_path, sig):
+    people, release = spark_released
+    given = tree(release.parent)
+    page = tmp_path / "page" / "report.html"
+    page.parent.mkdir()
+    args: list[object] = [
+        *("report", "--original", people, "--release", release, "-o", page, "--curve-k", "none"),
+    ]
+    stopped_in_its_group(args, "report: evaluating the release ...", 1.5, sig, tmp_path)
+    assert list(page.parent.iterdir()) == []  # no page, nor a partial one
+    assert tree(release.parent) == given
+
+
+@pytest.mark.slow
+def test_a_spark_error_after_an_interruption_is_the_interruption(spark):
+    """Once Ctrl-C stopped a call, what fails in the clean-up after it (a job it cancelled, a
+    driver a signal stopped too) is reported as the interruption, not as a Spark error."""
+    from py4j.protocol import Py4JError
+
+    from sbc_sql.engines.spark import SparkEngine
+    from sbc_sql.errors import EngineError
+
+    engine = SparkEngine(spark)
+
+    def call(err: BaseException) -> None:
+        with engine._driver("dropping view 'v'"):
+            raise err
+
+    lost = Py4JError("An error occurred while calling o1.sql")
+    try:
+        with pytest.raises(EngineError, match="the Spark driver stopped answering"):
+            call(lost)
+        with pytest.raises(KeyboardInterrupt):
+            call(KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            call(lost)
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_a_long_spark_statement_and_the_next_one_gets_its_own_answer(spark):
+    """Ctrl-C during a long statement of a caller's session: the engine's job is cancelled at
+    once, and the statements after it (the clean-up's) run and read their own answers, not
+    the interrupted call's."""
+    from sbc_sql.engines.spark import SparkEngine
+
+    engine = SparkEngine(spark)
+    tracker = spark.sparkContext.statusTracker()
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            engine.fetch_all("SELECT sum(hash(id)) FROM range(0, 200000000000, 1, 2)")  # minutes
+        assert time.perf_counter() - started < 5
+        assert engine.fetch_all("SELECT 41 + 1") == [(42,)]
+        engine.execute("CREATE TABLE sbc_interrupted AS SELECT 1 AS one")
+        engine.execute("DROP TABLE sbc_interrupted")
+        assert not spark.catalog.tableExists("sbc_interrupted")
+        interrupted = [j for j in tracker.getActiveJobsIds() if tracker.getJobInfo(j).status == "RUNNING"]
+        assert interrupted == []  # its job cancelled, even one it was still planning
+    finally:
+        timer.cancel()
+        engine.close()

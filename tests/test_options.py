@@ -5,8 +5,8 @@ The surfaces: each command's options on the command line, their SBC_SQL_<OPTION>
 environment variables, the keywords of the Python function it wraps, the keys of a --config
 file, the arguments of the SQL functions
 (sbc_sql.server.PARAMETERS, sbc_sql.install_sql.FUNCTIONS and the statements install-sql runs)
-and README's reference of every command's options. Run this file as a script to rewrite
-that reference from the catalogue.
+and the reference of every command's options in docs/options.md. Run this file as a script
+(``PYTHONPATH=. python tests/test_options.py``) to rewrite that reference from the catalogue.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from sbc_sql.plan import catalogue
 from sbc_sql.sql import templates
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
-#: the markers around README's generated reference of every command's options
+#: the page that holds the generated reference of every command's options, and the option table
+OPTIONS_PAGE = ROOT / "docs" / "options.md"
+#: the markers around the page's generated reference of every command's options
 BEGIN = "<!-- options: generated from sbc_sql/plan/catalogue.py by python tests/test_options.py -->"
 END = "<!-- end of options -->"
 
@@ -143,7 +144,7 @@ def test_an_options_variable_says_the_same_in_every_command():
 
 def test_every_variable_the_package_names_is_declared():
     """Every SBC_SQL_ name in the package's code is an option's variable or one of
-    catalogue.OTHER_VARIABLES, which README lists."""
+    catalogue.OTHER_VARIABLES, which docs/options.md lists."""
     options = {o.env for o in catalogue.OPTIONS if not o.no_cli}
     named = set()
     for path in (ROOT / "sbc_sql").rglob("*.py"):
@@ -266,31 +267,32 @@ def test_the_criteria_are_one_block():
             assert names[at : at + len(block)] == block, command.name
 
 
-def readme_section(text: str) -> str:
-    assert BEGIN in text and END in text, "README.md has lost its markers of the options' reference"
+def reference_section(text: str) -> str:
+    assert BEGIN in text and END in text, "docs/options.md has lost its markers of the options' reference"
     return text.split(BEGIN, 1)[1].split(END, 1)[0]
 
 
-def test_readme_lists_every_option_of_every_command():
-    assert readme_section(README.read_text()) == "\n" + catalogue.markdown() + "\n", (
-        "README's options differ from sbc_sql/plan/catalogue.py: run python tests/test_options.py"
+def test_the_options_page_lists_every_option_of_every_command():
+    assert reference_section(OPTIONS_PAGE.read_text()) == "\n" + catalogue.markdown() + "\n", (
+        "docs/options.md's options differ from sbc_sql/plan/catalogue.py: "
+        "run PYTHONPATH=. python tests/test_options.py"
     )
 
 
-def test_every_flag_readme_names_in_its_option_table_is_an_option():
-    text = README.read_text()
+def test_every_flag_the_option_table_names_is_an_option():
+    text = OPTIONS_PAGE.read_text()
     table = text.split("## Options", 1)[1].split("\n\n", 2)[1]
     flags = set(re.findall(r"`(-{1,2}[a-z][a-z-]*)", table))
     known = {f for o in catalogue.OPTIONS if not o.no_cli for d in o.decls for f in d.split("/")}
     assert flags - {"--config"} <= known, sorted(flags - known)
 
 
-def rewrite_readme() -> None:
-    text = README.read_text()
-    old = readme_section(text)
-    README.write_text(text.replace(BEGIN + old + END, BEGIN + "\n" + catalogue.markdown() + "\n" + END))
+def rewrite_reference() -> None:
+    text = OPTIONS_PAGE.read_text()
+    old = reference_section(text)
+    OPTIONS_PAGE.write_text(text.replace(BEGIN + old + END, BEGIN + "\n" + catalogue.markdown() + "\n" + END))
 
 
 if __name__ == "__main__":
-    rewrite_readme()
+    rewrite_reference()
     sys.exit(0)

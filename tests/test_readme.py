@@ -1,13 +1,14 @@
-"""README's code runs as printed: every command of its fenced blocks (``sbc-sql ...`` and the
-``python`` scripts that make its inputs) and every ``python`` block, on the files README
-says how to make, each asserted to exit 0.
+"""README's code runs as printed, and so does that of the reference pages in docs/: every
+command of their fenced blocks (``sbc-sql ...`` and the ``python`` scripts that make its
+inputs) and every ``python`` block, on the files README says how to make, each asserted to
+exit 0.
 
-The rules, so that a line of README is run the way a reader would run it:
+The rules, so that a line of README or of a page is run the way a reader would run it:
 
-- blocks run in README's order; the quick start's block and the one after it (the Adult
-  release) run first, in one folder, and make what the rest read; every later block starts
-  from a copy of that folder, its lines in order, as a reader who followed the quick start
-  types them;
+- README's blocks run first, in its order, then each page's (``PAGES``) in the page's order;
+  the quick start's block and the one after it (the Adult release) run first, in one folder,
+  and make what the rest read; every later block starts from a copy of that folder, its
+  lines in order, as a reader who followed the quick start types them;
 - the block before the quick start (the introduction) runs on the example database just as
   the quick start's script makes it;
 - ``sbc-sql`` is the command line (``python -m sbc_sql``, this checkout first on the path),
@@ -40,6 +41,15 @@ from helpers import ROOT, checkout_env, pg_rows, to_postgres
 from sbc_sql import install_sql, version
 
 README = ROOT / "README.md"
+#: the pages whose code runs: README, then every page of docs/ but those in ``NOT_RUN_PAGES``
+NOT_RUN_PAGES = {
+    "json.md": "holds JSON documents, not commands",
+    "querying.md": "pipes the helpers into the duckdb and psql shells, and its SQL reads a "
+    "release the shells would load them into; tests/test_query_helpers.py runs the helpers",
+    "security.md": "holds no command",
+    "README.md": "the index of the pages, no command",
+}
+PAGES = [README, *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in NOT_RUN_PAGES)]
 
 #: the programs a command block's lines start with
 PROGRAMS = (
@@ -52,7 +62,7 @@ PROGRAMS = (
     "spark-submit",
 )
 
-#: commands of README that no test runs, and why
+#: commands of README and the pages that no test runs, and why
 NOT_RUN = {
     "python3 -m venv .venv": "makes the virtual environment these tests already run in",
     ".venv/bin/pip install -q .": "installs the package from the index and the checkout; "
@@ -84,19 +94,24 @@ BRACKETED = re.compile(r"\s\[([^\]]+)\]")
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block: its language, the line of README it starts on, its text, and whether
+    """One fenced block: its language, the page and line it starts on, its text, and whether
     it comes before the quick start's section."""
 
     lang: str
     line: int
     text: str
     before_quick_start: bool
+    page: str = "README.md"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page} line {self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
-    """README's fenced blocks, in order."""
+def readme_blocks(text: str, page: str = "README.md") -> list[Block]:
+    """A page's fenced blocks, in order (only README has a quick start to come before)."""
     blocks: list[Block] = []
-    lang, start, body, seen_quick_start = None, 0, [], False
+    lang, start, body, seen_quick_start = None, 0, [], page != "README.md"
     for number, line in enumerate(text.splitlines(), 1):
         if lang is None:
             if line.startswith(QUICK_START):
@@ -104,11 +119,11 @@ def readme_blocks(text: str) -> list[Block]:
             if line.startswith("```"):
                 lang, start, body = line[3:].strip(), number, []
         elif line.startswith("```"):
-            blocks.append(Block(lang, start, "\n".join(body), not seen_quick_start))
+            blocks.append(Block(lang, start, "\n".join(body), not seen_quick_start, page))
             lang = None
         else:
             body.append(line)
-    assert lang is None, f"README.md: the block of line {start} is never closed"
+    assert lang is None, f"{page}: the block of line {start} is never closed"
     return blocks
 
 
@@ -128,7 +143,7 @@ def commands(block: Block) -> list[str]:
             continue
         for part in line.split(" && "):
             part = part.strip()
-            assert part.split()[0] in PROGRAMS, f"README.md line {block.line}: {part!r} runs no known program"
+            assert part.split()[0] in PROGRAMS, f"{block.where}: {part!r} runs no known program"
             found.append(part)
     return found
 
@@ -166,20 +181,20 @@ def argv(command: str) -> list[str]:
     return [sys.executable, *rest]
 
 
-def run(command: str, folder: Path, argv_of=argv) -> None:
+def run(command: str, folder: Path, argv_of=argv, where: str = "README") -> None:
     """Run one command in ``folder`` and require exit code 0."""
     done = subprocess.run(
         argv_of(command), cwd=folder, env=checkout_env(), capture_output=True, text=True, timeout=900
     )
     assert done.returncode == 0, (
-        f"README's {command!r} exited {done.returncode}\nstdout:\n{done.stdout[-3000:]}\n"
+        f"{where}'s {command!r} exited {done.returncode}\nstdout:\n{done.stdout[-3000:]}\n"
         f"stderr:\n{done.stderr[-3000:]}"
     )
 
 
 def run_python(block: Block, folder: Path) -> None:
     """Run a python block as a script of its own in ``folder``."""
-    script = folder / f"readme_block_{block.line}.py"
+    script = folder / f"block_{Path(block.page).stem}_{block.line}.py"
     script.write_text(block.text + "\n")
     done = subprocess.run(
         [sys.executable, script.name],
@@ -190,7 +205,7 @@ def run_python(block: Block, folder: Path) -> None:
         timeout=900,
     )
     assert done.returncode == 0, (
-        f"README's python block of line {block.line} exited {done.returncode}\n"
+        f"the python block of {block.where} exited {done.returncode}\n"
         f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     )
 
@@ -209,14 +224,14 @@ def setup_blocks(blocks: list[Block]) -> list[Block]:
     return [b for b in after[:3] if not all(kind(c) == "not run" for c in commands(b))][:2]
 
 
-BLOCKS = readme_blocks(README.read_text())
+BLOCKS = [b for page in PAGES for b in readme_blocks(page.read_text(), page.name)]
 SETUP = setup_blocks(BLOCKS)
 
 
 def test_readme_is_read_as_the_rules_say() -> None:
     """The quick start makes the example database, visits.csv and the Adult release; every
     command is run by one of the tests below or listed with its reason, and nothing is listed
-    that README no longer holds."""
+    that README and the pages no longer hold."""
     setup = [c for b in SETUP for c in commands(b)]
     assert any(
         "examples/make_clinic_db.py --out clinic.duckdb" in c and "--visits visits.csv" in c for c in setup
@@ -228,7 +243,11 @@ def test_readme_is_read_as_the_rules_say() -> None:
     assert set(every) >= BEFORE_ANY_RELEASE, BEFORE_ANY_RELEASE - set(every)
     kinds = {kind(c) for c in every}
     assert kinds == {"not run", "postgres", "spark", "duckdb"}, kinds
-    assert sum(b.lang == "python" for b in BLOCKS) == 2
+    assert sum(b.lang == "python" for b in BLOCKS) == 3
+    # a page of docs/ either runs or says why not
+    assert {p.name for p in PAGES} | set(NOT_RUN_PAGES) == {"README.md"} | {
+        p.name for p in (ROOT / "docs").glob("*.md")
+    }
     assert variants("sbc-sql profile -t p [--qi age] [--json]") == [
         "sbc-sql profile -t p",
         "sbc-sql profile -t p --qi age --json",
@@ -281,18 +300,18 @@ def test_readme_commands_and_python_blocks_run_as_printed(tmp_path: Path) -> Non
             if kind(command) != "duckdb":
                 continue
             if command in BEFORE_ANY_RELEASE:
-                run(command, fresh(example, tmp_path, block, f"_{ran}"))
+                run(command, fresh(example, tmp_path, block, f"_{ran}"), where=block.where)
                 ran += 1
                 continue
             for variant in variants(command):
-                run(variant, folder)
+                run(variant, folder, where=block.where)
                 ran += 1
-    assert ran >= 25, f"only {ran} of README's commands and blocks ran: has README lost its examples?"
+    assert ran >= 40, f"only {ran} commands and blocks ran: have README and the pages lost their examples?"
 
 
 def fresh(source: Path, base: Path, block: Block, suffix: str = "") -> Path:
     """A copy of ``source`` for one block."""
-    return Path(shutil.copytree(source, base / f"block_{block.line}{suffix}"))
+    return Path(shutil.copytree(source, base / f"block_{Path(block.page).stem}_{block.line}{suffix}"))
 
 
 def pg_commands() -> list[str]:
@@ -303,22 +322,24 @@ def pg_commands() -> list[str]:
 def test_readme_install_sql_and_its_sql_run_on_postgres(
     postgres_cluster: pg_cluster.Cluster, postgres_url: str, tmp_path: Path
 ) -> None:
-    """``install-sql`` with the URL of the throwaway server in place of README's, then the
-    SQL block on the example's patients copied there with their comments."""
+    """The commands with a ``postgresql://`` URL (README's recipe: anonymize, verify,
+    install-sql), the throwaway server's URL in place of theirs, on the example's patients
+    copied there with their comments; then the SQL block of docs/engines.md."""
     reason = pg_cluster.plpython(postgres_cluster)
     if reason is not None:
         pytest.fail(f"no PL/Python for the server: {reason}")
-    assert pg_commands(), "README no longer shows install-sql"
+    assert any(" install-sql " in c for c in pg_commands()), "README no longer shows install-sql"
+    assert any(" anonymize " in c for c in pg_commands()), "README no longer anonymizes in PostgreSQL"
     # where the server imports sbc-sql from must be readable by its user: a checkout under a
     # private directory is not, and is then linked where it is (as tests/test_plpython.py does)
     default = install_sql.default_path()
     readable = pg_cluster.python_path(postgres_cluster, default)
     reach = "".join(f" --python-path {shlex.quote(p)}" for p in readable) if readable != default else ""
-    for command in pg_commands():
-        rewritten = re.sub(r"postgresql://\S+", postgres_url, command)
-        run(rewritten + reach, tmp_path)
     with duckdb.connect(str(example_folder(tmp_path) / "clinic.duckdb"), read_only=True) as con:
         to_postgres(con, "patients", postgres_url)
+    for command in pg_commands():
+        rewritten = re.sub(r"postgresql://\S+", postgres_url, command)
+        run(rewritten + (reach if " install-sql " in command else ""), tmp_path)
     (block,) = [b for b in BLOCKS if b.lang == "sql"]
     statements = [s.strip() for s in block.text.split(";") if s.strip()]
     answers = [pg_rows(postgres_url, statement) for statement in statements]
@@ -332,14 +353,20 @@ def test_readme_install_sql_and_its_sql_run_on_postgres(
 @pytest.mark.slow
 @pytest.mark.spark
 def test_readme_spark_commands_run_as_printed(spark, tmp_path: Path) -> None:
-    """The Spark block in order (each ``sbc-sql`` a process with a local session of its own),
-    after the line that makes its visits file; ``spark`` is the session's fixture, asked for
-    only to skip (or, in CI, fail) without pyspark or Java."""
-    (block,) = [b for b in BLOCKS if is_command_block(b) and any(kind(c) == "spark" for c in commands(b))]
+    """Each Spark block in order, in a folder of its own (each ``sbc-sql`` a process with a
+    local session of its own), after the line that makes its visits file: README's recipe,
+    then docs/engines.md's; ``spark`` is the session's fixture, asked for only to skip (or,
+    in CI, fail) without pyspark or Java."""
+    blocks = [b for b in BLOCKS if is_command_block(b) and any(kind(c) == "spark" for c in commands(b))]
+    assert [b.page for b in blocks] == ["README.md", "engines.md"]
     ran = 0
-    for command in commands(block):
-        assert kind(command) in ("spark", "duckdb"), command
-        run(command, tmp_path)
-        ran += 1
-    assert ran == 5
-    assert (tmp_path / "out" / "visits_k10").is_dir()
+    for block in blocks:
+        folder = tmp_path / f"{Path(block.page).stem}_{block.line}"
+        folder.mkdir()
+        for command in commands(block):
+            assert kind(command) in ("spark", "duckdb"), command
+            run(command, folder, where=block.where)
+            ran += 1
+    assert ran == 3 + 5
+    assert (tmp_path / f"README_{blocks[0].line}" / "lake" / "visits_k10").is_dir()
+    assert (tmp_path / f"engines_{blocks[1].line}" / "out" / "visits_k10").is_dir()

@@ -123,7 +123,7 @@ def test_chosen_block_rows_cut_larger_blocks_each_row_a_candidate():
 
 
 # ---------------------------------------------------------------------------------------
-# the registry: one table read by the CLI, the plan, compare and the README
+# the registry: one table read by the CLI, the plan, compare and docs/options.md
 
 
 def small_table(con, rows: int = 60) -> None:
@@ -195,9 +195,9 @@ def test_compare_runs_every_registered_algorithm_by_default(con):
     ]
 
 
-def test_readme_lists_exactly_the_registered_algorithms():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    (row,) = [line for line in readme.splitlines() if line.startswith("| `--algorithm NAME` |")]
+def test_the_option_table_lists_exactly_the_registered_algorithms():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text(encoding="utf-8")
+    (row,) = [line for line in page.splitlines() if line.startswith("| `--algorithm NAME` |")]
     listed = re.findall(r"`([a-z-]+)`", row.split("|")[2])
     assert listed == list(registry.names())
 

@@ -525,6 +525,24 @@ def test_the_command_line_anonymizes_verifies_measures_and_evaluates(spark, sour
     assert got["sensitive"] == want["sensitive"] == "dis"
     for figure in ("l_diversity", "t_closeness"):
         assert got[figure] == pytest.approx(want[figure], rel=1e-12), figure
+    page = tmp_path / "report.html"
+    reported = run_cli(
+        [
+            "report",
+            "--engine",
+            "spark",
+            "--original",
+            source,
+            "--release",
+            out,
+            "-o",
+            page,
+            "--curve-k",
+            "none",
+        ]
+    )
+    assert reported.exit_code == 0, reported.stderr
+    assert reported.stdout.startswith(f"wrote the report of '{out}' to ") and "<html" in page.read_text()
     # the engines' options fit together, or it is a usage error
     assert (
         run_cli(

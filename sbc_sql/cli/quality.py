@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .. import documents
-from ..errors import INTERRUPTED, SbcError
+from ..errors import INTERRUPTED
 from .app import reported
 from .database import check_engine, connected
 from .options import command, criteria, roles
@@ -119,17 +119,24 @@ def report_cmd(o: SimpleNamespace) -> None:
 
     Example: sbc-sql report --db clinic.duckdb --original patients --release patients_k5 -o report.html
     """
-    with reported(), StepBars("report", enabled=False if o.quiet else None) as bars:
+    conf = check_engine(o.engine, o.db, o.spark_master, o.spark_conf)
+    with reported():
         from ..quality import html_report
 
-        if o.db is None:
-            raise SbcError("no --db given; pass the DuckDB file (or a postgresql:// URL) with --db")
+        # the page's path and curve, checked before a Spark session starts
+        html_report.check_path(o.output, replace=o.replace, protected=[o.db])
+        curve_k = html_report.parse_curve_k(o.curve_k)
+    with (
+        reported(),
+        connected(o.engine, o.db, o.spark_master, conf) as database,
+        StepBars("report", enabled=False if o.quiet else None) as bars,
+    ):
         found = html_report.report(
-            o.db,
+            database,
             o.original,
             o.release,
             o.output,
-            curve_k=html_report.parse_curve_k(o.curve_k),
+            curve_k=curve_k,
             sensitive=o.sensitive,
             replace=o.replace,
             attach=o.attach or (),

@@ -4,7 +4,7 @@ Every algorithm returns a class id per row (-1 suppressed), so the release write
 verification and every metric apply to all of them. An entry says what the algorithm
 accepts (modes, hierarchies, a suppression budget, block sizes, how many categorical QIs)
 and where its runner lives, beside the algorithm; the CLI's help, the plan's validation,
-``compare``'s default list and the README's list of algorithms (a test compares them) all
+``compare``'s default list and docs/options.md's list of algorithms (a test compares them) all
 come from :data:`CLUSTERERS`.
 
 A runner's module is imported when it runs (:func:`.runs.load`), as k-member's brings in
@@ -190,7 +190,7 @@ def compiles_first(algorithm: str) -> bool:
     return not any(next(cache.glob(f"{stem}.*.nbi"), None) for stem in stems)
 
 
-#: every algorithm, in the order the CLI, compare and the README list them
+#: every algorithm, in the order the CLI, compare and docs/options.md list them
 #: what the background-knowledge algorithms (kinc, kagg, beta-ge) declare alike: they need
 #: beta-likeness (and keep it alone), read the background options and remove rows themselves
 BACKGROUND: dict[str, Any] = {

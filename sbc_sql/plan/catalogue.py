@@ -6,7 +6,7 @@ choices, and where it exists: the command line (``cli``), its environment variab
 The surfaces come from here: the command line's typer parameters (:mod:`sbc_sql.cli`), the
 ``--config`` file's keys (read off those parameters, :mod:`sbc_sql.config`), the variables
 the command line reads (:mod:`sbc_sql.cli.environment`), the SQL functions' argument order
-(``sbc_sql.server.PARAMETERS``) and README's option reference; tests/test_options.py holds
+(``sbc_sql.server.PARAMETERS``) and the option reference in docs/options.md; tests/test_options.py holds
 the API's keywords and ``sql/functions/install.sql`` to it.
 
 Pure data on :mod:`sbc_sql.choices`, which imports nothing: the command line reads this
@@ -807,6 +807,7 @@ REPORT = (
     Option(
         "quiet", bool, help="No step lines on stderr.", flags=("--quiet", "-q"), default=False, no_api=LOGGED
     ),
+    *ENGINE_OPTIONS,
     LOG,
     STEP_PROGRESS,
 )
@@ -1216,7 +1217,7 @@ def _in_markdown(text: str) -> str:
 
 
 def markdown() -> str:
-    """README's reference of every command's options: a table per command, each option with
+    """docs/options.md's reference of every command's options: a table per command, each option with
     its environment variable, then why the options without one have none."""
     lines: list[str] = []
     unread: dict[str, dict[str, None]] = {}

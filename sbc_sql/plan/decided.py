@@ -80,5 +80,5 @@ def scaled_weights(weights: Sequence[float]) -> tuple[float, ...]:
 
 
 def release_names(plan: Plan) -> list[str]:
-    """Column names of the release view, in order (see README's release schema)."""
+    """Column names of the release view, in order (see docs/release.md)."""
     return ["eq_class"] + [n for c in plan.columns if c.role != "identifier" for n in c.release_columns]

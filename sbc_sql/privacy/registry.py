@@ -3,7 +3,7 @@
 Each entry names a criterion's class (``module:Class`` in this package, imported only when a
 run needs it) and declares the options a user asks it with, as plain data: the command
 line's flags, the Python API's keywords, the ``--config`` keys, the SQL functions' arguments
-and README's option reference are made from these declarations (:mod:`sbc_sql.plan.catalogue`),
+and the option reference in docs/options.md are made from these declarations (:mod:`sbc_sql.plan.catalogue`),
 so the command line reads them at every start without loading the data stack.
 
 :data:`BASE` is k-anonymity, which every release keeps (k is every command's argument);

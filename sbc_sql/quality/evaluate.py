@@ -1,4 +1,4 @@
-"""Evaluate stage: information loss, risk and query accuracy of a release (the README's metrics).
+"""Evaluate stage: information loss, risk and query accuracy of a release (docs/metrics.md's metrics).
 
 :func:`evaluate` takes any original + release pair and reports, each computed by an SQL
 aggregate in ``sql/eval_*.sql`` or in a privacy model's template (the release's format:
@@ -6,7 +6,7 @@ aggregate in ``sql/eval_*.sql`` or in a privacy model's template (the release's 
 categorical one, the other columns verbatim; suppressed rows are simply absent):
 
 * NCP per QI and total, and utility, as :func:`sbc_sql.stages.measure.measure_tables` computes
-  them. **GCP is the total NCP**: the normalised GCP of the README's metrics, which charges a
+  them. **GCP is the total NCP**: the normalised GCP of docs/metrics.md, which charges a
   suppressed row 1 on every QI (the GCP of the background-knowledge paper, "Hierarchical
   anonymization algorithms against background knowledge attack in data releasing", charges
   it nothing; RGCP is its remedy).

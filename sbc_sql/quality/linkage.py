@@ -161,18 +161,25 @@ def tuples_sql(layout: Layout, original: str, names: Names) -> exp.Expression:
 # range on it times a power of 8, the least (up to 8^6) that holds the class's range, so
 # that the range spans at most three buckets (two, but for rounding); a class narrower than
 # the mean is found in fine buckets, a wide one in coarse ones. A categorical QI keys a class
-# holding at most two values. Elsewhere a class takes one constant on the QI, and the rows
-# probing it take the same constant. A row is probed once per combination of widths and
-# keyed QIs the classes use, and finds, by equality on every QI's key, the classes that may
-# cover it; the ranges and sets are tested after. A sentinel that also names a value only
+# holding at most two values (NULL counts as one), and the class's largest set of at most
+# eight values is keyed too (the first of the largest, in the QIs' order): a class gives at
+# most eight keys on one categorical QI and two on each other, while a row meets only the
+# classes holding its value on their wide sets (keyed on none, a QI that classes hold three
+# values of matched a row with every class around it: at 1,000,000 rows 37 candidates per
+# covering class). Elsewhere a class takes one constant on the QI, and the rows probing it
+# take the same constant. A row is probed once per combination of widths and keyed QIs the
+# classes use, and finds, by equality on every QI's key, the classes that may cover it; the
+# ranges and sets are tested after. A sentinel that also names a value only
 # adds candidates, which the test then drops: the keys decide the cost, never the result.
 
 #: the key of NULL on a numeric QI (a bucket number no value of a real table reaches)
 _NULL_BUCKET = -1.0e300
 #: the key of NULL on a categorical QI, and the constant of a QI a class is not keyed on
 _NULL_TEXT = ""
-#: the most values of a categorical QI for a class to be keyed on it
+#: the most values of a categorical QI for a class to be keyed on it, on every such QI
 _KEYS_PER_QI = 2
+#: the most values of the one further categorical QI a class is keyed on (its largest set)
+_KEYS_LARGEST = 8
 #: a numeric QI's bucket widths: the mean range times 8^0 .. 8^_LEVELS
 _LEVEL_STEP = 8
 _LEVELS = 6
@@ -218,6 +225,7 @@ def _class_keys(layout: Layout) -> tuple[list[exp.Expression], list[exp.Expressi
     numeric QI, the width it is keyed at: 0 when not keyed), and its keys."""
     flags: list[exp.Expression] = []
     cands: list[exp.Expression] = []
+    cats = [i for i, c in enumerate(layout.qis) if c.kind == "categorical"]
     for i, c in enumerate(layout.qis):
         if c.kind == "numeric":
             w = ref(_width(i), "w")
@@ -278,7 +286,10 @@ def _class_keys(layout: Layout) -> tuple[list[exp.Expression], list[exp.Expressi
             constant: exp.Expression = exp.Literal.number(0.0)
         else:
             values = ref(c.name, "l")
-            keyed = exp.LTE(this=list_size(ref(c.name, "g")), expression=exp.Literal.number(_KEYS_PER_QI))
+            keyed = exp.or_(
+                exp.LTE(this=list_size(ref(c.name, "g")), expression=exp.Literal.number(_KEYS_PER_QI)),
+                _largest(layout, cats, i),
+            )
             flags.append(alias(exp.Coalesce(this=keyed, expressions=[exp.false()]), _key_flag(i)))
             null_key = exp.Case(
                 ifs=[exp.If(this=or_false(list_has_null(values.copy())), true=exp.Literal.string(_NULL_TEXT))]
@@ -291,6 +302,34 @@ def _class_keys(layout: Layout) -> tuple[list[exp.Expression], list[exp.Expressi
         chosen = exp.Case(ifs=[exp.If(this=flag, true=keys)], default=exp.Array(expressions=[constant]))
         cands.append(alias(chosen, _key(i) + "_list"))
     return flags, cands
+
+
+def _keyable(c: Column) -> exp.Expression:
+    """Class g's set size on categorical QI c when it is at most _KEYS_LARGEST, else 0."""
+    size = list_size(ref(c.name, "g"))
+    return exp.Coalesce(
+        this=exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.LTE(this=size, expression=exp.Literal.number(_KEYS_LARGEST)), true=size.copy()
+                )
+            ],
+            default=exp.Literal.number(0),
+        ),
+        expressions=[exp.Literal.number(0)],
+    )
+
+
+def _largest(layout: Layout, cats: list[int], i: int) -> exp.Expression:
+    """Class g's set on categorical QI i is its largest of at most _KEYS_LARGEST values (the
+    first of the largest in the QIs' order)."""
+    mine = _keyable(layout.qis[i])
+    out: exp.Expression = exp.GT(this=mine.copy(), expression=exp.Literal.number(0))
+    for j in cats:
+        if j != i:
+            cmp = exp.LT if j < i else exp.LTE
+            out = exp.And(this=out, expression=cmp(this=_keyable(layout.qis[j]), expression=mine.copy()))
+    return out
 
 
 def _signature(layout: Layout) -> list[str]:

@@ -174,7 +174,7 @@ class Profile:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready values (the keys are listed in the README)."""
+        """Plain JSON-ready values (the keys are listed in docs/risk.md)."""
         out = asdict(self)
         for column in out["columns"]:
             column["determines"] = list(column["determines"])

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..engines.base import Engine
@@ -163,7 +164,9 @@ BATCH = 25
 
 class _Tuples:
     """The input's distinct QI tuples: numeric values (NaN for NULL), categorical codes into
-    the query domains' values (-1 for NULL, -2 for a value no domain holds), counts."""
+    the query domains' values (-1 for NULL, -2 for a value no domain holds), counts; in the
+    order of the first numeric QI's values (NULL last), so that a query's range on it is
+    one slice of the tuples (``sorted_by``: that QI, None without a numeric QI)."""
 
     def __init__(self, layout: Layout, table: pa.Table, codes: list[dict[Any, int]]) -> None:
         self.counts = np.asarray(table.column("sbc_m").to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -173,7 +176,19 @@ class _Tuples:
             if c.kind == "numeric":
                 self.values.append(_floats(col))
             else:
-                self.values.append(_codes(col.to_pylist(), codes[i]))
+                self.values.append(_arrow_codes(col, codes[i]))
+        del table
+        self.sorted_by = next((i for i, c in enumerate(layout.qis) if c.kind == "numeric"), None)
+        if self.sorted_by is not None:
+            order = np.argsort(self.values[self.sorted_by], kind="stable")  # NaN last
+            self.counts = self.counts[order]
+            self.values = [v[order] for v in self.values]
+
+    def span(self, lo: float, hi: float) -> slice:
+        """The tuples whose value on ``sorted_by`` lies in [lo, hi] (NULL never does)."""
+        assert self.sorted_by is not None
+        v = self.values[self.sorted_by]
+        return slice(int(np.searchsorted(v, lo, side="left")), int(np.searchsorted(v, hi, side="right")))
 
 
 class _Classes:
@@ -189,22 +204,28 @@ class _Classes:
                     (_floats(table.column(f"sbc_lo_{i}")), _floats(table.column(f"sbc_hi_{i}")))
                 )
                 continue
-            sets = table.column(f"sbc_set_{i}").to_pylist()
-            lengths = np.asarray([len(v) if v is not None else 0 for v in sets], dtype=np.int64)
-            flat = [x for v in sets if v is not None for x in v]
-            has_null = np.asarray([v is not None and any(x is None for x in v) for v in sets], dtype=bool)
-            known = _codes([x for x in flat if x is not None], codes[i])
+            sets = table.column(f"sbc_set_{i}").combine_chunks()
+            lengths = np.asarray(
+                pc.fill_null(pc.list_value_length(sets), 0).to_numpy(zero_copy_only=False), dtype=np.int64
+            )
+            flat = pc.list_flatten(sets)
+            absent = np.asarray(flat.is_null().to_numpy(zero_copy_only=False), dtype=bool)
             owner = np.repeat(np.arange(len(sets)), lengths)
-            owner = owner[np.asarray([x is not None for x in flat], dtype=bool)] if flat else owner
-            self.parts.append((known, owner, lengths.astype(np.float64), has_null))
+            has_null = np.bincount(owner[absent], minlength=len(sets)) > 0
+            known = _arrow_codes(flat.filter(pc.invert(flat.is_null())), codes[i])
+            self.parts.append((known, owner[~absent], lengths.astype(np.float64), has_null))
 
 
 def _floats(col: pa.ChunkedArray) -> np.ndarray:
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
-def _codes(values: Sequence[Any], codes: dict[Any, int]) -> np.ndarray:
-    return np.asarray([-1 if v is None else codes.get(v, -2) for v in values], dtype=np.int64)
+def _arrow_codes(values: pa.Array | pa.ChunkedArray, codes: dict[Any, int]) -> np.ndarray:
+    """Each value's code (its place in ``codes``' order), -1 for NULL, -2 for a value ``codes``
+    lacks: by Arrow's compute kernels, no Python object per value."""
+    found = pc.index_in(values, value_set=pa.array(list(codes), type=pa.string()))
+    marked = pc.if_else(pc.is_null(values), -1, pc.fill_null(found, -2))
+    return np.asarray(marked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _score(
@@ -212,19 +233,28 @@ def _score(
 ) -> tuple[int, float]:
     """One query's true count (rows inside it on every QI) and estimate (sum over classes of
     size * the product over QIs of the overlap share), in the operations' SQL order."""
-    hit = np.ones(len(rows.counts), dtype=bool)
+    # the rows inside the query on the tuples' sorted QI are one slice; the rest is tested
+    # on that slice only
+    first = rows.sorted_by
+    if first is None:
+        span = slice(0, len(rows.counts))
+    else:
+        flo, fhi = query[layout.qis[first].name + "_lo"], query[layout.qis[first].name + "_hi"]
+        span = slice(0, 0) if flo is None or fhi is None else rows.span(flo, fhi)
+    hit = np.ones(span.stop - span.start, dtype=bool)
     share: np.ndarray | None = None
     for i, c in enumerate(layout.qis):
         name = c.name
         if c.kind == "numeric":
             qlo, qhi = query[name + "_lo"], query[name + "_hi"]
-            v = rows.values[i]
+            v = rows.values[i][span]
             lo, hi = classes.parts[i]
             if qlo is None or qhi is None:
                 hit[:] = False
                 part = np.zeros(len(lo))
             else:
-                hit &= (v >= qlo) & (v <= qhi)
+                if i != first:
+                    hit &= (v >= qlo) & (v <= qhi)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     overlap = np.maximum(np.minimum(qhi, hi) - np.maximum(qlo, lo), 0.0) / (hi - lo)
                 point = np.where((lo >= qlo) & (lo <= qhi), 1.0, 0.0)
@@ -237,17 +267,19 @@ def _score(
                 if code is not None:
                     chosen[code] = True
             chosen[-1] = bool(query[name + "_null"])
-            hit &= chosen[rows.values[i]]
+            hit &= chosen[rows.values[i][span]]
             known, owner, lengths, has_null = classes.parts[i]
             common = np.bincount(owner, weights=chosen[known].astype(np.float64), minlength=len(lengths))
             common = common + np.where(has_null & bool(query[name + "_null"]), 1.0, 0.0)
             with np.errstate(invalid="ignore", divide="ignore"):
                 part = np.where(lengths > 0, common / lengths, 0.0)
         share = part if share is None else share * part
-    true = int(rows.counts[hit].sum())
+    true = int(rows.counts[span][hit].sum())
     if share is None:
         share = np.ones(len(classes.sizes))
-    return true, math.fsum((classes.sizes * share).tolist())
+    terms = classes.sizes * share
+    # the exactly rounded sum; its zero terms (classes outside the query) change nothing
+    return true, math.fsum(terms[terms != 0.0].tolist())
 
 
 def query_error(

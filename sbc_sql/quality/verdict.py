@@ -1,7 +1,7 @@
 """The release report's verdict: the guarantees the run asked and whether they hold, and the
 warnings a demanding reader needs, each written from the report's figures
 (:class:`sbc_sql.quality.report_figures.ReportFigures`) against a threshold of
-:data:`THRESHOLDS`, the one place they are declared (README's "The release report" lists
+:data:`THRESHOLDS`, the one place they are declared (docs/metrics.md's "The release report" lists
 them; a test holds the two to each other).
 
 A warning names columns, counts and figures, never a value of a row.
@@ -30,7 +30,7 @@ class Threshold:
 
     @property
     def line(self) -> str:
-        """The threshold as the report and README state it."""
+        """The threshold as the report and docs/metrics.md state it."""
         return f"{self.figure}: {self.value:g}; {self.means}"
 
 

@@ -1,4 +1,4 @@
-"""Measure stage: information loss of a release, computed in SQL (README's Metrics).
+"""Measure stage: information loss of a release, computed in SQL (docs/metrics.md).
 
 Works for any original + release pair: the QIs are read off the release's columns
 (``c_min``/``c_max`` for a numeric QI, a LIST column for a categorical one).

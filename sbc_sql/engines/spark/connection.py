@@ -1,10 +1,11 @@
 """The Spark engine's connection: its session, every Spark call inside the boundary (errors
-read by their error class, pyspark's and py4j's logs silenced, Spark's jobs cancelled on
-Ctrl-C), and a statement's rows."""
+read by their error class, pyspark's and py4j's logs silenced, the engine's Spark jobs in a job
+group of their own, cancelled on Ctrl-C or SIGTERM), and a statement's rows."""
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,9 @@ from ..base import Engine, Params
 from . import messages
 from .ddl import parsed
 from .logs import quiet
+
+#: the local property that holds a thread's job group (SparkContext.setJobGroup's)
+JOB_GROUP = "spark.jobGroup.id"
 
 
 def quoted(name: str) -> str:
@@ -38,6 +42,13 @@ class SparkConnection(Engine):
         self.session = session
         self.owned = owned
         self._closed = False
+        #: the job group of every Spark job the engine's calls start: an interruption cancels
+        #: it, the jobs it runs and any it would start yet (a call Ctrl-C interrupted may
+        #: still be planning its job), never the jobs another user of the session runs
+        self.job_group = f"sbc-sql-{secrets.token_hex(4)}"
+        #: a call was interrupted: what fails after it (a cancelled job, the driver's JVM
+        #: gone) is the interruption, not an error
+        self._interrupted = False
 
     def translate(self, err: Exception, doing: str) -> BaseException | None:
         try:
@@ -47,6 +58,10 @@ class SparkConnection(Engine):
             return None
         if not isinstance(err, (PySparkException, Py4JError)):
             return None
+        if self._interrupted:
+            # what fails once a call was interrupted (a cancelled job, a context or a JVM
+            # that a signal to the process group stopped) fails because of it
+            return KeyboardInterrupt()
         if isinstance(err, Py4JError) and not hasattr(err, "java_exception"):
             return EngineError(f"{doing}: the Spark driver stopped answering (its JVM ended)", "other")
         return messages.explain(messages.read(err), doing)
@@ -54,24 +69,35 @@ class SparkConnection(Engine):
     @contextlib.contextmanager
     def _driver(self, doing: str | Any) -> Iterator[None]:
         """Spark calls inside: their errors translated, the logs of pyspark and py4j
-        silenced (see :func:`.logs.quiet`), and Spark's jobs cancelled when Ctrl-C stops a call."""
+        silenced (see :func:`.logs.quiet`), the jobs they start in :attr:`job_group`, and
+        that group cancelled when Ctrl-C (or SIGTERM, which the command raises as Ctrl-C)
+        stops a call."""
+        outer = not self._in_driver
         with quiet():
             try:
                 with self.driver_call(doing):
+                    if outer:
+                        # a job group is the JVM thread's, and a call Ctrl-C interrupted
+                        # leaves its connection (and its JVM thread) behind: set each time
+                        self.session.sparkContext.setLocalProperty(JOB_GROUP, self.job_group)
                     yield
             except KeyboardInterrupt:
-                self._cancel()
+                self._interrupted = True
+                if outer:
+                    self._cancel()
                 raise
 
     def _cancel(self) -> None:
-        """Cancel the session's jobs and wait (a little) for them to end, so that nothing
-        writes after the run has stopped."""
+        """Cancel the engine's job group, the jobs it runs and those it would start, and
+        wait (a little) for them to end, so that nothing writes or computes after the run
+        has stopped; the engine's later calls run in a new group."""
+        group, self.job_group = self.job_group, f"sbc-sql-{secrets.token_hex(4)}"
         with contextlib.suppress(Exception):
             context = self.session.sparkContext
-            context.cancelAllJobs()
+            context._jsc.sc().cancelJobGroupAndFutureJobs(group)
             tracker = context.statusTracker()
             for _ in range(100):
-                if not tracker.getActiveJobsIds():
+                if not set(tracker.getJobIdsForGroup(group)) & set(tracker.getActiveJobsIds()):
                     break
                 threading.Event().wait(0.1)
 

@@ -22,7 +22,7 @@ from ..base import Capabilities, Params, Statement
 from ..paths import looks_like_path
 from .catalog import ROW_ID
 from .columns import typed
-from .connection import quoted
+from .connection import JOB_GROUP, quoted
 from .ddl import renamed, rewritten, target
 from .session import start
 from .transaction import SparkTransaction
@@ -240,6 +240,9 @@ class SparkEngine(SparkTransaction):
         for name in [*self._views, *self._registered]:
             with contextlib.suppress(Exception):
                 self._drop_view(name)
+        # the caller's thread starts its jobs in no group of the engine's
+        with contextlib.suppress(Exception):
+            self.session.sparkContext.setLocalProperty(JOB_GROUP, None)
 
     def limit_memory(self, size: str) -> None:
         raise InputError(

@@ -6,7 +6,14 @@ A session built here starts quietly: its driver JVM reads the log4j 2 configurat
 this module (errors only, and none of Spark's start-up notices), and the JVM's own notice
 of its incubator modules, which no log configuration reaches, is left out of the stderr the
 JVM inherits (:func:`_without_jvm_notices`). A command's stderr then holds sbc-sql's lines
-alone."""
+alone.
+
+The driver JVM a session built here launches is sbc-sql's to stop: it ignores SIGINT (pyspark
+starts it so) and SIGTERM (:func:`_ignore_sigterm`). A signal sent to the whole process group
+(Ctrl-C in a terminal; a service manager's or ``kill -TERM -<pgid>``'s SIGTERM) then stops the
+command through its own handler, which cancels the run's Spark jobs and drops its temporary
+views in a session still running before it stops the session; the JVM ends when the session
+stops, or when this process ends, whose pipe to it then closes."""
 
 from __future__ import annotations
 
@@ -137,6 +144,11 @@ def start(master: str | None, conf: Mapping[str, str] | None) -> tuple[Any, bool
         builder = builder.master(chosen)
     for key, value in settings.items():
         builder = builder.config(key, value)
+    from pyspark import SparkContext
+
+    # the JVM is launched here unless one runs already (a session stopped earlier in this
+    # process), or spark-submit runs it
+    launched = SparkContext._gateway is None and not submitted
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGINT) if main else None
     try:
@@ -154,7 +166,22 @@ def start(master: str | None, conf: Mapping[str, str] | None) -> tuple[Any, bool
         # engine cancels Spark's jobs when a statement is interrupted)
         if main and previous is not None:
             signal.signal(signal.SIGINT, previous)
+    if launched:
+        _ignore_sigterm(session)
     # Spark's log at ERROR can quote a value (a task that failed on it); sbc-sql says
     # what went wrong itself
     session.sparkContext.setLogLevel("FATAL")
     return session, True
+
+
+def _ignore_sigterm(session: Any) -> None:
+    """The driver JVM ignores SIGTERM, as it ignores SIGINT: a SIGTERM sent to the process
+    group would otherwise end it at once (its shutdown hooks stop the SparkContext), while
+    this process, which gets the same signal, still cancels the run's jobs and drops its
+    views through it; the run's stop was then a lost driver's error. The JVM still ends with
+    the session, or with this process (it exits when its standard input, a pipe from this
+    process, closes). Where the JVM does not let it (a JVM that reduces its signal use,
+    -Xrs), it is left as it is."""
+    with contextlib.suppress(Exception):
+        jvm = session.sparkContext._jvm
+        jvm.sun.misc.Signal.handle(jvm.sun.misc.Signal("TERM"), jvm.sun.misc.SignalHandler.SIG_IGN)

@@ -77,7 +77,12 @@ def _postgres_transform(self: Generator, e: exp.Transform) -> str:
 
 
 def _postgres_array_distinct(self: Generator, e: exp.ArrayDistinct) -> str:
-    return f"ARRAY(SELECT DISTINCT sbc_v FROM UNNEST({self.sql(e, 'this')}) AS sbc_u(sbc_v))"
+    # the distinct values without NULL, as DuckDB's LIST_DISTINCT gives them (a caller that
+    # keeps NULL appends it once): a kept NULL beside an appended one counts a value twice
+    return (
+        f"ARRAY(SELECT DISTINCT sbc_v FROM UNNEST({self.sql(e, 'this')}) AS sbc_u(sbc_v) "
+        "WHERE NOT sbc_v IS NULL)"
+    )
 
 
 def _postgres_array_intersect(self: Generator, e: exp.ArrayIntersect) -> str:

@@ -24,6 +24,12 @@ def _spark_value_set(self: Generator, e: ValueSet) -> str:
     return f"CASE WHEN COUNT(*) > COUNT({values}) THEN ARRAY_APPEND({sorted_set}, NULL) ELSE {sorted_set} END"
 
 
+def _spark_array_distinct(self: Generator, e: exp.ArrayDistinct) -> str:
+    # the distinct values without NULL, as DuckDB's LIST_DISTINCT gives them (ARRAY_DISTINCT
+    # keeps one NULL; a caller that keeps NULL appends it once)
+    return f"FILTER(ARRAY_DISTINCT({self.sql(e, 'this')}), sbc_v -> sbc_v IS NOT NULL)"
+
+
 def _spark_array_agg(self: Generator, e: exp.ArrayAgg) -> str:
     # COLLECT_LIST drops NULLs and keeps no order: an ordered list has no Spark form here
     # (a sorted value set is the ValueSet node)
@@ -70,6 +76,7 @@ class SbcSpark(_Spark):
             ListHasNull: _spark_has_null,
             ValueSet: _spark_value_set,
             exp.ArrayAgg: _spark_array_agg,
+            exp.ArrayDistinct: _spark_array_distinct,
             exp.CTE: _spark_cte,
             exp.Window: _spark_window,
         }
