@@ -29,7 +29,9 @@ from .sensitive import Rule
 #: classes above which rows are offered their neighbours' classes first
 NEAR_CLASSES = 4096
 #: places each side, in the coarse order, of the classes offered first
-NEAR_ROWS = 16384
+#: (1,000,000 synthetic rows, t = 0.2, 37,422 rows to place: 31.7 s at 2,048, 46.2 s at
+#: 16,384, NCP 12.37 % against 12.23 %)
+NEAR_ROWS = 2048
 #: how much longer each round's stretches are than the last one's
 GROWTH = 4
 
