@@ -263,6 +263,50 @@ def sbca_plus(
     return labels
 
 
+def place_rows(
+    data: QIData,
+    labels: np.ndarray,
+    rule: Rule | None = None,
+    limits: Limits | None = None,
+    stop: np.ndarray | None = None,
+) -> np.ndarray:
+    """Each row of ``data`` labelled ``SUPPRESSED`` in ``labels`` placed, in row order, in the
+    class of ``labels`` whose information loss grows least with it among those that keep
+    ``rule`` and ``limits`` with it (ties: the lower class id), each class's summaries kept
+    up to date as rows join; a row no class can take stays ``SUPPRESSED``. Returns the new
+    labels (class ids 0 .. n - 1, every id in use). The compiled twin of
+    :func:`..rescue.rescue`'s placement (the refinement's first phase, without its passes)."""
+    n = data.n_rows
+    out = np.asarray(labels, dtype=np.int64).copy()
+    if n == 0 or not (out >= 0).any() or not (out < 0).any():
+        return out
+    limits = limits.binding(data) if limits is not None else None
+    stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
+    order = np.arange(n, dtype=np.int64)
+    arr = _kernel_arrays(data, None, order, limits if limits is not None and limits.active else None)
+    lab = out
+    lab[lab < 0] = _UNPLACED
+    kern.finish(
+        {
+            **arr,
+            "cat": arr["cat"].astype(np.int32),
+            "lab": lab,
+            "k": 1,
+            "place": True,
+            "window": WINDOW_MIN,
+            "max_passes": 0,
+            "stats": np.zeros(3, dtype=np.int64),
+            "stop": stop,
+            "wt": np.ascontiguousarray(data.weights_of_rows()),
+            **_target_arrays(data, order, 0.0),
+            **_criteria_arrays(data, rule, order),
+        }
+    )
+    _stopped(stop)
+    lab[lab < 0] = SUPPRESSED
+    return lab
+
+
 def _stopped(stop: np.ndarray) -> None:
     """A stopped kernel's labels are unfinished: they never leave this module."""
     if stop[0]:
@@ -305,14 +349,15 @@ def _target_arrays(data: QIData, order: np.ndarray, weight: float) -> dict[str, 
 
 
 def _kernel_arrays(
-    data: QIData, counts: Contingency, order: np.ndarray, limits: Limits | None = None
+    data: QIData, counts: Contingency | None, order: np.ndarray, limits: Limits | None = None
 ) -> dict[str, np.ndarray]:
     """The QIs in the sorted domain as the kernels take them, with the contingency counts and
     the per-column limits (a limited QI is active even at weight 0: the kernels keep the
-    bounds and value counts of active QIs only)."""
+    bounds and value counts of active QIs only). Without ``counts`` (for the placement and
+    the refinement, which read none) the counts are empty."""
     n = data.n_rows
     num_q = [q for q in range(data.n_qis) if data.numeric[q]]
-    cat_q = list(counts.order)
+    cat_q = list(counts.order) if counts is not None else data.categorical_order()
     raw = np.empty((len(num_q), n), dtype=np.float64)
     sc = np.empty((len(num_q), n), dtype=np.float64)
     span = np.zeros(len(num_q), dtype=np.float64)
@@ -320,7 +365,10 @@ def _kernel_arrays(
         raw[j] = np.asarray(data.columns[q], dtype=np.float64)[order]
         sc[j] = data.scaled(q)[order]
         span[j] = data.span(q)
-    card = np.array([counts.card[q] for q in cat_q], dtype=np.int64)
+    card = np.array(
+        [counts.card[q] if counts is not None else max(int(data.cardinality[q]), 1) for q in cat_q],
+        dtype=np.int64,
+    )
     # the narrowest codes halve the memory the distance sweeps read
     top = int(card.max()) if len(card) else 0
     code_type = np.uint8 if top <= 1 << 8 else np.uint16 if top <= 1 << 16 else np.int32
@@ -332,6 +380,8 @@ def _kernel_arrays(
     cnt_parts, pair_parts = [], []
     c_off = p_off = 0
     for u, q in enumerate(cat_q):
+        if counts is None:
+            break
         cnt_off[u] = c_off
         cnt_parts.append(np.asarray(counts.counts[q], dtype=np.int64).ravel())
         c_off += int(card[u])
