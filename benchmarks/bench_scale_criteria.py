@@ -63,14 +63,18 @@ ENGINE_LABELS = {
 
 class Sampler(bench_spark.Sampler):
     """bench_spark's sampler, with PostgreSQL's server processes (not this process's
-    children) as one more kind."""
+    children) as one more kind, sampled for a run on PostgreSQL only (the machine may run
+    other servers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: bool) -> None:
         super().__init__()
         self.peak["server"] = 0.0
+        self.server = server
 
     def sample(self) -> None:
         super().sample()
+        if not self.server:
+            return
         total = 0.0
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
@@ -92,7 +96,7 @@ def child(spec: dict[str, object]) -> None:
     engine, k = str(spec["engine"]), int(spec["k"])
     criteria = CRITERIA[str(spec["criterion"])]
     lines: list[str] = []
-    with Sampler() as sampler, tempfile.TemporaryDirectory() as out:
+    with Sampler(engine == "postgres") as sampler, tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         table: str = str(spec["path"])
         if engine in MASTERS:
