@@ -19,7 +19,8 @@ NCP, the suppressed rows, and the clustering's detail line. With ``--sample N`` 
 rows are also run exactly (``mode="exact"``, one block) on DuckDB for t and beta: the NCP
 that the blocks' figure at full size is compared with (at most 10 % above). Each figure
 beside the same engine's k-alone run of the same size: the targets are ratios.
-results/scale_criteria.json keeps the figures, results/scale_criteria.md a run read.
+results/scale_criteria.json keeps the figures, results/scale_criteria.md a run read (``--name``
+names them otherwise).
 """
 
 from __future__ import annotations
@@ -198,6 +199,7 @@ def main() -> None:
     parser.add_argument("--postgres-rows", type=int, default=1_000_000, help="the one size PostgreSQL runs")
     parser.add_argument("--sample", type=int, default=100_000, help="exact rows for t, beta (0: none)")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results files")
+    parser.add_argument("--name", default="scale_criteria", help="the results files' name")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -280,8 +282,8 @@ def main() -> None:
     ]
     print("\n".join(lines))
     if not args.no_record:
-        record.write("scale_criteria", {"k": args.k, "results": results})
-        record.path("scale_criteria").with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
+        record.write(args.name, {"k": args.k, "results": results})
+        record.path(args.name).with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
 
 
 if __name__ == "__main__":
