@@ -439,6 +439,24 @@ def privacy_scale() -> str:
     )
 
 
+def scale_criteria(name: str) -> Callable[[], str]:
+    """Each criterion's whole runs at scale on each engine (bench_scale_criteria.py)."""
+
+    def render() -> str:
+        import bench_scale_criteria
+
+        fig = record.read(name)
+        env = fig["environment"]
+        load = ", ".join(f"{x:g}" for x in env["load_average"])
+        return (
+            "\n".join(bench_scale_criteria.table_lines(fig["results"]))
+            + f"\n\n_k = {fig['k']}; measured {env['date']} on {env['cpus']} cores (load average {load} at"
+            + " the end); one run each, a whole process._"
+        )
+
+    return render
+
+
 def evaluate() -> str:
     """evaluate's and report's seconds, memory and figures at each size (bench_evaluate.py)."""
     import bench_evaluate
@@ -464,6 +482,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "privacy-A": privacy_a,
     "privacy-B": privacy_b,
     "privacy-scale": privacy_scale,
+    "scale-criteria": scale_criteria("scale_criteria"),
     "evaluate": evaluate,
 }
 
