@@ -50,7 +50,7 @@ def spread_labels(data: QIData, job: BlockJob, cut: distributed.Cuts) -> np.ndar
     classes = {}
     for b in np.unique(block):
         rows = np.flatnonzero(block == b)  # position order
-        local[rows] = distributed.cluster_block(job, data.take(rows))
+        local[rows] = distributed.cluster_block(job, data.take(rows))[0]
         classes[int(b)] = int(local[rows].max()) + 1
     first = distributed.offsets(classes)
     return np.array([lab + first[int(b)] if lab >= 0 else -1 for lab, b in zip(local, block, strict=True)])
