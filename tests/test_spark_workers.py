@@ -121,6 +121,6 @@ def test_rows_no_group_places_are_suppressed_unplaced(spark, skewed, tmp_path, m
     assert result.verdict.ok and result.verdict.facts["suppressed"] == unplaced
     assert result.measures.released == 6_000 - unplaced
     with pytest.raises(
-        InputError, match=r"cannot be placed in classes that keep t-closeness.*give --max-suppression"
+        InputError, match=r"cannot be placed in classes that keep t-closeness.*max.suppression"
     ):
         anonymize(spark, skewed, tmp_path / "refused", t_closeness=0.25)
