@@ -190,7 +190,7 @@ def print_sql(
     return "\n".join(header) + "\n\n" + "\n\n".join(body) + "\n"
 
 
-_WORKING = re.compile(r"^sbc_(labels|tmp_.+?)_[0-9a-f]{8}(_rows|_classes|_beliefs)?$")
+_WORKING = re.compile(r"^sbc_(labels|tmp_.+?)_[0-9a-f]{8}(_rows|_classes|_labelled|_beliefs)?$")
 
 
 def render_statement(
@@ -210,6 +210,14 @@ def render_statement(
     sources = sources or {}
 
     def portable(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Create) and isinstance(node.this, exp.Table):
+            hit = _WORKING.match(node.this.name)
+            properties = node.args.get("properties")
+            if hit and hit.group(2) == "_labelled" and properties is not None:
+                # the run's labelled source as a plain table, dropped by the last statement:
+                # not every warehouse has temporary tables (Trino, Spark SQL); the tree is a copy
+                kept = [p for p in properties.expressions if not isinstance(p, exp.TemporaryProperty)]
+                node.set("properties", exp.Properties(expressions=kept) if kept else None)
         if isinstance(node, exp.Table) and not node.args.get("db"):
             hit = _WORKING.match(node.name)
             dotted = labels if hit and hit.group(1) == "labels" else sources.get(node.name)

@@ -93,14 +93,18 @@ def test_hostile_table_and_column_names(engine):
     assert sbc_sql.verify(con, HOSTILE, result.release, 2).ok
     assert engine.sql(con, "SELECT keep FROM x") == [(7,)]
     # every statement of the run parses as one statement, and drops only the view and the
-    # run's own working tables (its distinct tuples and row labels)
+    # run's own working tables (its distinct tuples, row labels and labelled source)
     for statement in result.statements:
         trees = sqlglot.parse(statement, read=engine.name)
         assert len(trees) == 1 and trees[0] is not None
         for drop in trees[0].find_all(exp.Drop):
             names = [t.name for t in drop.args.get("tables") or [drop.this]]
             assert names == [result.view] or (
-                len(names) == 1 and names[0].startswith(("sbc_tuples_", "sbc_labels_"))
+                len(names) == 1
+                and (
+                    names[0].startswith(("sbc_tuples_", "sbc_labels_"))
+                    or (names[0].startswith("sbc_tmp_") and names[0].endswith("_labelled"))
+                )
             )
 
 

@@ -130,13 +130,16 @@ def test_the_sql_print_lists_the_writes_and_the_export_of_a_real_run(engine, tmp
         "COPY",
     ):
         assert part in text
-    assert len(real.statements) == 22
-    # the provenance on the release view and its two tables, before the export
-    assert [s.split(" IS ")[0] for s in normalized(real.statements)[-4:-1]] == [
+    assert len(real.statements) == 24
+    # the provenance on the release view and its two tables, before the export; the run's
+    # labelled source dropped last
+    assert [s.split(" IS ")[0] for s in normalized(real.statements)[-5:-2]] == [
         'COMMENT ON VIEW "r"',
         'COMMENT ON TABLE "r_rows"',
         'COMMENT ON TABLE "r_classes"',
     ]
+    assert normalized(real.statements)[-2].startswith("COPY")
+    assert re.match(r'DROP TABLE IF EXISTS "sbc_tmp_r_\w+_labelled"', normalized(real.statements)[-1])
 
 
 def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:

@@ -357,3 +357,54 @@ def test_curve_keys_match_the_numpy_reference(data: QIData, by: str) -> None:
         else:
             hilbert_keys(*call_args("hilbert_keys", values))
         np.testing.assert_array_equal(keys, expected)
+
+
+@SETTINGS
+@given(strata=st.lists(st.integers(0, 5), min_size=1, max_size=300), seed=st.integers(0, 99))
+def test_the_stratified_order_holds_each_stratum_near_its_share_everywhere(strata: list, seed: int) -> None:
+    """Every stretch from the start of the interleaved order holds each stratum at its share
+    of the rows, within one row and half the number of strata; a stratum's rows keep their
+    order."""
+    codes = np.unique(np.array(strata), return_inverse=True)[1]
+    n, m = len(codes), int(codes.max()) + 1
+    order = np.random.default_rng(seed).permutation(n)
+    got = blocks.stratified_order(order, codes)
+    assert sorted(got.tolist()) == list(range(n))
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    share = np.bincount(codes, minlength=m) / n
+    seen = np.zeros(m)
+    for length, row in enumerate(got, start=1):
+        seen[codes[row]] += 1
+        assert (np.abs(seen - length * share) <= 1 + m / 2).all()
+    for s in range(m):
+        rows = got[codes[got] == s]
+        assert (np.diff(place[rows]) > 0).all()
+
+
+def test_blocks_cut_by_strata_hold_each_stratum_at_its_share() -> None:
+    """Blocks cut from the coarse order by strata: each holds every stratum near its share
+    even where the strata go with the QIs, and still clusters its rows in the coarse order."""
+    n = 4000
+    age = np.arange(n, dtype=np.float64) % 90
+    # the stratum goes with age: the young are 0, the old 1, a few of each in between
+    strata = (age > 45).astype(np.int64)
+    strata[::50] = 1 - strata[::50]
+    data = QIData(("age",), (True,), (age,), (0.0,), (89.0,), (0,), (1.0,))
+    seen: list[np.ndarray] = []
+
+    def record(block: QIData, k: int) -> np.ndarray:
+        seen.append(block.position.copy())
+        assert block.coarse_rank is not None
+        return np.zeros(block.n_rows, dtype=np.int64)
+
+    blocks.blocked(data, 5, record, block_size=500, workers=1, categorical_by="coarse", strata=strata)
+    share = strata.mean()
+    assert len(seen) == 8
+    for rows in seen:
+        assert abs(strata[rows].mean() - share) < 0.01
+    seen.clear()
+    blocks.blocked(data, 5, record, block_size=500, workers=1, categorical_by="coarse")
+    assert max(abs(strata[rows].mean() - share) for rows in seen) > 0.4
+    with pytest.raises(ValueError, match="coarse"):
+        blocks.blocked(data, 5, record, block_size=500, workers=1, strata=strata)

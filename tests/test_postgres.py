@@ -857,11 +857,13 @@ def test_no_join_of_a_run_tests_null_safe_equality_pair_by_pair(postgres_url, mo
     dated_people(con, 400)
     to_postgres(con, "t", postgres_url)
     plans: list[dict] = []
+    queries: list[str] = []
     fetch = PostgresEngine._fetch
 
     def explained(self, sql, params):
         query = inlined(sql, params)
         if query is not None and query.lstrip().upper().startswith(("SELECT", "WITH", "CREATE TEMPORARY")):
+            queries.append(query)
             explain = (
                 "CREATE OR REPLACE FUNCTION pg_temp.sbc_plan(q text) RETURNS SETOF json LANGUAGE plpgsql "
                 "AS $f$ BEGIN RETURN QUERY EXECUTE 'EXPLAIN (FORMAT JSON) ' || q; END $f$"
@@ -878,6 +880,14 @@ def test_no_join_of_a_run_tests_null_safe_equality_pair_by_pair(postgres_url, mo
     filters = [f for plan in plans for f in join_filters(plan)]
     assert len(plans) > 20
     assert not [f for f in filters if "DISTINCT FROM" in f]
+    # the run's labelled source (the source's one join to the labels) and each statement
+    # that reads it were among those explained: the class checks, the label coverage and
+    # the rows' comparison
+    labelled = [q for q in queries if "_labelled" in q]
+    assert len([q for q in labelled if q.lstrip().upper().startswith("CREATE TEMPORARY")]) == 1
+    assert len([q for q in labelled if "sbc_label_id" in q and "COUNT" in q]) == 1
+    assert len([q for q in labelled if "sbc_rows" in q]) == 1
+    assert len([q for q in labelled if "distinct_classes" in q]) == 1
     # evaluate's coverage finds a row's classes by equal keys, which must be a join's hash
     # keys: tested pair by pair they make a nested loop of rows x classes (100,000 rows took
     # minutes where hashed they take seconds)

@@ -213,6 +213,7 @@ VIEW = 'vi"ew; drop table x'
 LABELS = 'lab"els; drop table x'
 ROWS = 'ro"ws; drop table x'
 CLASSES = 'cla"sses; drop table x'
+LABELLED = 'lab"elled; drop table x'
 NUM = 'se"l ect'
 QUOTED = '"we""ird; drop table x"'
 
@@ -271,9 +272,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         },
         "create_classes": {
             "classes": CLASSES,
-            "source": SOURCE,
-            "row_id": row_id,
-            "labels": LABELS,
+            "labelled": generalize.labelled_join_sql(SOURCE, LABELS, row_id, [c.name for c in plan.qis]),
             "size": exp.Count(this=exp.Star()),
             "num": numeric,
             "cat": cats,
@@ -282,9 +281,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         },
         "create_rows": {
             "rows": ROWS,
-            "source": SOURCE,
-            "row_id": row_id,
-            "labels": LABELS,
+            "labelled": generalize.labelled_join_sql(SOURCE, LABELS, row_id, ["dis"]),
             "projection": [alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
             "order": [ref(c.name, "s") for c in plan.verbatim],
         },
@@ -303,7 +300,14 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "verb": ["dis"],
             "col": text_columns,
         },
-        "label_coverage": {"source": SOURCE, "row_id": row_id, "labels": LABELS},
+        "labelled": {
+            "labelled": LABELLED,
+            "source": SOURCE,
+            "row_id": row_id,
+            "labels": LABELS,
+            "col": [*(c.name for c in plan.qis), "dis"],
+        },
+        "label_coverage": {"source": SOURCE, "labelled": LABELLED},
         "class_sizes": {"release": RELEASE, "weight": metrics.row_weight(None)},
         "tuple_sizes": {"release": RELEASE, "qicol": layout.qi_columns()},
         "class_tuples": {"release": RELEASE, "same": verification.one_tuple_condition(layout)},
@@ -316,9 +320,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "weight": metrics.row_weight(spec.CLASS_SIZE),
         },
         "class_checks": {
-            "source": SOURCE,
-            "row_id": row_id,
-            "labels": LABELS,
+            "labelled": generalize.labelled_rows_sql(LABELLED, [c.name for c in layout.qis]),
             "rows": ROWS,
             "classes": CLASSES,
             "qi": [c.name for c in layout.qis],
@@ -327,9 +329,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "same": [same_key(ref(c, "s"), exp.column("sbc_value", "u"), column[c]) for c in cats],
         },
         "rows_missing": {
-            "source": SOURCE,
-            "row_id": row_id,
-            "labels": LABELS,
+            "labelled": generalize.labelled_rows_sql(LABELLED, ["dis"]),
             "release": ROWS,
             "verb": ["dis"],
         },
@@ -394,6 +394,7 @@ CORE_TEMPLATES = sorted(
         "create_rows",
         "create_release_view",
         "create_view",
+        "labelled",
         "label_coverage",
         "class_sizes",
         "class_tuples",
@@ -449,7 +450,7 @@ def test_golden_sql(hostile, name):
     assert golden.is_file(), f"no golden file; run with SBC_UPDATE_GOLDEN=1 to write {golden}"
     assert sql == golden.read_text(encoding="utf-8").rstrip("\n")
     # each hostile name is one quoted identifier: the SQL stays one statement, drops nothing
-    quoted = [n for n in (SOURCE, RELEASE, VIEW, LABELS, ROWS, CLASSES) if q(n) in sql]
+    quoted = [n for n in (SOURCE, RELEASE, VIEW, LABELS, ROWS, CLASSES, LABELLED) if q(n) in sql]
     assert quoted, "the template took no hostile name"
     assert sql.count("; drop table x") == sum(sql.count(q(n)) for n in quoted)
     statements = sqlglot.parse(sql, read=templates.DIALECT)
@@ -457,9 +458,10 @@ def test_golden_sql(hostile, name):
     assert statements[0] is not None and not list(statements[0].find_all(exp.Drop))
     needs = {
         "create_release_view": ["create_classes", "create_rows"],
-        "class_checks": ["create_classes", "create_rows"],
+        "class_checks": ["labelled", "create_classes", "create_rows"],
+        "label_coverage": ["labelled"],
         "ncp": ["create_classes"],
-        "rows_missing": ["create_rows"],
+        "rows_missing": ["labelled", "create_rows"],
         "k_anonymity": ["create_rows"],
         "class_table_checks": ["create_classes", "create_rows"],
     }

@@ -220,6 +220,31 @@ def _radix(qs: list[int], data: QIData) -> list[np.ndarray]:
     return [key]
 
 
+def stratified_order(order: np.ndarray, strata: np.ndarray) -> np.ndarray:
+    """``order`` (row indices) interleaved by stratum, so that every stretch of it holds each
+    stratum near its share of the rows: each row's place is its quantile among its own
+    stratum's rows in ``order`` (ties: their place in ``order``). A stratum's rows keep their
+    order, so a stretch still holds rows near each other in ``order`` within each stratum.
+
+    Blocks cut from the coarse order sit far from the rows' distribution of a sensitive
+    value that goes with the QIs; cut from this order, with the rows' sensitive values as
+    the strata (:meth:`.sensitive.Sensitive.strata`), each block holds every value near its
+    share in the rows, at the price of QI neighbours far apart (100,000 synthetic rows,
+    t = 0.2: the first blocks cut so took the NCP from 14.85 % to 20.20 %), so they serve
+    the rows the first blocks left (see :func:`.sbca_plus.run.pooled_strata`)."""
+    n = len(order)
+    if n == 0:
+        return order
+    s = np.asarray(strata)[order].astype(np.int64, copy=False)
+    counts = np.bincount(s)
+    grouped = np.argsort(s, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    rank = np.empty(n, dtype=np.int64)
+    rank[grouped] = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
+    quantile = (rank + 0.5) / counts[s]
+    return order[np.argsort(quantile, kind="stable")]
+
+
 def with_coarse_rank(data: QIData, order: np.ndarray) -> QIData:
     """``data`` carrying each row's place in ``order``, its :func:`coarse_order` (see
     ``QIData.coarse_rank``)."""
@@ -327,6 +352,7 @@ def blocked(
     progress: Progress | None = None,
     categorical_by: str = "frequency",
     stop: np.ndarray | None = None,
+    strata: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cluster every block with ``algorithm(block_data, k)``; class ids unique over blocks.
 
@@ -343,12 +369,20 @@ def blocked(
     the blocks running return at their next check instead of running on. With one worker
     the blocks run in this thread, where the kernels see Ctrl-C themselves (see
     :mod:`.sbca_plus.compiled`).
+
+    With ``strata`` (one code per row; ``categorical_by="coarse"``) the blocks are cut from
+    the coarse order interleaved by stratum (:func:`stratified_order`); each block still
+    clusters its rows in the coarse order.
     """
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     order = None
     if categorical_by == "coarse" and data.n_rows > 0:
         order = coarse_order(data, workers)
         data = with_coarse_rank(data, order)
+        if strata is not None:
+            order = stratified_order(order, strata)
+    elif strata is not None:
+        raise ValueError("strata cut blocks from the coarse order only: give categorical_by='coarse'")
     blocks = make_blocks(data, k, block_size, categorical_by, workers, order)
 
     def run(rows: np.ndarray) -> np.ndarray:

@@ -120,12 +120,47 @@ class Sensitive:
         """The same columns restricted to ``rows`` (the input's counts kept)."""
         return Sensitive(self.names, tuple(c[rows] for c in self.codes), self.counts, self.ordered)
 
+    def strata(self, min_rows: int) -> np.ndarray:
+        """Each row's stratum (0 ..) by its sensitive values, for blocks that hold every value
+        near its share (:func:`.blocks.stratified_order`). A column's values are taken in
+        their order, and a value of fewer than ``min_rows`` of these rows (the number of
+        blocks: fewer cannot sit in each) shares a stratum with the values after it until
+        they hold that many. Several columns: the strata of their value pairs while those
+        number at most one per ``min_rows`` rows, else the first column's."""
+        n = self.n_rows
+        out = np.zeros(n, dtype=np.int64)
+        combos = 1
+        for s in range(self.n_columns):
+            codes = self.codes[s].astype(np.int64, copy=False)
+            counts = np.bincount(codes, minlength=len(self.counts[s]))
+            value_stratum = _fill(counts, max(int(min_rows), 1))
+            column = value_stratum[codes]
+            width = int(value_stratum.max(initial=0)) + 1
+            if s == 0:
+                out, combos = column, width
+            elif combos * width * max(int(min_rows), 1) <= n:
+                out, combos = out * width + column, combos * width
+        return np.unique(out, return_inverse=True)[1].astype(np.int64) if n else out
+
     def class_counts(self, s: int, labels: np.ndarray, n_classes: int) -> np.ndarray:
         """(n_classes, m_s) value counts of column s per class; rows labelled < 0 are left out."""
         m = len(self.counts[s])
         keep = labels >= 0
         flat = labels[keep].astype(np.int64) * m + self.codes[s][keep]
         return np.bincount(flat, minlength=n_classes * m).reshape(n_classes, m)
+
+
+def _fill(counts: np.ndarray, min_rows: int) -> np.ndarray:
+    """Each value's stratum, the values taken in order: a stratum takes values until it
+    holds ``min_rows`` rows, then the next value opens another."""
+    out = np.empty(len(counts), dtype=np.int64)
+    current = filled = 0
+    for v, c in enumerate(counts.tolist()):
+        out[v] = current
+        filled += c
+        if filled >= min_rows:
+            current, filled = current + 1, 0
+    return out
 
 
 def beta_cap(p: np.ndarray, beta: float, enhanced: bool) -> np.ndarray:

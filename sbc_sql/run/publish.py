@@ -69,6 +69,8 @@ def publish(
     layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)
     source = plan.source.name
     rows_tmp, classes_tmp = f"{temp_name}_rows", f"{temp_name}_classes"
+    # the source joined to the labels once: the write and the verification read it
+    labelled = f"{temp_name}_labelled"
     row_id = engine.row_id("s")
     measures = verdict = None
     criteria = plan.options.criteria
@@ -78,7 +80,11 @@ def publish(
     export_tmp = f"{out_file}.sbc-partial" if out_file else None
 
     try:
-        with _labels(prepared, clustering, labels_name), engine.transaction():
+        with (
+            _labels(prepared, clustering, labels_name),
+            verify.labelled_source(engine, labelled),
+            engine.transaction(),
+        ):
             t = time.perf_counter()
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
@@ -88,6 +94,7 @@ def publish(
                 None if prepared.tuples is None else (prepared.tuples, uploaded_tuple_labels(labels_name))
             )
             classes_from, classes_labels = tuples or (None, labels_name)
+            engine.execute(verify.labelled_sql(layout, source, labels_name, labelled, row_id, tuples))
             # the value sets made here, or, in a dry run, those a real run would make
             beside = made is not None or (
                 engine.dry and write.sets_beside(plan, engine.capabilities.value_sets)
@@ -98,7 +105,14 @@ def publish(
                     uploaded.enter_context(engine.upload(sets, made))
                 engine.execute(
                     write.create_classes_sql(
-                        plan, classes_tmp, classes_labels, row_id, classes_from, sets, engine.list_type
+                        plan,
+                        classes_tmp,
+                        classes_labels,
+                        row_id,
+                        classes_from,
+                        sets,
+                        engine.list_type,
+                        labelled,
                     )
                 )
             if made is not None:
@@ -106,20 +120,30 @@ def publish(
                 # Arrow's allocator keeps what it freed for reuse: give the lists' memory
                 # back before the statements that read the source again
                 pa.default_memory_pool().release_unused()
-            engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id))
+            engine.execute(write.create_rows_sql(plan, rows_tmp, labels_name, row_id, labelled))
             prepared.stage("write", t)
 
             t = time.perf_counter()
             if engine.dry:
                 for tree in verify.label_checks_sql(
-                    layout, source, labels_name, rows_tmp, classes_tmp, row_id, models, tuples
+                    layout, source, labels_name, rows_tmp, classes_tmp, row_id, models, tuples, labelled
                 ):
                     engine.show(tree)
                 if limits:
                     engine.show(verify.limits_sql(limits, classes_tmp))
             else:
                 verdict = verify.verify_with_labels(
-                    engine, layout, source, labels_name, rows_tmp, classes_tmp, plan.k, models, limits, tuples
+                    engine,
+                    layout,
+                    source,
+                    labels_name,
+                    rows_tmp,
+                    classes_tmp,
+                    plan.k,
+                    models,
+                    limits,
+                    tuples,
+                    labelled,
                 )
                 if not verdict.ok:
                     raise VerificationError(

@@ -17,9 +17,10 @@ no check reports a problem."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,38 +228,72 @@ def class_problems(facts: dict[str, int]) -> list[str]:
 
 
 def rows_missing_sql(
-    layout: Layout, source: str, labels: str, release: str, row_id: exp.Expression
+    layout: Layout,
+    source: str,
+    labels: str,
+    release: str,
+    row_id: exp.Expression,
+    labelled: str | None = None,
 ) -> exp.Expression:
+    verb = [c.name for c in layout.verbatim]
     return render(
         "rows_missing",
-        source=source,
-        row_id=row_id,
-        labels=labels,
+        labelled=write.released_rows(source, labels, row_id, verb, labelled),
         release=release,
-        verb=[c.name for c in layout.verbatim],
+        verb=verb,
     )
 
 
 def class_checks_sql(
-    layout: Layout, source: str, labels: str, rows: str, classes: str, row_id: exp.Expression
+    layout: Layout,
+    source: str,
+    labels: str,
+    rows: str,
+    classes: str,
+    row_id: exp.Expression,
+    labelled: str | None = None,
 ) -> exp.Expression:
     cats = [c for c in layout.qis if c.kind != "numeric"]
+    qi = [c.name for c in layout.qis]
     return render(
         "class_checks",
         classes=classes,
         rows=rows,
-        source=source,
-        row_id=row_id,
-        labels=labels,
-        qi=[c.name for c in layout.qis],
+        labelled=write.released_rows(source, labels, row_id, qi, labelled),
+        qi=qi,
         inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
         cat=[c.name for c in cats],
         same=[same_key(ref(c.name, "s"), exp.column("sbc_value", "u"), c) for c in cats],
     )
 
 
-def label_coverage_sql(source: str, labels: str, row_id: exp.Expression) -> exp.Expression:
-    return render("label_coverage", source=source, row_id=row_id, labels=labels)
+def label_coverage_sql(source: str, labelled: str) -> exp.Expression:
+    return render("label_coverage", source=source, labelled=labelled)
+
+
+def labelled_sql(
+    layout: Layout,
+    source: str,
+    labels: str,
+    labelled: str,
+    row_id: exp.Expression,
+    tuples: tuple[str, str] | None = None,
+) -> exp.Expression:
+    """The labelled source the checks read (:func:`sbc_sql.stages.write.labelled_sql`): the
+    QIs and the verbatim columns, the verbatim only with ``tuples``."""
+    columns = write.labelled_columns(layout.qis, layout.verbatim, tuples is not None)
+    return write.labelled_sql(source, labels, labelled, row_id, columns)
+
+
+@contextlib.contextmanager
+def labelled_source(engine: Engine, labelled: str) -> Iterator[None]:
+    """The labelled source ``labelled`` (made inside the block) dropped when the block ends,
+    however it ends: after the block's transaction, which a failure has already rolled
+    back (a statement in a failed transaction would fail too)."""
+    try:
+        yield
+    finally:
+        engine.discard(labelled)
 
 
 def label_checks_sql(
@@ -270,18 +305,30 @@ def label_checks_sql(
     row_id: exp.Expression,
     models: Models,
     tuples: tuple[str, str] | None = None,
+    labelled: str | None = None,
 ) -> list[exp.Expression]:
     """The queries :func:`verify_with_labels` runs, in its order (a dry run shows them): each
-    privacy model's violation check over the row table, then the row-exact checks. With
-    ``tuples`` (the distinct tuples' table and the tuples' labels, of a run that clustered
-    tuples) the values are checked once per tuple against the classes; the rows' labels, and
-    the rows released, row by row."""
-    checked, checked_labels = tuples or (source, labels)
+    privacy model's violation check over the row table, then the row-exact checks, which
+    read the run's labelled source ``labelled`` (:func:`labelled_sql`: the source joined to
+    the labels once; None: the name a run alone gives it). With ``tuples`` (the distinct
+    tuples' table and the tuples' labels, of a run that clustered tuples) the values are
+    checked once per tuple against the classes; the rows' labels, and the rows released, row
+    by row."""
+    labelled = labelled or labelled_name(labels)
+    if tuples is None:
+        checks = class_checks_sql(layout, source, labels, rows, classes, row_id, labelled)
+    else:
+        checks = class_checks_sql(layout, tuples[0], tuples[1], rows, classes, row_id)
     return [m.violations_sql(rows, source) for m in models] + [
-        class_checks_sql(layout, checked, checked_labels, rows, classes, row_id),
-        label_coverage_sql(source, labels, row_id),
-        rows_missing_sql(layout, source, labels, rows, row_id),
+        checks,
+        label_coverage_sql(source, labelled),
+        rows_missing_sql(layout, source, labels, rows, row_id, labelled),
     ]
+
+
+def labelled_name(labels: str) -> str:
+    """The name of the labelled source of the labels ``labels``."""
+    return f"{labels}_labelled"
 
 
 def verify_with_labels(
@@ -295,17 +342,27 @@ def verify_with_labels(
     models: Models | None = None,
     limits: Sequence[Limit] = (),
     tuples: tuple[str, str] | None = None,
+    labelled: str | None = None,
 ) -> Verdict:
     """Row-exact verification of a release just built from ``labels`` as a row table and a
     class table (the release view joins them: it shows each row its class's one tuple).
     The privacy models (k-anonymity unless named) are checked over the row table, the
-    per-column ``limits`` over the class table. ``tuples``: see :func:`label_checks_sql`."""
+    per-column ``limits`` over the class table. ``tuples``: see :func:`label_checks_sql`.
+    ``labelled``: the run's labelled source (:func:`labelled_sql`), which the checks read;
+    without it, one is made for the checks and dropped after."""
+    if labelled is None:
+        made = labelled_name(labels)
+        with labelled_source(engine, made):
+            engine.execute(labelled_sql(layout, source, labels, made, engine.row_id("s"), tuples))
+            return verify_with_labels(
+                engine, layout, source, labels, rows, classes, k, models, limits, tuples, made
+            )
     models = models or default_models(k)
     problems = check_all(engine, models, rows, source)
     limit_problems, limit_facts = limits_problems(engine, limits, classes)
     problems += limit_problems
     *_, checks, coverage, missing_rows = label_checks_sql(
-        layout, source, labels, rows, classes, engine.row_id("s"), models, tuples
+        layout, source, labels, rows, classes, engine.row_id("s"), models, tuples, labelled
     )
     n_classes, distinct, smallest, released, unmatched, *outside = engine.fetch_one(checks)
     facts = {

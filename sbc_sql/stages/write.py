@@ -135,6 +135,52 @@ def value_sets(data: QIData, labels: np.ndarray, domains: Mapping[str, pa.Array]
     return pa.Table.from_arrays(list(columns.values()), names=list(columns))
 
 
+def labelled_columns(qis: Sequence[Column], verbatim: Sequence[Column], tuples: bool) -> list[str]:
+    """The source columns a run's labelled source keeps (:func:`labelled_sql`): the QIs and
+    the columns released verbatim; the verbatim ones only for a run that clustered tuples
+    (its classes are built, and its values checked, from the tuples)."""
+    return [c.name for c in ([] if tuples else list(qis)) + list(verbatim)]
+
+
+def labelled_sql(
+    source: str, labels: str, labelled: str, row_id: exp.Expression, columns: Sequence[str]
+) -> exp.Expression:
+    """The run's labelled source, made once: ``source`` fully joined to ``labels`` under the
+    temporary name ``labelled``, with the ``columns`` asked (see sql/templates/labelled.sql).
+    The class and row tables are built from it, and verification reads it."""
+    return render(
+        "labelled", labelled=labelled, source=source, row_id=row_id, labels=labels, col=list(columns)
+    )
+
+
+def labelled_rows_sql(labelled: str, columns: Sequence[str]) -> exp.Query:
+    """The released rows (class >= 0) of a labelled source made by :func:`labelled_sql`."""
+    return _as_query(render("labelled_rows", labelled=labelled, col=list(columns)))
+
+
+def labelled_join_sql(source: str, labels: str, row_id: exp.Expression, columns: Sequence[str]) -> exp.Query:
+    """The released rows (class >= 0) of ``source`` joined to its ``labels``: what
+    :func:`labelled_rows_sql` reads, joined where it is needed (a statement run alone, or
+    the distinct tuples and their labels)."""
+    return _as_query(render("labelled_join", source=source, row_id=row_id, labels=labels, col=list(columns)))
+
+
+def released_rows(
+    source: str, labels: str, row_id: exp.Expression, columns: Sequence[str], labelled: str | None
+) -> exp.Query:
+    """The released rows of ``source`` with their classes: read from the labelled source
+    ``labelled`` when the run made one, else joined."""
+    if labelled is not None:
+        return labelled_rows_sql(labelled, columns)
+    return labelled_join_sql(source, labels, row_id, columns)
+
+
+def _as_query(tree: exp.Expression) -> exp.Query:
+    if not isinstance(tree, exp.Query):
+        raise TypeError("expected a query")
+    return tree
+
+
 def create_classes_sql(
     plan: Plan,
     table: str,
@@ -143,20 +189,25 @@ def create_classes_sql(
     tuples: str | None = None,
     sets: str | None = None,
     list_type: Callable[[str], exp.DataType] | None = None,
+    labelled: str | None = None,
 ) -> exp.Expression:
     """The class table from the source's rows and their labels, or, with ``tuples``, from
     the distinct tuples' table and the tuples' labels (``labels`` and ``row_id`` then
     those of the tuples): a class's size is then the sum of its tuples' row counts. With
     ``sets``, the value sets are those uploaded under that name (:func:`value_sets`), each
-    cast to its column's list type as the engine names it (``list_type``)."""
+    cast to its column's list type as the engine names it (``list_type``). With
+    ``labelled`` (and no ``tuples``), the rows are read from the run's labelled source
+    (:func:`labelled_sql`) rather than joined."""
     size: exp.Expression = exp.Count(this=exp.Star())
+    qis = [c.name for c in plan.qis]
     if tuples is not None:
         size = exp.cast(exp.Sum(this=ref(TUPLE_COUNT, "s")), exp.DataType.Type.BIGINT)
+        rows = labelled_join_sql(tuples, labels, row_id, [*qis, TUPLE_COUNT])
+    else:
+        rows = released_rows(plan.source.name, labels, row_id, qis, labelled)
     slots: dict[str, SlotValue] = {
         "classes": table,
-        "source": tuples or plan.source.name,
-        "row_id": row_id,
-        "labels": labels,
+        "labelled": rows,
         "size": size,
         "num": [c.name for c in plan.numeric_qis],
     }
@@ -174,13 +225,16 @@ def create_classes_sql(
     )
 
 
-def create_rows_sql(plan: Plan, table: str, labels: str, row_id: exp.Expression) -> exp.Expression:
+def create_rows_sql(
+    plan: Plan, table: str, labels: str, row_id: exp.Expression, labelled: str | None = None
+) -> exp.Expression:
+    """The row table from the source's rows and their labels (read from the run's labelled
+    source ``labelled`` when it made one)."""
+    rows = released_rows(plan.source.name, labels, row_id, [c.name for c in plan.verbatim], labelled)
     return render(
         "create_rows",
         rows=table,
-        source=plan.source.name,
-        row_id=row_id,
-        labels=labels,
+        labelled=rows,
         projection=[alias(ref(c.name, "s"), c.name) for c in plan.verbatim],
         order=[ref(c.name, "s") for c in plan.verbatim],
     )

@@ -8,8 +8,9 @@
 -- A run that clustered distinct QI tuples builds it from the tuples and their labels (a
 -- GROUP BY over the tuples, not the rows: each tuple's values are its rows' values), its
 -- size the sum of the tuples' row counts.
--- Slots: __classes (new table), __source (table: the source, or its distinct tuples),
--- __row_id (its row id, aliased s), __labels (row_id, eq_class), __size (the aggregate of a
+-- Slots: __classes (new table), __labelled (a labelled_rows or labelled_join query: each
+-- released row, or distinct tuple, with its class sbc_eq_class and its QIs, aliased s;
+-- over tuples their row counts too), __size (the aggregate of a
 -- class's rows: COUNT(*) over rows, the sum of the row counts over tuples), __num and
 -- __cat (lists of QIs), __sets (list of aggregates over s: each categorical QI's value set
 -- in __cat's order, the project's node, so that an engine can choose its form: DuckDB's
@@ -19,15 +20,13 @@
 CREATE TABLE __classes AS
 WITH g AS (
   SELECT
-    l.eq_class AS sbc_eq_class,
+    s.sbc_eq_class AS sbc_eq_class,
     __size AS sbc_size,
     MIN(s.__num) AS __num_min,
     MAX(s.__num) AS __num_max,
     BOOL_OR(s.__num IS NULL) AS __num_has_null,
     __sets AS __cat
-  FROM __source AS s
-  JOIN __labels AS l ON __row_id = l.row_id
-  WHERE l.eq_class >= 0
-  GROUP BY l.eq_class
+  FROM __labelled AS s
+  GROUP BY s.sbc_eq_class
 )
 SELECT __projection FROM g ORDER BY sbc_eq_class

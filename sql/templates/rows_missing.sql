@@ -4,13 +4,12 @@
 -- pass: each distinct row is counted +1 per copy expected and -1 per copy released, so a
 -- positive balance is that many copies missing, a negative one that many extra (what
 -- EXCEPT ALL both ways gives, at half the cost).
--- Slots: __source (table), __row_id (the engine's row id of
--- the source aliased s), __labels (row_id, eq_class), __release (table), __verb (list of
--- the sensitive and insensitive columns). Parameters: none.
+-- Slots: __labelled (a labelled_rows or labelled_join query: each released row of the
+-- source with its class sbc_eq_class and its verbatim columns), __release (table), __verb
+-- (list of the sensitive and insensitive columns). Parameters: none.
 WITH expected AS (
-  SELECT l.eq_class, s.__verb, 1 AS sbc_rows
-  FROM __source AS s JOIN __labels AS l ON __row_id = l.row_id
-  WHERE l.eq_class >= 0
+  SELECT s.sbc_eq_class AS eq_class, s.__verb, 1 AS sbc_rows
+  FROM __labelled AS s
 ), released AS (
   SELECT r.eq_class, r.__verb, -1 AS sbc_rows FROM __release AS r
 ), balance AS (

@@ -1,1 +1,1 @@
-CREATE TABLE "ro""ws; drop table x" AS SELECT l.eq_class AS eq_class, s."dis" AS "dis" FROM "we""ird; drop table x" AS s JOIN "lab""els; drop table x" AS l ON s.rowid = l.row_id WHERE l.eq_class >= 0 ORDER BY l.eq_class, s."dis"
+CREATE TABLE "ro""ws; drop table x" AS SELECT s.sbc_eq_class AS eq_class, s."dis" AS "dis" FROM (SELECT l.eq_class AS sbc_eq_class, s."dis" FROM "we""ird; drop table x" AS s JOIN "lab""els; drop table x" AS l ON s.rowid = l.row_id WHERE l.eq_class >= 0) AS s ORDER BY s.sbc_eq_class, s."dis"

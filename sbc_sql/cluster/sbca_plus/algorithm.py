@@ -379,7 +379,9 @@ def _kernel_arrays(
     pair_off = np.zeros(len(cat_q), dtype=np.int64)
     cnt_parts, pair_parts = [], []
     c_off = p_off = 0
-    for u, q in enumerate(cat_q if counts is not None else []):
+    for u, q in enumerate(cat_q):
+        if counts is None:
+            break
         cnt_off[u] = c_off
         cnt_parts.append(np.asarray(counts.counts[q], dtype=np.int64).ravel())
         c_off += int(card[u])

@@ -163,10 +163,26 @@ SELECT
   CAST("pay" AS DOUBLE PRECISION) AS "q_6"
 FROM "t" AS s;
 
+CREATE TABLE "sbc_tmp_t_k3_labelled" AS
+SELECT
+  s."id" AS sbc_row_id,
+  l.row_id AS sbc_label_id,
+  l.eq_class AS sbc_eq_class,
+  s."age",
+  s."born",
+  s."seen",
+  s."sex",
+  s."zip",
+  s."dis",
+  s."pay"
+FROM "t" AS s
+FULL JOIN "sbc_labels" AS l
+  ON s."id" = l.row_id;
+
 CREATE TABLE "sbc_tmp_t_k3_classes" AS
 WITH g AS (
   SELECT
-    l.eq_class AS sbc_eq_class,
+    s.sbc_eq_class AS sbc_eq_class,
     COUNT(*) AS sbc_size,
     MIN(s."age") AS "age_min",
     MIN(s."born") AS "born_min",
@@ -179,13 +195,20 @@ WITH g AS (
     BOOL_OR(s."seen" IS NULL) AS "seen_has_null",
     ARRAY_AGG(DISTINCT s."sex" ORDER BY s."sex" NULLS LAST) AS "sex",
     ARRAY_AGG(DISTINCT s."zip" ORDER BY s."zip" NULLS LAST) AS "zip"
-  FROM "t" AS s
-  JOIN "sbc_labels" AS l
-    ON s."id" = l.row_id
-  WHERE
-    l.eq_class >= 0
+  FROM (
+    SELECT
+      l.sbc_eq_class AS sbc_eq_class,
+      l."age",
+      l."born",
+      l."seen",
+      l."sex",
+      l."zip"
+    FROM "sbc_tmp_t_k3_labelled" AS l
+    WHERE
+      NOT l.sbc_row_id IS NULL AND l.sbc_eq_class >= 0
+  ) AS s
   GROUP BY
-    l.eq_class
+    s.sbc_eq_class
 )
 SELECT
   g."sbc_eq_class" AS "eq_class",
@@ -207,16 +230,20 @@ ORDER BY
 
 CREATE TABLE "sbc_tmp_t_k3_rows" AS
 SELECT
-  l.eq_class AS eq_class,
+  s.sbc_eq_class AS eq_class,
   s."dis" AS "dis",
   s."pay" AS "pay"
-FROM "t" AS s
-JOIN "sbc_labels" AS l
-  ON s."id" = l.row_id
-WHERE
-  l.eq_class >= 0
+FROM (
+  SELECT
+    l.sbc_eq_class AS sbc_eq_class,
+    l."dis",
+    l."pay"
+  FROM "sbc_tmp_t_k3_labelled" AS l
+  WHERE
+    NOT l.sbc_row_id IS NULL AND l.sbc_eq_class >= 0
+) AS s
 ORDER BY
-  l.eq_class,
+  s.sbc_eq_class,
   s."dis",
   s."pay";
 
@@ -318,17 +345,24 @@ WITH sizes AS MATERIALIZED (
     eq_class
 ), labelled AS MATERIALIZED (
   SELECT
-    l.eq_class AS sbc_eq_class,
+    s.sbc_eq_class AS sbc_eq_class,
     s."age",
     s."born",
     s."seen",
     s."sex",
     s."zip"
-  FROM "t" AS s
-  JOIN "sbc_labels" AS l
-    ON s."id" = l.row_id
-  WHERE
-    l.eq_class >= 0
+  FROM (
+    SELECT
+      l.sbc_eq_class AS sbc_eq_class,
+      l."age",
+      l."born",
+      l."seen",
+      l."sex",
+      l."zip"
+    FROM "sbc_tmp_t_k3_labelled" AS l
+    WHERE
+      NOT l.sbc_row_id IS NULL AND l.sbc_eq_class >= 0
+  ) AS s
 )
 SELECT
   (
@@ -445,28 +479,30 @@ SELECT
       COUNT(*)
     FROM "t"
   ) AS source_rows,
-  COUNT(l.row_id) AS labels,
+  COUNT(l.sbc_label_id) AS labels,
   COUNT(*) FILTER(WHERE
-    s."id" IS NULL) AS strays,
+    l.sbc_row_id IS NULL) AS strays,
   COUNT(*) FILTER(WHERE
-    l.eq_class < 0) AS suppressed,
+    l.sbc_eq_class < 0) AS suppressed,
   COUNT(*) FILTER(WHERE
-    l.row_id IS NULL) AS unlabelled
-FROM "t" AS s
-FULL JOIN "sbc_labels" AS l
-  ON s."id" = l.row_id;
+    l.sbc_label_id IS NULL) AS unlabelled
+FROM "sbc_tmp_t_k3_labelled" AS l;
 
 WITH expected AS (
   SELECT
-    l.eq_class,
+    s.sbc_eq_class AS eq_class,
     s."dis",
     s."pay",
     1 AS sbc_rows
-  FROM "t" AS s
-  JOIN "sbc_labels" AS l
-    ON s."id" = l.row_id
-  WHERE
-    l.eq_class >= 0
+  FROM (
+    SELECT
+      l.sbc_eq_class AS sbc_eq_class,
+      l."dis",
+      l."pay"
+    FROM "sbc_tmp_t_k3_labelled" AS l
+    WHERE
+      NOT l.sbc_row_id IS NULL AND l.sbc_eq_class >= 0
+  ) AS s
 ), released AS (
   SELECT
     r.eq_class,
@@ -674,3 +710,5 @@ SELECT
   t."dis" AS "dis",
   t."pay" AS "pay"
 FROM t;
+
+DROP TABLE IF EXISTS "sbc_tmp_t_k3_labelled";

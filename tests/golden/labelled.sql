@@ -1,0 +1,1 @@
+CREATE TEMPORARY TABLE "lab""elled; drop table x" AS SELECT s.rowid AS sbc_row_id, l.row_id AS sbc_label_id, l.eq_class AS sbc_eq_class, s."se""l ect", s."d", s."c at", s."c2", s."dis" FROM "we""ird; drop table x" AS s FULL JOIN "lab""els; drop table x" AS l ON s.rowid = l.row_id
