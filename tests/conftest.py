@@ -187,12 +187,30 @@ def chromium() -> str:
     return found
 
 
+#: the variable that names the Spark tests' master (default :data:`SPARK_MASTER`), e.g.
+#: ``local-cluster[2,1,1024]``: two executor JVMs of one core and 1 GB each, whose Python
+#: workers import sbc_sql as a cluster's would (see :func:`spark_master`)
+SPARK_MASTER_ENV = "SBC_SQL_TEST_SPARK_MASTER"
+SPARK_MASTER = "local[2]"
+
+
+def spark_master() -> str:
+    """The Spark tests' master: $SBC_SQL_TEST_SPARK_MASTER, or local[2]. On local-cluster
+    the executors run their Python workers with $PYSPARK_PYTHON, which is set to this
+    interpreter (whose sbc_sql they import) when it is not set."""
+    master = os.environ.get(SPARK_MASTER_ENV) or SPARK_MASTER
+    if master.startswith("local-cluster"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    return master
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory) -> Iterator[Any]:
-    """The session's one SparkSession (local[2], two shuffle partitions, 1 GB of driver
-    memory, its warehouse in a temporary folder), built as sbc-sql builds its own. Without
-    pyspark or Java the tests that need it are skipped with the reason, unless
-    SBC_SQL_REQUIRE_SPARK=1 (CI) fails them."""
+    """The session's one SparkSession (local[2], or the master $SBC_SQL_TEST_SPARK_MASTER
+    names, :func:`spark_master`; two shuffle partitions, 1 GB of driver memory, its
+    warehouse in a temporary folder), built as sbc-sql builds its own. Without pyspark or
+    Java the tests that need it are skipped with the reason, unless SBC_SQL_REQUIRE_SPARK=1
+    (CI) fails them."""
 
     def unavailable(reason: str) -> None:
         if os.environ.get("SBC_SQL_REQUIRE_SPARK") == "1":
@@ -207,7 +225,7 @@ def spark(tmp_path_factory) -> Iterator[Any]:
 
     base = tmp_path_factory.mktemp("spark")
     engine = SparkEngine.connect(
-        master="local[2]",
+        master=spark_master(),
         conf={
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",

@@ -10,8 +10,10 @@ import datetime as dt
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,18 @@ from sqlglot import exp
 
 ROOT = Path(__file__).resolve().parents[1]
 EPOCH = dt.date(1970, 1, 1)
+
+
+def ctrl_c_after(seconds: float) -> threading.Timer:
+    """A timer (not started) that sends SIGINT to this process's main thread after
+    ``seconds``, as Ctrl-C in a terminal reaches it. ``os.kill(os.getpid(), ...)`` from the
+    timer's thread lets the kernel hand the signal to any thread, the timer's own among them:
+    Python then raises KeyboardInterrupt only once the main thread runs Python again, and a
+    main thread blocked in a long native call (a DuckDB query, a Spark call's socket read)
+    finished it first (seen under load, where the main thread was not on a CPU)."""
+    main = threading.main_thread().ident
+    assert main is not None
+    return threading.Timer(seconds, signal.pthread_kill, (main, signal.SIGINT))
 
 
 def q(name: str) -> str:

@@ -14,6 +14,9 @@ from sbc_sql.cluster import blocks, distributed
 from sbc_sql.cluster.distributed import BlockJob
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import block_algorithm
+from sbc_sql.cluster.sbca_plus.run import across_blocks
+from sbc_sql.cluster.sensitive import Sensitive, rare_values
+from sbc_sql.privacy.criteria import rule_of
 
 
 def synthetic(n: int, seed: int = 0, numerics: int = 2) -> QIData:
@@ -50,7 +53,7 @@ def spread_labels(data: QIData, job: BlockJob, cut: distributed.Cuts) -> np.ndar
     classes = {}
     for b in np.unique(block):
         rows = np.flatnonzero(block == b)  # position order
-        local[rows] = distributed.cluster_block(job, data.take(rows))
+        local[rows] = distributed.cluster_block(job, data.take(rows))[0]
         classes[int(b)] = int(local[rows].max()) + 1
     first = distributed.offsets(classes)
     return np.array([lab + first[int(b)] if lab >= 0 else -1 for lab, b in zip(local, block, strict=True)])
@@ -115,3 +118,70 @@ def test_one_block_needs_no_cuts_and_offsets_number_classes_in_block_order() -> 
     assert cut.n_blocks == 1
     assert (distributed.block_ids(data, cut) == 0).all()
     assert distributed.offsets({2: 4, 0: 3, 5: 1}) == {0: 0, 2: 3, 5: 7}
+
+
+# ---- criteria and limits: the rows the blocks leave, placed per group of blocks ----
+
+
+def with_diagnosis(data: QIData, seed: int = 2) -> QIData:
+    """A sensitive column that follows the first QI nine times in ten (blocks of alike rows
+    lack the other values), counted over the whole table."""
+    rng = np.random.default_rng(seed)
+    first = np.nan_to_num(data.columns[0], nan=45.0)
+    by_first = np.digitize(first, [35, 45, 55]).astype(np.int32)
+    codes = np.where(rng.random(data.n_rows) < 0.9, by_first, rng.integers(0, 4, data.n_rows)).astype(
+        np.int32
+    )
+    sens = Sensitive(("dx",), (codes,), (np.bincount(codes, minlength=4).astype(np.int64),), (False,))
+    return dataclasses.replace(data, sensitive=sens)
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same rows suppressed and the same rows together, whatever the ids."""
+    if not np.array_equal(a < 0, b < 0):
+        return False
+    kept = a >= 0
+    pairs = np.unique(np.stack([a[kept], b[kept]], axis=1), axis=0)
+    return len(pairs) == len(np.unique(a[kept])) == len(np.unique(b[kept]))
+
+
+def test_a_group_places_the_rows_its_blocks_left_as_one_process_places_a_tables() -> None:
+    data = with_diagnosis(synthetic(6_000))
+    rule = rule_of(t_closeness=0.2)
+    job = BlockJob(5, rule=rule)
+    # block mode's blocks and classes in one process, then its step across blocks
+    labels = blocks.blocked(
+        data, 5, block_algorithm(5, rule=rule), block_size=job.size, workers=1, categorical_by="coarse"
+    )
+    assert (labels < 0).sum() > 100  # the blocks leave rows
+    one = labels.copy()
+    pooled, rescued = across_blocks(data, 5, one, rule, None, workers=1)
+    assert pooled + rescued > 0
+    # the same classes named by (origin, label), as the workers hold them, placed as a group
+    origins = np.zeros(data.n_rows, dtype=np.int64)
+    new_origin, new_label, pooled_g, rescued_g = distributed.place_group(job, 1, 0, data, origins, labels)
+    assert (pooled_g, rescued_g) == (pooled, rescued)
+    grouped = np.where(new_label >= 0, new_origin * 10**6 + new_label, -1)
+    assert same_partition(one, grouped)
+    # every class keeps the criterion against the whole table's counts
+    assert rule.classes_ok(one, data.sensitive)[np.unique(one[one >= 0])].all()
+
+
+def test_rounds_of_groups_grow_until_one_holds_the_table_within_the_cap() -> None:
+    rule = rule_of(l_diversity=2)
+    assert distributed.group_levels(BlockJob(5), 1000, 1536) == []  # k alone: no rounds
+    assert distributed.group_levels(BlockJob(5, rule=rule), 1000, 1536) == [8, 64, 170]
+    assert distributed.group_levels(BlockJob(5, rule=rule), 6, 1536) == [8]
+    # blocks of 160,000 rows (k = 1,000): one block a group, one round
+    assert distributed.group_levels(BlockJob(1000, rule=rule), 50, 160_000) == [1]
+
+
+def test_rare_values_from_the_counts_are_those_the_rows_give() -> None:
+    data = with_diagnosis(synthetic(3_000))
+    codes = np.concatenate([data.sensitive.codes[0][:2_990], np.full(10, 4, dtype=np.int32)])
+    sens = Sensitive(("dx",), (codes,), (np.bincount(codes, minlength=5).astype(np.int64),), (False,))
+    rule = rule_of(beta_likeness=1.0)
+    mask, chosen = rare_values(rule, sens, 5, 60)
+    from_counts = distributed.rare_codes(rule, sens.counts, 5, 60)
+    assert [(s, v, f) for s, v, f in from_counts] == [(0, v, f) for _, v, f in chosen] and chosen
+    assert np.array_equal(mask, sens.codes[0] == from_counts[0][1])

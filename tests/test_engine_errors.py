@@ -5,13 +5,11 @@ without their categories; a query Ctrl-C stopped comes back as KeyboardInterrupt
 
 from __future__ import annotations
 
-import os
-import signal
-import threading
 from pathlib import Path
 
 import duckdb
 import pytest
+from helpers import ctrl_c_after
 
 from sbc_sql import engines
 from sbc_sql.engines.duckdb_messages import display_type, explain, redact
@@ -253,7 +251,7 @@ def test_driver_errors_become_engine_errors_at_the_boundary(con):
 
 def test_a_query_stopped_by_ctrl_c_is_a_keyboard_interrupt(con):
     engine = engines.connect(con)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer = ctrl_c_after(0.3)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pytest
-from helpers import checkout_env, file_catalog, pg_rows
+from helpers import checkout_env, ctrl_c_after, file_catalog, pg_rows
 from strategies import data_from_arrays
 
 from sbc_sql.cluster import blocks
@@ -83,7 +83,7 @@ def test_a_stop_flag_ends_the_blocks_running_and_cancels_the_rest():
 
 def test_ctrl_c_reaches_a_kernel_in_the_main_thread():
     data = synthetic(60_000)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer = ctrl_c_after(0.3)
     timer.start()
     started = time.perf_counter()
     try:
@@ -530,7 +530,7 @@ def test_ctrl_c_cancels_a_long_spark_statement_and_the_next_one_gets_its_own_ans
 
     engine = SparkEngine(spark)
     tracker = spark.sparkContext.statusTracker()
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer = ctrl_c_after(1.0)
     try:
         timer.start()
         started = time.perf_counter()

@@ -3,11 +3,14 @@
 Numerics become float64 (NULL: NaN); categoricals become int32 codes by Arrow's vectorized
 lookup against the sorted domain the statistics read (NULL: the code after the domain's).
 A :class:`Decoder` carries what decoding needs and pickles, so that rows decoded apart
-(Spark's workers, block mode) compare as in one table.
+(Spark's workers, block mode) compare as in one table: with privacy criteria, the sensitive
+columns too, and with a target its labels, each as value codes against the whole table's
+sorted values with their counts (:class:`Coded`), which the driver reads with SQL aggregates.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +21,34 @@ from ..arrays import to_numpy
 from ..errors import InputError
 from ..model import Column
 from .model import QIData
+from .sensitive import Sensitive
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A column turned into value codes wherever its rows arrive: 0 .. m - 1 in the order
+    of its non-NULL ``values`` (sorted), NULL last, as :class:`.sensitive.Sensitive` and
+    ``QIData.target`` take them; ``counts`` holds each code's rows in the whole table (the
+    NULLs' last, when it holds any). The driver reads both with one aggregate; they ship
+    to the workers with the decoder, never the rows."""
+
+    column: Column
+    values: pa.Array
+    counts: np.ndarray
+
+    def codes(self, arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The value codes of ``arr`` (NULL: the code after the values')."""
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.cast(arr.type.value_type)
+        idx = pc.index_in(arr, value_set=self.values)
+        if idx.null_count != arr.null_count:
+            raise InputError(
+                f"column '{self.column.name}' ({self.column.type}) changed while it was read: "
+                f"{idx.null_count - arr.null_count} value(s) are not among those its counts found"
+            )
+        return to_numpy(idx, np.int32, fill=len(self.values))
 
 
 @dataclass(frozen=True)
@@ -32,6 +63,33 @@ class Decoder:
     hi: tuple[float, ...]
     cardinality: tuple[int, ...]
     weights: tuple[float, ...]
+    #: the sensitive columns the criteria weigh, pulled after the QIs (none without criteria)
+    sensitive: tuple[Coded, ...] = ()
+    #: the target's labels (--target), pulled after the sensitive columns unless it is one
+    target: Coded | None = None
+
+    @property
+    def extra(self) -> tuple[Coded, ...]:
+        """The coded columns of the pull, after the QIs: the sensitive ones, then the
+        target unless it is one of them."""
+        names = {c.column.name for c in self.sensitive}
+        tail = () if self.target is None or self.target.column.name in names else (self.target,)
+        return (*self.sensitive, *tail)
+
+    @property
+    def extra_columns(self) -> tuple[Column, ...]:
+        """The columns of :attr:`extra`, as the pull reads them after the QIs."""
+        return tuple(c.column for c in self.extra)
+
+    def qis_only(self) -> Decoder:
+        """This decoder without the coded columns (rows of the QIs alone: the sample the
+        blocks are cut from)."""
+        return dataclasses.replace(self, sensitive=(), target=None)
+
+    def codes(self, batch: pa.RecordBatch | pa.Table) -> tuple[np.ndarray, ...]:
+        """The codes of each column of :attr:`extra` in a batch of the pull's rows."""
+        at = 1 + len(self.qis)
+        return tuple(c.codes(batch.column(at + j)) for j, c in enumerate(self.extra))
 
     def column(self, batch: pa.RecordBatch | pa.Table, i: int) -> np.ndarray:
         """QI i of a batch of the pull's rows (row id first): numbers as float64, NULL NaN;
@@ -47,9 +105,30 @@ class Decoder:
     def frame(self, batch: pa.RecordBatch | pa.Table) -> QIData:
         """The rows of a batch of the pull's rows as a QIData, positioned by their row ids."""
         row_id = to_numpy(batch.column(0), np.int64)
-        return self.data(tuple(self.column(batch, i) for i in range(len(self.qis))), row_id)
+        columns = tuple(self.column(batch, i) for i in range(len(self.qis)))
+        return self.data(columns, row_id, self.codes(batch))
 
-    def data(self, columns: tuple[np.ndarray, ...], row_id: np.ndarray) -> QIData:
+    def data(
+        self, columns: tuple[np.ndarray, ...], row_id: np.ndarray, codes: tuple[np.ndarray, ...] = ()
+    ) -> QIData:
+        """The rows as a QIData; ``codes``: those of :attr:`extra`, in its order (the
+        sensitive columns' and the target's), or none."""
+        sensitive = target = None
+        if codes:
+            n = len(self.sensitive)
+            sensitive = (
+                Sensitive(
+                    tuple(c.column.name for c in self.sensitive),
+                    tuple(codes[:n]),
+                    tuple(c.counts for c in self.sensitive),
+                    tuple(c.column.kind == "numeric" for c in self.sensitive),
+                )
+                if n
+                else None
+            )
+            if self.target is not None:
+                j = [c.column.name for c in self.extra].index(self.target.column.name)
+                target = codes[j]
         return QIData(
             names=tuple(c.name for c in self.qis),
             numeric=tuple(c.kind == "numeric" for c in self.qis),
@@ -59,6 +138,8 @@ class Decoder:
             cardinality=self.cardinality,
             weights=self.weights,
             position=row_id,
+            sensitive=sensitive,
+            target=target,
         )
 
 

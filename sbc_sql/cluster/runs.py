@@ -54,6 +54,8 @@ class ClusterRun:
     #: the engine clustered the rows in its own workers and keeps each row's class as this
     #: table (row_id, eq_class); ``labels`` is then empty
     table: str | None = None
+    #: with ``table``: the rows suppressed per reason (REASONS' names), counted there
+    suppressed: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,28 @@ def rejoin_unplaced(run: ClusterRun, data: QIData, rule: Rule, budget: int) -> C
     return run
 
 
+def check_counted(count: int, n: int, k: int, rule: Rule | None, limits: Limits | None, share: float) -> None:
+    """:func:`check_budget` (criteria) or :func:`check_limits_budget` (limits alone) from
+    the count of rows suppressed alone, where the rows are not here (an engine's workers
+    clustered them)."""
+    budget = suppression_budget(share, n)
+    if count <= budget:
+        return
+    need = share_needed(count, n)
+    if rule is None or not rule.active:
+        if limits is None:
+            return
+        raise _limits_error(count, n, k, limits, share, budget, need)
+    hint = f"give --max-suppression {need:g}"
+    beta = rule.find("beta")
+    if beta is not None:
+        hint += f" or --beta-likeness {beta.threshold * 2:g}"
+    raise InputError(
+        f"{count:,} rows ({count / n:.2%}) cannot be placed in classes that keep {rule.describe()}, "
+        f"above --max-suppression {share:g} ({budget:,} rows): {hint}"
+    )
+
+
 def check_budget(run: ClusterRun, data: QIData, rule: Rule, budget: int, share: float) -> None:
     """More rows suppressed than ``--max-suppression`` allows is an error naming the value
     most of them hold (by its column and frequency rank, never the value itself), the class
@@ -273,10 +297,16 @@ def check_limits_budget(run: ClusterRun, data: QIData, k: int, options: ClusterO
     if count <= budget:
         return
     need = share_needed(count, n)
-    raise InputError(
+    raise _limits_error(count, n, k, options.limits, options.max_suppression, budget, need)
+
+
+def _limits_error(
+    count: int, n: int, k: int, limits: Limits, share: float, budget: int, need: float
+) -> InputError:
+    return InputError(
         f"{count:,} rows ({count / n:.2%}) fit no class of k={k} rows within "
-        f"{describe_limits(options.limits)}, "
-        f"above --max-suppression {options.max_suppression:g} ({budget:,} rows): give wider limits, "
+        f"{describe_limits(limits)}, "
+        f"above --max-suppression {share:g} ({budget:,} rows): give wider limits, "
         f"a smaller k or --max-suppression {need:g}"
     )
 

@@ -42,7 +42,7 @@ from ..sql.templates import ident
 
 if TYPE_CHECKING:
     from ..cluster.decode import Decoder
-    from ..cluster.distributed import BlockJob
+    from ..cluster.distributed import BlockJob, Clustered
 
 Statement = exp.Expression | str
 Params = Mapping[str, Any] | None
@@ -352,11 +352,21 @@ class Engine(ABC):
     def limit_memory(self, size: str) -> None:
         """Cap the engine's memory at ``size`` (already validated, e.g. '2GB')."""
 
-    def cluster_blocks(self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> str:
-        """Cluster the rows of the query ``rows`` (the pull's: row id, then the QIs) in the
-        default's blocks, in the engine's own workers, and keep each row's class as the
-        table ``name`` (row_id, eq_class; dropped with :meth:`discard`). Returns a line that
-        says how. Only an engine whose ``capabilities.cluster_blocks`` says so has it."""
+    def collect_limit(self) -> tuple[int, str] | None:
+        """The most bytes a run may bring from the engine's workers into this process, and
+        the setting that says so, for an engine that clusters in workers of its own (a run
+        clustered in this process pulls every row here); None: no limit."""
+        return None
+
+    def cluster_blocks(
+        self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str
+    ) -> Clustered:
+        """Cluster the rows of the query ``rows`` (the pull's: row id, the QIs, then the
+        decoder's coded columns) in the default's blocks, in the engine's own workers, with
+        the job's criteria and limits, and keep each row's class as the table ``name``
+        (row_id, eq_class; dropped with :meth:`discard`). Returns a line that says how and
+        the rows suppressed per reason. Only an engine whose ``capabilities.cluster_blocks``
+        says so has it."""
         raise NotImplementedError(f"the {self.name} engine clusters in this process")
 
     @contextlib.contextmanager

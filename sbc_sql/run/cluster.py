@@ -15,11 +15,9 @@ from dataclasses import dataclass
 
 from .. import plan as planning
 from ..cluster import registry
-from ..cluster.limits import Limits
 from ..cluster.registry import ClusterRun, run_clustering
-from ..stages.verify import MICROS_PER_DAY
 from .lines import COMPILING, Log, Progress
-from .prepare import Prepared
+from .prepare import Prepared, cluster_limits
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,18 +27,6 @@ class Clustering:
 
     plan: planning.Plan
     run: ClusterRun | None
-
-
-def cluster_limits(plan: planning.Plan) -> Limits:
-    """The plan's per-column limits in the clustering's units (a timestamp's width, given in
-    days, in microseconds; a date's stays in days, a number's in its own units)."""
-    temporal = {c.name: c.temporal for c in plan.columns}
-    scale = {n: float(MICROS_PER_DAY) for n in plan.options.max_width if temporal.get(n) == "timestamp"}
-    return Limits(
-        {n: w * scale.get(n, 1.0) for n, w in plan.options.max_width.items()},
-        dict(plan.options.max_values),
-        scale,
-    )
 
 
 def cluster(prepared: Prepared, *, progress: Progress | None = None, log: Log | None = None) -> Clustering:

@@ -23,13 +23,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import plan as planning
-from ..cluster import registry
+from ..cluster import distributed, registry
 from ..cluster.background.options import BackgroundOptions
 from ..cluster.baselines.fulldomain import Hierarchy
 from ..cluster.distributed import BlockJob
+from ..cluster.limits import Limits
 from ..cluster.model import QIData
 from ..cluster.registry import ClusterRun
+from ..cluster.runs import DEFAULT_TARGET_WEIGHT, check_counted, suppression_budget
 from ..cluster.sbca_plus.algorithm import MAX_LABELS
+from ..cluster.sensitive import Sensitive
 from ..engines.base import Engine, drop_table_sql
 from ..errors import InputError, OutputExistsError
 from ..hierarchies import HierarchySpec
@@ -39,6 +42,7 @@ from ..model import CsvOptions
 from ..plan import determinants
 from ..privacy.criteria import check_sensitive
 from ..stages import pull, stats
+from ..stages.verify import MICROS_PER_DAY
 from .inputs import release_owners
 from .lines import Log, warnings_only
 
@@ -331,6 +335,8 @@ def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> Prepared:
     if engine.dry:
         engine.show(pull.pull_sql(plan, engine.row_id("s"), sensitive))
     else:
+        extra = len(sensitive) + (1 if plan.target is not None and plan.target not in sensitive else 0)
+        _check_collect(engine, plan, prepared.stats.n_rows, len(plan.qis) + extra)
         data, row_id = pull.pull(engine, plan, prepared.stats, sensitive=sensitive, target=plan.target)
         prepared = dataclasses.replace(prepared, arrays=Arrays(data), row_id=row_id)
         labels = data.n_labels
@@ -351,38 +357,147 @@ def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> Prepared:
 
 def in_workers(engine: Engine, plan: planning.Plan) -> bool:
     """Whether the engine clusters this run's rows in its own workers: the default's block
-    mode on k alone (criteria and background knowledge weigh the whole table's
-    distribution, and the other algorithms are not cut in blocks, so those run here)."""
+    mode, with the criteria, the per-column limits and the target too (their whole-table
+    facts ship with the job). Background knowledge, exact mode and the other algorithms
+    cluster the whole table at once, so those run here, on rows pulled here
+    (:func:`_check_collect` bounds them)."""
     options = plan.options
     return (
         engine.capabilities.cluster_blocks
         and not engine.dry
         and options.algorithm == registry.DEFAULT
         and options.mode in ("auto", "blocks")
-        and not options.criteria.asked
         and not options.background.asked
-        and not (options.max_width or options.max_values)
-        and options.target is None
+    )
+
+
+#: bytes a pulled value takes at least (a row id, a number, a category's code or a short
+#: string), what the estimate of a collect counts per value
+PULLED_VALUE_BYTES = 8
+
+
+def _check_collect(engine: Engine, plan: planning.Plan, n_rows: int, columns: int) -> None:
+    """A run that clusters in this process on an engine that clusters in workers of its own
+    (Spark) pulls every row through the engine's driver: refused, with one line that says
+    why it runs here, what it would bring and the fix, when its rows would exceed what the
+    engine lets a collect bring (:meth:`Engine.collect_limit`; Spark would fail it itself,
+    after the work, with a message of its own)."""
+    limit = engine.collect_limit() if engine.capabilities.cluster_blocks else None
+    if limit is None:
+        return
+    size, setting = limit
+    need = n_rows * (1 + columns) * PULLED_VALUE_BYTES
+    if need <= size:
+        return
+    options = plan.options
+    if options.background.asked:
+        why = "background knowledge"
+    elif options.algorithm != registry.DEFAULT:
+        why = f"--algorithm {options.algorithm}"
+    else:
+        why = f"--mode {options.mode}"
+    raise InputError(
+        f"{why} clusters the whole table in the {engine.name} engine's driver: its {n_rows:,} rows "
+        f"would bring at least {need / 2**20:,.0f} MiB there, above {setting}; run the default "
+        f"algorithm in block mode (--mode auto or blocks), which clusters in the workers, or "
+        f"raise the limit (--spark-conf spark.driver.maxResultSize=...) on a driver with the memory"
     )
 
 
 def _cluster_in_workers(prepared: Prepared, log: Log | None) -> Prepared:
-    """The default's blocks clustered in the engine's workers; the labels stay there."""
+    """The default's blocks clustered in the engine's workers, with the criteria, the
+    per-column limits and the target: the sensitive columns' and the target's values are
+    counted over the whole table here (one aggregate each) and ship with the job; the rows
+    stay in the engine, and so do the labels."""
     engine, plan = prepared.engine, prepared.plan
     options = plan.options
-    job = BlockJob(plan.k, options.block_rows, options.leftover)
-    name = f"sbc_labels_{secrets.token_hex(4)}"
-    rows = pull.pull_sql(plan, engine.row_id("s"))
     n_rows = prepared.stats.n_rows
+    criteria = options.criteria
+    rule = criteria.rule() if criteria.asked else None
+    rule = rule if rule is not None and rule.active else None
+    limits: Limits | None = cluster_limits(plan)
+    limits = limits if limits is not None and limits.active else None
+    sensitive = tuple(plan.sensitive) if rule is not None else ()
+    target = plan.target
+    t = time.perf_counter()
+    decoder = pull.coded_decoder(engine, plan, prepared.stats, sensitive, target)
+    if target is not None and decoder.target is not None:
+        labels = len(decoder.target.counts)
+        if labels > MAX_LABELS:
+            raise InputError(
+                f"--target '{target.name}' has {labels:,} distinct values, above the "
+                f"{MAX_LABELS} labels a class is kept pure on; a target is a label to predict: "
+                "give a column of classes (e.g. an income band rather than the income)"
+            )
+    rare: list[tuple[int, int, int]] = []
+    budget = suppression_budget(options.max_suppression, n_rows)
+    if rule is not None:
+        counts = tuple(c.counts for c in decoder.sensitive)
+        facts = Sensitive(
+            tuple(c.column.name for c in decoder.sensitive),
+            tuple(np.zeros(0, dtype=np.int32) for _ in counts),
+            counts,
+            tuple(c.column.kind == "numeric" for c in decoder.sensitive),
+        )
+        problems = rule.check_feasible(facts)
+        if problems:
+            raise InputError(problems[0])
+        if registry.get(registry.DEFAULT).presuppress:
+            rare = distributed.rare_codes(rule, counts, plan.k, budget)
+    prepared.stage("stats", t)
+    weight = DEFAULT_TARGET_WEIGHT if options.target_weight is None else options.target_weight
+    job = BlockJob(
+        plan.k,
+        options.block_rows,
+        options.leftover,
+        rule,
+        limits,
+        weight if target is not None else 0.0,
+        tuple((s, v) for s, v, _ in rare),
+    )
+    name = f"sbc_labels_{secrets.token_hex(4)}"
+    rows = pull.pull_sql(plan, engine.row_id("s"), decoder.extra_columns)
     if log is not None:
         log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
     t = time.perf_counter()
-    detail = engine.cluster_blocks(rows, pull.decoder_of(plan, prepared.stats), job, n_rows, name)
+    clustered = engine.cluster_blocks(rows, decoder, job, n_rows, name)
     prepared.stage("cluster", t)
-    run = ClusterRun(np.zeros(0, dtype=np.int64), registry.DEFAULT, "blocks", detail, table=name)
+    chosen = tuple((decoder.sensitive[s].column.name, v, forced) for s, v, forced in rare)
+    run = ClusterRun(
+        np.zeros(0, dtype=np.int64),
+        registry.DEFAULT,
+        "blocks",
+        clustered.detail,
+        rare=chosen,
+        table=name,
+        suppressed=dict(clustered.suppressed),
+    )
     if log is not None:
         log(f"clustering: {run.algorithm}, {run.mode} mode ({run.detail})")
-    return dataclasses.replace(prepared, workers=run)
+        for column, _, forced in chosen:
+            log(
+                f"a value of '{column}' forces classes of at least {forced:,} rows under "
+                "beta-likeness: its rows are suppressed"
+            )
+    prepared = dataclasses.replace(prepared, workers=run)
+    try:
+        check_counted(sum(run.suppressed.values()), n_rows, plan.k, rule, limits, options.max_suppression)
+    except BaseException:
+        engine.discard(name)
+        raise
+    return prepared
+
+
+def cluster_limits(plan: planning.Plan) -> Limits:
+    """The plan's per-column limits in the clustering's units (a timestamp's width, given in
+    days, in microseconds; a date's stays in days, a number's in its own units)."""
+    temporal = {c.name: c.temporal for c in plan.columns}
+    scale = {n: float(MICROS_PER_DAY) for n in plan.options.max_width if temporal.get(n) == "timestamp"}
+    return Limits(
+        {n: w * scale.get(n, 1.0) for n, w in plan.options.max_width.items()},
+        dict(plan.options.max_values),
+        scale,
+    )
 
 
 def _check_determinants(engine: Engine, plan: planning.Plan, st: stats.Stats, say: Log) -> None:

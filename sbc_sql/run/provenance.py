@@ -23,6 +23,8 @@ _COUNTS = ("rows", "released", "suppressed", "classes")
 
 def suppressed_by(run: ClusterRun | None) -> dict[str, int]:
     """Suppressed rows per reason, from the algorithm's reasons."""
+    if run is not None and run.table is not None:
+        return dict(run.suppressed)
     if run is None or run.reasons is None:
         return {}
     codes, counts = np.unique(run.reasons[run.labels < 0], return_counts=True)

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import to_numpy
-from ..cluster.decode import Decoder
+from ..cluster.decode import Coded, Decoder
 from ..cluster.model import QIData
 from ..cluster.sensitive import Sensitive
 from ..engines.base import Engine
@@ -95,6 +95,45 @@ def decoder_of(plan: Plan, stats: Stats) -> Decoder:
         tuple(stats.hi.get(c.name, float("nan")) for c in qis),
         tuple(0 if c.kind == "numeric" else stats.cardinality(c.name) for c in qis),
         plan.weights,
+    )
+
+
+def coded(engine: Engine, plan: Plan, column: Column) -> Coded:
+    """The whole table's values of ``column``, as the pull reads them, sorted (NULL last)
+    with their counts: one aggregate in the engine, whose few rows (one per value) are all
+    that reach this process. The codes are those :func:`pull` gives the column
+    (:func:`_sensitive`): the same values in the same order."""
+    value = (
+        as_number(ref(column.name), column)
+        if column.kind == "numeric"
+        else as_category(ref(column.name), column)
+    )
+    table = engine.fetch_arrow(render("eval_value_counts", original=plan.source.name, value=value))
+    values = table.column(0).combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    counts = to_numpy(table.column(1), np.int64)
+    valid = values.is_valid()
+    kept = values.filter(valid)
+    order = pc.sort_indices(kept)
+    sorted_counts = to_numpy(pa.array(counts).filter(valid).take(order), np.int64)
+    nulls = int(counts[~np.asarray(valid.to_numpy(zero_copy_only=False), dtype=bool)].sum())
+    if nulls:
+        sorted_counts = np.append(sorted_counts, nulls)
+    return Coded(column, kept.take(order), sorted_counts.astype(np.int64))
+
+
+def coded_decoder(
+    engine: Engine, plan: Plan, stats: Stats, sensitive: Sequence[Column] = (), target: Column | None = None
+) -> Decoder:
+    """:func:`decoder_of` with the sensitive columns and the target coded against the whole
+    table's values (:func:`coded`), for rows decoded apart (Spark's workers): the pull
+    (:func:`pull_sql`) then reads them after the QIs, in :attr:`Decoder.extra`'s order."""
+    codes = {c.name: coded(engine, plan, c) for c in (*sensitive, *([target] if target else []))}
+    return dataclasses.replace(
+        decoder_of(plan, stats),
+        sensitive=tuple(codes[c.name] for c in sensitive),
+        target=None if target is None else codes[target.name],
     )
 
 

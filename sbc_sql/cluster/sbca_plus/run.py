@@ -120,7 +120,19 @@ def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress |
         f"of the coarse order, {threads(options.workers)}, {compiled.engine()} kernels"
     )
     if rule is not None or limits is not None:
-        detail += _across_blocks(data, k, labels, rule, limits, options, stop)
+        pooled, rescued = across_blocks(
+            data,
+            k,
+            labels,
+            rule,
+            limits,
+            leftover=options.leftover,
+            block_rows=options.block_rows,
+            target_weight=options.target_weight,
+            workers=options.workers,
+            stop=stop,
+        )
+        detail += across_detail(pooled, rescued)
     return ClusterRun(labels, "sbca", "blocks", detail, reasons=_unplaced(labels, rule, limits))
 
 
@@ -145,28 +157,34 @@ def pooled_strata(data: QIData, k: int, size: int, rule: Rule | None) -> np.ndar
     return data.sensitive.strata(len(block_bounds(data.n_rows, k, size)) - 1)
 
 
-def _across_blocks(
+def across_blocks(
     data: QIData,
     k: int,
     labels: np.ndarray,
     rule: Rule | None,
     limits: Limits | None,
-    options: ClusterOptions,
-    stop: np.ndarray,
-) -> str:
+    *,
+    leftover: str = "nearest",
+    block_rows: int | None = None,
+    target_weight: float = 0.0,
+    workers: int | None = None,
+    stop: np.ndarray | None = None,
+) -> tuple[int, int]:
     """Place the rows block mode's blocks left (in ``labels``, in place): a block's rows
     are not the input's distribution, so the rows of its over-represented values may find
     no class there (and a row at a block's edge may find no class within the per-column
     limits). Pooled over the blocks they are clustered again, in blocks of the
     same size (at most :data:`POOLED_ROUNDS` rounds, while a round places rows; cut by
     sensitive value too where the criteria compare classes with the input's distribution,
-    see :func:`pooled_strata`); then each
-    row still left joins a class of the table where the criteria survive
-    (:func:`.rescue.rescue`). Returns what was done, for the run's detail line."""
-    size = options.block_rows or default_block_rows(k)
-    algorithm = block_algorithm(
-        k, options.leftover, options.block_rows, stop, rule, limits, options.target_weight
-    )
+    see :func:`pooled_strata`); then each row still left joins a class of ``labels`` where
+    the criteria survive (:func:`.rescue.rescue`). ``data`` is the whole table in one
+    process, or a group of consecutive blocks in Spark's workers
+    (:mod:`sbc_sql.engines.spark.blocks`); the new classes take the ids after the largest of
+    ``labels``. Returns the rows clustered together and the rows placed in other blocks'
+    classes (:func:`across_detail`)."""
+    stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
+    size = block_rows or default_block_rows(k)
+    algorithm = block_algorithm(k, leftover, block_rows, stop, rule, limits, target_weight)
     pooled = 0
     for _ in range(POOLED_ROUNDS):
         left = np.flatnonzero(labels < 0)
@@ -178,7 +196,7 @@ def _across_blocks(
             k,
             algorithm,
             block_size=size,
-            workers=options.workers,
+            workers=workers,
             categorical_by="coarse",
             stop=stop,
             strata=pooled_strata(pool, k, size, rule),
@@ -189,6 +207,11 @@ def _across_blocks(
         labels[left[placed]] = sub[placed] + int(labels.max()) + 1
         pooled += int(placed.sum())
     rescued = rescue(data, labels, rule, limits)
+    return pooled, rescued
+
+
+def across_detail(pooled: int, rescued: int) -> str:
+    """What :func:`across_blocks` did, for the run's detail line."""
     parts = [f"{pooled:,} row(s) the blocks left clustered together"] if pooled else []
     parts += [f"{rescued:,} placed in other blocks' classes"] if rescued else []
     return "".join(f"; {p}" for p in parts)

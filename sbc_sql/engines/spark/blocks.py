@@ -10,9 +10,20 @@ per block) and cuts it into the blocks' starts. Then, in the workers, with ``map
 2. the rows are shuffled by block, sorted by block and row id, and each block is gathered
    from the stream and clustered (:func:`cluster_batches`): memory in a worker is one
    block's, whatever the table's size;
-3. only (row id, block, class in the block) come back; each block's first class id comes
-   from the blocks' counts of classes, and the labels are kept as a cached view the
-   release's statements join.
+3. with privacy criteria or per-column limits, the rows the blocks left are placed in rounds
+   of groups of consecutive blocks (:func:`place_batches`,
+   :func:`..cluster.distributed.place_group`): only the groups that hold such rows are
+   shuffled, each gathered whole in one task, memory one group's (at most
+   :data:`..cluster.distributed.GROUP_ROWS` rows); the rows still left after the last round
+   are suppressed (``unplaced``);
+4. each class's first id comes from the counts of classes of each block (and group), the
+   labels are kept as a cached view the release's statements join, and the suppressed rows
+   are counted per reason.
+
+The sensitive columns and the target arrive as value codes against the whole table's sorted
+values and counts, which the driver read with one aggregate per column and which ship in the
+:class:`..cluster.decode.Decoder`: the driver holds the table's facts and a sample of its
+QIs, never its rows.
 
 The functions the workers run are this module's, imported there (sbc-sql must be installed
 in the workers' Python, which also keeps the compiled kernels' cache), and take the
@@ -23,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,7 +42,8 @@ import pyarrow as pa
 
 from ...arrays import to_numpy
 from ...cluster import distributed
-from ...cluster.distributed import BlockJob, Cuts
+from ...cluster.distributed import BlockJob, Clustered, Cuts
+from ...cluster.sensitive import REASON_CODES, REASONS
 
 if TYPE_CHECKING:
     from ...cluster.decode import Decoder
@@ -42,17 +54,27 @@ PARTITION_ROWS = 100_000
 
 
 def keyed_schema(decoder: Decoder) -> pa.Schema:
-    """The keyed rows: block, row id, then each QI decoded (numbers, or category codes)."""
+    """The keyed rows: block, row id, then each QI decoded (numbers, or category codes),
+    then the codes of the sensitive columns and the target (:attr:`Decoder.extra`)."""
     qis = [
         pa.field(f"q{i}", pa.float64() if c.kind == "numeric" else pa.int32())
         for i, c in enumerate(decoder.qis)
     ]
-    return pa.schema([pa.field("block", pa.int32()), pa.field("row_id", pa.int64()), *qis])
+    extra = [pa.field(f"s{j}", pa.int32()) for j in range(len(decoder.extra))]
+    return pa.schema([pa.field("block", pa.int32()), pa.field("row_id", pa.int64()), *qis, *extra])
 
 
-LABELS = pa.schema(
-    [pa.field("row_id", pa.int64()), pa.field("block", pa.int32()), pa.field("label", pa.int64())]
-)
+def labelled_schema(decoder: Decoder) -> pa.Schema:
+    """The keyed rows with their class, (origin, label) (-1: none yet), and the reason code
+    of a row without one."""
+    return pa.schema(
+        [
+            *keyed_schema(decoder),
+            pa.field("origin", pa.int64()),
+            pa.field("label", pa.int64()),
+            pa.field("reason", pa.int32()),
+        ]
+    )
 
 
 def spark_schema(schema: pa.Schema) -> str:
@@ -71,70 +93,124 @@ def key_batches(decoder: Decoder, cut: Cuts, batches: Iterator[pa.RecordBatch]) 
         block = distributed.block_ids(data, cut)
         arrays = [pa.array(block, pa.int32()), pa.array(data.position, pa.int64())]
         arrays += [pa.array(c) for c in data.columns]
+        arrays += [pa.array(c, pa.int32()) for c in decoder.codes(batch)]
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _units(
+    key: Callable[[np.ndarray], np.ndarray], batches: Iterator[pa.RecordBatch]
+) -> Iterator[tuple[int, pa.Table]]:
+    """The rows of a partition sorted by unit (``key`` of the block column) gathered into one
+    table per unit, one at a time."""
+    pending: list[pa.RecordBatch] = []
+    current: int | None = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        unit = key(to_numpy(batch.column(0), np.int32))
+        changes = np.flatnonzero(np.diff(unit)) + 1
+        for start, end in zip([0, *changes], [*changes, len(unit)], strict=True):
+            u = int(unit[start])
+            if current is not None and u != current:
+                yield current, pa.Table.from_batches(pending).combine_chunks()
+                pending = []
+            current = u
+            pending.append(batch.slice(start, end - start))
+    if current is not None and pending:
+        yield current, pa.Table.from_batches(pending).combine_chunks()
+
+
+def _rows(
+    decoder: Decoder, rows: pa.Table
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The row ids, the QI columns and the codes of keyed (or labelled) rows."""
+    row_id = to_numpy(rows.column(1), np.int64)
+    n = len(decoder.qis)
+    columns = tuple(
+        to_numpy(rows.column(2 + i), np.float64 if c.kind == "numeric" else np.int32)
+        for i, c in enumerate(decoder.qis)
+    )
+    codes = tuple(to_numpy(rows.column(2 + n + j), np.int32) for j in range(len(decoder.extra)))
+    return row_id, columns, codes
+
+
+def _labelled(
+    decoder: Decoder, rows: pa.Table, origin: np.ndarray, label: np.ndarray, reason: np.ndarray
+) -> pa.RecordBatch:
+    width = len(keyed_schema(decoder))
+    arrays = [rows.column(i).combine_chunks() for i in range(width)]
+    arrays += [pa.array(origin, pa.int64()), pa.array(label, pa.int64()), pa.array(reason, pa.int32())]
+    return pa.RecordBatch.from_arrays(arrays, schema=labelled_schema(decoder))
 
 
 def cluster_batches(
     decoder: Decoder, job: BlockJob, batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
     """Each block of a partition sorted by block and row id, gathered from the stream and
-    clustered (run in the workers)."""
-    pending: list[pa.RecordBatch] = []
-    current: int | None = None
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        block = to_numpy(batch.column(0), np.int32)
-        changes = np.flatnonzero(np.diff(block)) + 1
-        for start, end in zip([0, *changes], [*changes, len(block)], strict=True):
-            b = int(block[start])
-            if current is not None and b != current:
-                yield _cluster(decoder, job, current, pending)
-                pending = []
-            current = b
-            pending.append(batch.slice(start, end - start))
-    if current is not None and pending:
-        yield _cluster(decoder, job, current, pending)
+    clustered (run in the workers): its rows come back with their class in the block."""
+    for block, rows in _units(lambda b: b, batches):
+        row_id, columns, codes = _rows(decoder, rows)
+        labels, reasons = distributed.cluster_block(job, decoder.data(columns, row_id, codes))
+        origin = np.full(len(row_id), distributed.origin(0, block), np.int64)
+        yield _labelled(decoder, rows, origin, labels, reasons)
 
 
-def _cluster(decoder: Decoder, job: BlockJob, block: int, parts: list[pa.RecordBatch]) -> pa.RecordBatch:
-    rows = pa.Table.from_batches(parts).combine_chunks()
-    row_id = to_numpy(rows.column(1), np.int64)
-    columns = tuple(
-        to_numpy(rows.column(2 + i), np.float64 if c.kind == "numeric" else np.int32)
-        for i, c in enumerate(decoder.qis)
+def place_batches(
+    decoder: Decoder, job: BlockJob, level: int, factor: int, batches: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """Each group of ``factor`` consecutive blocks of a partition sorted by group and row
+    id, gathered from the stream, its left rows placed
+    (:func:`..cluster.distributed.place_group`; run in the workers)."""
+    n = len(keyed_schema(decoder))
+    rare = REASON_CODES["rare_value"]
+    for group, rows in _units(lambda b: b // factor, batches):
+        row_id, columns, codes = _rows(decoder, rows)
+        origin = to_numpy(rows.column(n), np.int64)
+        label = to_numpy(rows.column(n + 1), np.int64)
+        reason = to_numpy(rows.column(n + 2), np.int32).copy()
+        active = np.flatnonzero(reason != rare)
+        data = decoder.data(
+            tuple(c[active] for c in columns), row_id[active], tuple(c[active] for c in codes)
+        )
+        new_origin, new_label, _, _ = distributed.place_group(
+            job, level, group, data, origin[active], label[active]
+        )
+        origin, label = origin.copy(), label.copy()
+        origin[active], label[active] = new_origin, new_label
+        reason[label >= 0] = 0
+        yield _labelled(decoder, rows, origin, label, reason)
+
+
+def _parts(session: Any, units: int, n_rows: int) -> int:
+    return max(
+        1, min(units, max(int(session.sparkContext.defaultParallelism), math.ceil(n_rows / PARTITION_ROWS)))
     )
-    labels = distributed.cluster_block(job, decoder.data(columns, row_id))
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(row_id, pa.int64()),
-            pa.array(np.full(len(row_id), block, np.int32)),
-            pa.array(labels, pa.int64()),
-        ],
-        schema=LABELS,
-    )
 
 
-def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> str:
-    """Cluster the rows of ``frame`` (the pull's query: row id, then the QIs) in blocks in the
-    workers, and keep each row's class as the cached view ``name`` (row_id, eq_class).
-    Returns the run's detail line."""
+def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> Clustered:
+    """Cluster the rows of ``frame`` (the pull's query: row id, the QIs, then the coded
+    columns of the decoder) in blocks in the workers, place the rows the blocks left with
+    criteria or limits, and keep each row's class as the cached view ``name`` (row_id,
+    eq_class). Returns the run's detail line and its suppressed rows per reason."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     fraction = distributed.sample_fraction(job, n_rows)
+    # the sample's QIs alone reach the driver (at most SAMPLE_PER_BLOCK rows a block)
+    qis_only = frame.select(*frame.columns[: 1 + len(decoder.qis)])
     sampled = (
-        frame
+        qis_only
         if fraction >= 1.0
-        else frame.sample(withReplacement=False, fraction=fraction, seed=distributed.SEED)
+        else qis_only.sample(withReplacement=False, fraction=fraction, seed=distributed.SEED)
     )
-    sample = decoder.frame(sampled.toArrow())
+    sample = decoder.qis_only().frame(sampled.toArrow())
     cut = distributed.cuts(job, sample, n_rows)
 
     keyed_type = keyed_schema(decoder)
     keyed = frame.mapInArrow(functools.partial(key_batches, decoder, cut), spark_schema(keyed_type))
     keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
     kept = [keyed]
+    done: list[str] = []
     try:
         counts = {int(b): int(n) for b, n in keyed.groupBy("block").count().collect()}
         moved = distributed.joined(counts, job.k)
@@ -144,21 +220,24 @@ def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: i
                 F.coalesce("joined", "block").cast("int").alias("block"), *keyed_type.names[1:]
             )
         n_blocks = len(counts) - len(moved)
-        parts = max(
-            session.sparkContext.defaultParallelism, min(n_blocks, math.ceil(n_rows / PARTITION_ROWS))
-        )
+        parts = _parts(session, n_blocks, n_rows)
         labelled = (
             keyed.repartition(parts, "block")
             .sortWithinPartitions("block", "row_id")
-            .mapInArrow(functools.partial(cluster_batches, decoder, job), spark_schema(LABELS))
+            .mapInArrow(
+                functools.partial(cluster_batches, decoder, job), spark_schema(labelled_schema(decoder))
+            )
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         kept.append(labelled)
-        found = labelled.groupBy("block").agg(F.max(F.when(F.col("label") >= 0, F.col("label"))).alias("top"))
-        classes = {int(b): (-1 if top is None else int(top)) + 1 for b, top in found.collect()}
-        first = distributed.offsets(classes)
-        starts = session.createDataFrame(list(first.items()), "block int, first long")
-        labels = labelled.join(F.broadcast(starts), "block").select(
+        merged = _merged(counts, moved)
+        labelled, done = _place(session, labelled, decoder, job, merged, n_rows, kept)
+        found = (
+            labelled.where(F.col("label") >= 0).groupBy("origin").agg(F.max("label").alias("top")).collect()
+        )
+        first = distributed.offsets({int(o): int(top) + 1 for o, top in found})
+        starts = session.createDataFrame(list(first.items()) or [(0, 0)], "origin long, first long")
+        labels = labelled.join(F.broadcast(starts), "origin", "left").select(
             "row_id",
             F.when(F.col("label") < 0, F.lit(-1))
             .otherwise(F.col("label") + F.col("first"))
@@ -167,21 +246,82 @@ def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: i
         )
         labels.createOrReplaceTempView(f"`{name}`")
         session.sql(f"CACHE TABLE `{name}`")
+        suppressed = {
+            REASONS[int(r)]: int(c)
+            for r, c in labelled.where(F.col("label") < 0).groupBy("reason").count().collect()
+            if job.across or job.rare
+        }
     finally:
         for frame_kept in kept:
             frame_kept.unpersist()
-    sizes = _sizes(counts, moved)
+    sizes = _sizes(merged)
     sampled_how = "every row" if fraction >= 1.0 else f"a seeded sample of {sample.n_rows:,} rows"
-    return (
+    detail = (
         f"cluster-aware SBCA in {n_blocks:,} block(s) of {sizes} rows of the coarse order "
         f"(cut from {sampled_how}), {parts:,} Spark partition(s)"
     )
+    return Clustered(detail + "".join(f"; {d}" for d in done), suppressed)
 
 
-def _sizes(counts: dict[int, int], moved: dict[int, int]) -> str:
+def _place(
+    session: Any,
+    labelled: Any,
+    decoder: Decoder,
+    job: BlockJob,
+    merged: dict[int, int],
+    n_rows: int,
+    kept: list[Any],
+) -> tuple[Any, list[str]]:
+    """The rounds that place the rows the blocks left (:func:`place_batches`), in groups of
+    :func:`..cluster.distributed.group_levels` blocks: only the groups that hold such rows
+    are gathered, the others keep their rows as they are. Returns the labelled rows after
+    the last round and what each round did."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    done: list[str] = []
+    levels = distributed.group_levels(job, len(merged), max(merged.values(), default=0))
+    rare = REASON_CODES["rare_value"]
+    schema = spark_schema(labelled_schema(decoder))
+    for level, factor in enumerate(levels, start=1):
+        group = F.expr(f"block div {factor}").cast("int")
+        left = labelled.where((F.col("label") < 0) & (F.col("reason") != rare))
+        wanted = [int(g) for (g,) in left.select(group.alias("g")).distinct().collect()]
+        if not wanted:
+            break
+        marks = session.createDataFrame([(g,) for g in wanted], "g int")
+        marked = labelled.withColumn("g", group)
+        inside = marked.join(F.broadcast(marks), "g", "left_semi").drop("g")
+        outside = marked.join(F.broadcast(marks), "g", "left_anti").drop("g")
+        placed = (
+            inside.repartition(_parts(session, len(wanted), n_rows), group)
+            .sortWithinPartitions(group, "row_id")
+            .mapInArrow(functools.partial(place_batches, decoder, job, level, factor), schema)
+        )
+        before = left.count()
+        previous = labelled
+        labelled = outside.unionByName(placed).persist(StorageLevel.MEMORY_AND_DISK)
+        kept.append(labelled)
+        after = labelled.where((F.col("label") < 0) & (F.col("reason") != rare)).count()
+        # the new rows are cached now: the last round's copy goes
+        previous.unpersist()
+        done.append(
+            f"round {level}: {before - after:,} of {before:,} row(s) the blocks left placed in "
+            f"{len(wanted):,} group(s) of {factor:,} block(s)"
+        )
+        if after == 0:
+            break
+    return labelled, done
+
+
+def _merged(counts: dict[int, int], moved: dict[int, int]) -> dict[int, int]:
     merged: dict[int, int] = {}
     for b, n in counts.items():
         to = moved.get(b, b)
         merged[to] = merged.get(to, 0) + n
+    return merged
+
+
+def _sizes(merged: dict[int, int]) -> str:
     lo, hi = min(merged.values(), default=0), max(merged.values(), default=0)
     return f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"

@@ -7,6 +7,7 @@ view with a row id."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from .transaction import SparkTransaction
 
 if TYPE_CHECKING:
     from ...cluster.decode import Decoder
-    from ...cluster.distributed import BlockJob
+    from ...cluster.distributed import BlockJob, Clustered
 
 #: Spark's error classes for two columns whose names differ only in case
 CASE_CONDITIONS = ("COLUMN_ALREADY_EXISTS", "AMBIGUOUS_REFERENCE")
@@ -208,17 +209,26 @@ class SparkEngine(SparkTransaction):
         finally:
             self._drop_view(name)
 
-    def cluster_blocks(self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str) -> str:
+    def collect_limit(self) -> tuple[int, str] | None:
+        """spark.driver.maxResultSize (default 1g; 0: none): Spark refuses a collect above
+        it, after its workers did the work."""
+        given = self.session.sparkContext.getConf().get("spark.driver.maxResultSize", "1g")
+        size = byte_size(given)
+        return None if size <= 0 else (size, f"spark.driver.maxResultSize ({given})")
+
+    def cluster_blocks(
+        self, rows: Statement, decoder: Decoder, job: BlockJob, n_rows: int, name: str
+    ) -> Clustered:
         from . import blocks
 
         self._record(rows)
         sql = self.sql(rows)
         with self._driver("clustering the rows in Spark's workers"):
             try:
-                detail = blocks.cluster(self.session, self._run(sql), decoder, job, n_rows, name)
+                clustered = blocks.cluster(self.session, self._run(sql), decoder, job, n_rows, name)
             finally:
                 self._registered.add(name)
-        return detail
+        return clustered
 
     def discard(self, name: str) -> None:
         self._drop_view(name)
@@ -249,3 +259,12 @@ class SparkEngine(SparkTransaction):
             f"--memory-limit {size.strip()}: Spark's memory is its own setting; give it with "
             "--spark-conf spark.driver.memory=4g (and spark.executor.memory on a cluster)"
         )
+
+
+def byte_size(text: str) -> int:
+    """A Spark size in bytes: a number with an optional unit (b, k, m, g, t, p; kb, mb ...;
+    bytes without one)."""
+    found = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)(?:i?b)?\s*", text.lower())
+    if found is None:
+        return 0
+    return int(found.group(1)) * int(1024 ** "bkmgtp".index(found.group(2) or "b"))
