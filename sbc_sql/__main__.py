@@ -28,7 +28,7 @@ import sys
 import threading
 from types import FrameType
 
-from .errors import INTERRUPTED
+from .errors import INTERRUPTED, SIGNALLED
 from .version import version_line
 
 _stopping = False
@@ -46,7 +46,8 @@ def _forward_sigterm(read: int) -> None:
     """Read the signal numbers Python's C handler writes to the wakeup fd; the first SIGTERM
     (unless Ctrl-C came first) is sent on as SIGINT, so a native wait that cancels on SIGINT
     (the PostgreSQL driver's) cancels on SIGTERM too. Later ones are left to the handler,
-    which ignores them while the clean-up runs."""
+    which ignores them while the clean-up runs. Either signal sets ``errors.SIGNALLED`` at
+    once: a call that fails before the main thread runs the handler failed because of it."""
     while True:
         try:
             received = os.read(read, 64)
@@ -56,6 +57,8 @@ def _forward_sigterm(read: int) -> None:
             return
         if not received:
             return
+        if signal.SIGINT in received or signal.SIGTERM in received:
+            SIGNALLED.set()
         if signal.SIGTERM in received and not _stopping:
             os.kill(os.getpid(), signal.SIGINT)
             return

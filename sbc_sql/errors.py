@@ -6,9 +6,15 @@ Messages name tables, columns and counts, never cell values: the data is private
 from __future__ import annotations
 
 import re
+import threading
 
 #: what an interrupted command says (the entry point and the command line alike)
 INTERRUPTED = "Interrupted; nothing was written."
+#: set in the command's process the moment Ctrl-C or SIGTERM arrives, by a thread that does
+#: not wait for the main thread to run Python again (:mod:`sbc_sql.__main__`): an engine's
+#: call that fails after it (a Spark driver whose workers the signal to the process group
+#: stopped) failed because of it, and is reported as the interruption
+SIGNALLED = threading.Event()
 
 
 class SbcError(Exception):

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from ...errors import EngineError, InputError
+from ...errors import SIGNALLED, EngineError, InputError
 from ..base import Engine, Params
 from . import messages
 from .ddl import parsed
@@ -58,9 +58,10 @@ class SparkConnection(Engine):
             return None
         if not isinstance(err, (PySparkException, Py4JError)):
             return None
-        if self._interrupted:
+        if self._interrupted or SIGNALLED.is_set():
             # what fails once a call was interrupted (a cancelled job, a context or a JVM
-            # that a signal to the process group stopped) fails because of it
+            # that a signal to the process group stopped) fails because of it, even when it
+            # fails before the main thread runs the signal's handler
             return KeyboardInterrupt()
         if isinstance(err, Py4JError) and not hasattr(err, "java_exception"):
             return EngineError(f"{doing}: the Spark driver stopped answering (its JVM ended)", "other")
