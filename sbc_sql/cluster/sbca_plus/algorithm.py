@@ -53,7 +53,7 @@ labels are those of :func:`..sbca_paper.sbca`. The hot loops are numba kernels i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
 import numpy as np
@@ -238,25 +238,7 @@ def sbca_plus(
     n_passes = int(passes) if refine else 0
     if n_classes > 0 and (place or n_passes > 0):
         win = max(WINDOW_MIN, 2 * k) if window is None else int(window)
-        stats = np.zeros(3, dtype=np.int64)
-        # one code type for this kernel whatever the greedy pass got: one compilation
-        cat32 = arr["cat"].astype(np.int32)
-        kern.finish(
-            {
-                **arr,
-                "cat": cat32,
-                "lab": lab,
-                "k": k,
-                "place": place,
-                "window": win,
-                "max_passes": n_passes,
-                "stats": stats,
-                "stop": stop,
-                "wt": wt,
-                **crit,
-            }
-        )
-        _stopped(stop)
+        _finish(arr, crit, lab, wt, k, place, win, n_passes, stop)
     labels[rows] = lab
     if progress is not None:
         progress(n, n)
@@ -283,28 +265,48 @@ def place_rows(
     limits = limits.binding(data) if limits is not None else None
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     order = np.arange(n, dtype=np.int64)
-    arr = _kernel_arrays(data, None, order, limits if limits is not None and limits.active else None)
+    arr: dict[str, Any] = dict(
+        _kernel_arrays(data, None, order, limits if limits is not None and limits.active else None)
+    )
+    arr.update(_target_arrays(data, order, 0.0))
     lab = out
     lab[lab < 0] = _UNPLACED
+    wt = np.ascontiguousarray(data.weights_of_rows())
+    _finish(arr, _criteria_arrays(data, rule, order), lab, wt, 1, True, WINDOW_MIN, 0, stop)
+    lab[lab < 0] = SUPPRESSED
+    return lab
+
+
+def _finish(
+    arr: Mapping[str, Any],
+    crit: Mapping[str, np.ndarray],
+    lab: np.ndarray,
+    wt: np.ndarray,
+    k: int,
+    place: bool,
+    window: int,
+    passes: int,
+    stop: np.ndarray,
+) -> None:
+    """The placement of the rows labelled -2 (with ``place``) and up to ``passes``
+    refinement passes (:func:`.kernels.refine.finish`) on ``lab``, in place; the codes as
+    int32 whatever the greedy pass got, so the kernel is compiled for one code type."""
     kern.finish(
         {
             **arr,
             "cat": arr["cat"].astype(np.int32),
             "lab": lab,
-            "k": 1,
-            "place": True,
-            "window": WINDOW_MIN,
-            "max_passes": 0,
+            "k": k,
+            "place": place,
+            "window": window,
+            "max_passes": passes,
             "stats": np.zeros(3, dtype=np.int64),
             "stop": stop,
-            "wt": np.ascontiguousarray(data.weights_of_rows()),
-            **_target_arrays(data, order, 0.0),
-            **_criteria_arrays(data, rule, order),
+            "wt": wt,
+            **crit,
         }
     )
     _stopped(stop)
-    lab[lab < 0] = SUPPRESSED
-    return lab
 
 
 def _stopped(stop: np.ndarray) -> None:
