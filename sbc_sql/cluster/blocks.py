@@ -353,6 +353,8 @@ def blocked(
     categorical_by: str = "frequency",
     stop: np.ndarray | None = None,
     strata: np.ndarray | None = None,
+    cut_order: np.ndarray | None = None,
+    coarse: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cluster every block with ``algorithm(block_data, k)``; class ids unique over blocks.
 
@@ -372,17 +374,21 @@ def blocked(
 
     With ``strata`` (one code per row; ``categorical_by="coarse"``) the blocks are cut from
     the coarse order interleaved by stratum (:func:`stratified_order`); each block still
-    clusters its rows in the coarse order.
+    clusters its rows in the coarse order. ``cut_order`` (row indices; ``categorical_by="coarse"``)
+    is the order to cut the blocks from instead, e.g. :func:`.spread.spread_order`'s;
+    ``coarse`` the coarse order when already computed.
     """
     stop = np.zeros(1, dtype=np.bool_) if stop is None else stop
     order = None
     if categorical_by == "coarse" and data.n_rows > 0:
-        order = coarse_order(data, workers)
+        order = coarse_order(data, workers) if coarse is None else coarse
         data = with_coarse_rank(data, order)
+        if cut_order is not None:
+            order = cut_order
         if strata is not None:
             order = stratified_order(order, strata)
-    elif strata is not None:
-        raise ValueError("strata cut blocks from the coarse order only: give categorical_by='coarse'")
+    elif strata is not None or cut_order is not None:
+        raise ValueError("strata and cut orders cut the coarse order only: give categorical_by='coarse'")
     blocks = make_blocks(data, k, block_size, categorical_by, workers, order)
 
     def run(rows: np.ndarray) -> np.ndarray:

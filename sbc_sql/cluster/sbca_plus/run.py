@@ -19,6 +19,7 @@ from ..blocks import (
     blocked,
     check_memory,
     choose_mode,
+    coarse_order,
     default_block_rows,
 )
 from ..limits import Limits
@@ -26,6 +27,7 @@ from ..model import QIData
 from ..rescue import rescue
 from ..runs import ClusterOptions, ClusterRun, Progress, locate, share_needed, suppression_budget, threads
 from ..sensitive import REASON_CODES, Rule
+from ..spread import spread_order
 from . import compiled
 from .algorithm import sbca_plus
 
@@ -95,6 +97,8 @@ def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress |
         )
     size = options.block_rows or default_block_rows(k)
     stop = np.zeros(1, dtype=np.bool_)
+    coarse = coarse_order(data, options.workers) if data.n_rows else None
+    spread = None if coarse is None else spread_order(data, k, size, rule, coarse)
     labels = blocked(
         data,
         k,
@@ -113,11 +117,14 @@ def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress |
         progress=progress,
         categorical_by="coarse",
         stop=stop,
+        cut_order=spread,
+        coarse=coarse,
     )
     n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
+    cut = "the coarse order" if spread is None else "an order spreading the QIs the sensitive values go with"
     detail = (
         f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
-        f"of the coarse order, {threads(options.workers)}, {compiled.engine()} kernels"
+        f"of {cut}, {threads(options.workers)}, {compiled.engine()} kernels"
     )
     if rule is not None or limits is not None:
         pooled, rescued = across_blocks(
