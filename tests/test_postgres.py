@@ -114,6 +114,34 @@ def test_the_row_id_is_the_ctids_block_and_offset(postgres_url) -> None:
     assert len(rows) == 5000 and max(blocks) > 255
 
 
+def test_the_tables_a_run_makes_have_statistics_at_once(postgres_url) -> None:
+    """A table made by CREATE TABLE ... AS (temporary or not) and an uploaded one are
+    analyzed when made: autovacuum never analyzes a temporary table, and the planner then
+    takes a million rows for a few hundred thousand and 100,000 classes for 200."""
+    import pyarrow as pa
+    import sqlglot
+
+    def reltuples(engine: PostgresEngine, table: str) -> float:
+        query = "SELECT reltuples FROM pg_catalog.pg_class WHERE relname = $1"
+        return float(engine.fetch_one(query, {"name": table})[0])
+
+    engine = PostgresEngine.connect(postgres_url)
+    try:
+        made = "CREATE {} TABLE {} AS SELECT i FROM generate_series(1, 3000) AS g(i)"
+        engine.scratch(sqlglot.parse_one(made.format("TEMPORARY", "t_made"), read=SbcPostgres))
+        engine.execute(sqlglot.parse_one(made.format("", "made_here"), read=SbcPostgres))
+        assert reltuples(engine, "t_made") == 3000
+        assert reltuples(engine, "made_here") == 3000
+        with engine.upload("t_uploaded", pa.table({"i": list(range(2000))})):
+            assert reltuples(engine, "t_uploaded") == 2000
+        # a table made otherwise is left to autovacuum (never analyzed: -1)
+        engine.execute(sqlglot.parse_one("CREATE TEMPORARY TABLE t_plain (i INT)", read=SbcPostgres))
+        assert reltuples(engine, "t_plain") == -1
+    finally:
+        engine.fetch_all("DROP TABLE IF EXISTS made_here")
+        engine.close()
+
+
 def test_the_session_compiles_no_statement(postgres_url) -> None:
     engine = PostgresEngine.connect(postgres_url)
     try:

@@ -658,10 +658,35 @@ class PostgresEngine(Engine):
         finally:
             cursor.close()
 
+    # ---- statistics of the tables a run makes ----
+
+    def execute(self, statement: Statement, params: Params = None) -> None:
+        super().execute(statement, params)
+        if not self.dry:
+            self._analyze_made(statement)
+
+    def scratch(self, statement: Statement) -> None:
+        super().scratch(statement)
+        self._analyze_made(statement)
+
+    def _analyze_made(self, statement: Statement) -> None:
+        """ANALYZE the table a CREATE TABLE ... AS just made. Autovacuum never analyzes a
+        temporary table and reaches a new one only after its nap, so the planner of the next
+        statements guessed: a labelled source of 1,000,000 rows taken for 171,154 and its
+        100,000 classes for 200 groups gave the class checks merge joins sorted on disk,
+        3.2 s where they take 1.4 s on the table's statistics (ANALYZE samples 30,000 rows:
+        about 0.1 s)."""
+        if isinstance(statement, exp.Create) and statement.kind == "TABLE" and statement.expression:
+            target = self.qualified(statement).this
+            if isinstance(target, exp.Schema):
+                target = target.this
+            self._fetch(f"ANALYZE {self.sql(target)}", None)
+
     @contextlib.contextmanager
     def upload(self, name: str, table: pa.Table) -> Iterator[None]:
         with self.driver_call(f"uploading '{name}'"):
             self._ingest(name, table)
+            self._fetch(f"ANALYZE pg_temp.{self.sql(ident(name))}", None)
         try:
             yield
         finally:
