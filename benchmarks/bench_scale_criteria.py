@@ -2,7 +2,7 @@
 
     python benchmarks/bench_scale_criteria.py [--rows 1000000 10000000] [--k 10]
         [--engines duckdb,postgres,spark,cluster1,cluster2] [--criteria k,l,t,beta]
-        [--postgres-rows 1000000] [--sample 100000] [--no-record]
+        [--postgres-rows 1000000] [--sample 100000] [--verify] [--no-record]
 
 Input: the clinic table of examples/make_clinic_db.py (QIs birth_date, age, zip, sex,
 nationality; diagnosis sensitive, whose shares go with age), one Parquet file per size, as
@@ -18,7 +18,11 @@ runs sbc-sql, Spark's JVMs, Spark's Python workers, PostgreSQL's server processe
 NCP, the suppressed rows, and the clustering's detail line. With ``--sample N`` the first N
 rows are also run exactly (``mode="exact"``, one block) on DuckDB for t and beta: the NCP
 that the blocks' figure at full size is compared with (at most 10 % above). Each figure
-beside the same engine's k-alone run of the same size: the targets are ratios.
+beside the same engine's k-alone run of the same size: the targets are ratios. With
+``--verify`` each k-alone release is then checked by ``sbc_sql.verify`` in the same process,
+as an auditor checks it (``sbc-sql verify``: the roles and provenance read back, the views
+checked too), and its seconds reported beside the same engine's DuckDB figure (the clinic
+table's birth_date is a DATE QI of some 30,000 distinct values).
 results/scale_criteria.json keeps the figures, results/scale_criteria.md a run read (``--name``
 names them otherwise).
 """
@@ -111,12 +115,21 @@ def child(spec: dict[str, object]) -> None:
             import duckdb
 
             db, output = duckdb.connect(), "release"
+            if spec.get("verify"):
+                # an auditor verifies against a table (a path is read as it is only by a run)
+                db.execute("CREATE TABLE patients AS SELECT * FROM read_parquet($1)", [table])
+                table = "patients"
         kwargs = {"mode": spec["mode"]} if spec.get("mode") else {}
         with sbc_sql.anonymize(
             db, table, k, output=output, replace=True, log=lines.append, **ROLES, **criteria, **kwargs
         ) as result:
             seconds = time.perf_counter() - started
             assert result.verdict is not None and result.verdict.ok and result.measures is not None
+            if spec.get("verify"):
+                begun = time.perf_counter()
+                verdict = sbc_sql.verify(db, table, output, k, **ROLES, **criteria)
+                assert verdict.ok, verdict.problems
+                verified = time.perf_counter() - begun
             figures = {
                 "seconds": seconds,
                 "stages": dict(result.timings),
@@ -126,6 +139,8 @@ def child(spec: dict[str, object]) -> None:
                 "classes": result.measures.classes,
                 "clustering": next((x for x in lines if x.startswith("clustering: ")), ""),
             }
+            if spec.get("verify"):
+                figures["verify_seconds"] = verified
         if engine in MASTERS:
             db.close()
     figures["peak_mb"] = sampler.peak
@@ -169,6 +184,23 @@ def sample_file(path: Path, rows: int, into: Path) -> None:
     pq.write_table(table, into, row_group_size=131_072)
 
 
+def verify_lines(results: list[dict[str, object]]) -> list[str]:
+    """The standalone verifications (--verify): seconds, and the ratio to DuckDB's of the
+    same size."""
+    timed = [r for r in results if "verify_seconds" in r]
+    if not timed:
+        return []
+    duck = {r["rows_in"]: float(r["verify_seconds"]) for r in timed if r.get("engine") == "duckdb"}
+    lines = ["| rows | engine | standalone verify s | x DuckDB |", "|---|---|---|---|"]
+    for r in timed:
+        base = duck.get(r["rows_in"])
+        ratio = "-" if base is None else f"{float(r['verify_seconds']) / base:.2f}"
+        lines.append(
+            f"| {int(r['rows_in']):,} | {r['engine_label']} | {float(r['verify_seconds']):.1f} | {ratio} |"
+        )
+    return [*lines, ""]
+
+
 def table_lines(results: list[dict[str, object]]) -> list[str]:
     lines = [
         "| rows | engine | criterion | seconds | x k alone | Python MB | JVM MB | workers MB | server MB "
@@ -198,6 +230,7 @@ def main() -> None:
     parser.add_argument("--criteria", default="k,l,t,beta")
     parser.add_argument("--postgres-rows", type=int, default=1_000_000, help="the one size PostgreSQL runs")
     parser.add_argument("--sample", type=int, default=100_000, help="exact rows for t, beta (0: none)")
+    parser.add_argument("--verify", action="store_true", help="time sbc_sql.verify of each k-alone release")
     parser.add_argument("--no-record", action="store_true", help="print only; leave the results files")
     parser.add_argument("--name", default="scale_criteria", help="the results files' name")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -251,6 +284,7 @@ def main() -> None:
                     alone = None
                     for c in criteria:
                         spec = {"engine": engine, "path": str(path), "k": args.k, "criterion": c, "url": url}
+                        spec["verify"] = args.verify and c == "k"
                         figures = run(spec)
                         if c == "k" and "failed" not in figures:
                             alone = float(figures["seconds"])
@@ -279,6 +313,7 @@ def main() -> None:
         "",
         *table_lines(results),
         "",
+        *verify_lines(results),
     ]
     print("\n".join(lines))
     if not args.no_record:

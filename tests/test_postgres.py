@@ -142,6 +142,22 @@ def test_the_tables_a_run_makes_have_statistics_at_once(postgres_url) -> None:
         engine.close()
 
 
+def test_hashed_joins_turn_merge_joins_off_inside_and_restore_the_sessions_setting(postgres_url) -> None:
+    engine = PostgresEngine.connect(postgres_url)
+    setting = "SELECT current_setting('enable_mergejoin')"
+    try:
+        assert engine.fetch_one(setting) == ("on",)
+        with engine.hashed_joins():
+            assert engine.fetch_one(setting) == ("off",)
+        assert engine.fetch_one(setting) == ("on",)
+        engine.fetch_all("SET enable_mergejoin = off")  # the user's own choice stays
+        with pytest.raises(EngineError), engine.hashed_joins():
+            engine.fetch_all("SELECT * FROM no_such_table")
+        assert engine.fetch_one(setting) == ("off",)
+    finally:
+        engine.close()
+
+
 def test_the_session_compiles_no_statement(postgres_url) -> None:
     engine = PostgresEngine.connect(postgres_url)
     try:

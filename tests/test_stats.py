@@ -246,7 +246,10 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
     numeric = [c.name for c in plan.numeric_qis]
     cats = [c.name for c in plan.categorical_qis]
     text_columns = [c.name for c in plan.columns]
-    range_pairs = templates.render("value_pairs_range", release=RELEASE, original=SOURCE, key=NUM)
+    spans = templates.render("range_spans", release=RELEASE, original=SOURCE, key=NUM)
+    range_pairs = templates.render(
+        "value_pairs_range", release=RELEASE, original=SOURCE, key=NUM, spans=spans
+    )
     set_pairs = templates.render("value_pairs_set", release=RELEASE, key="c at")
     joined = generalize.release_view_sql(plan.columns, RELEASE, ROWS, CLASSES).expression
     column = {c.name: c for c in plan.columns}
@@ -335,7 +338,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
         },
         "k_anonymity": {"release": ROWS},
         "value_pairs_set": {"release": RELEASE, "key": "c at"},
-        "value_pairs_range": {"release": RELEASE, "original": SOURCE, "key": NUM},
+        "range_spans": {"release": RELEASE, "original": SOURCE, "key": NUM},
+        "value_pairs_range": {"release": RELEASE, "original": SOURCE, "key": NUM, "spans": spans},
         "value_pairs_two": {"first": range_pairs, "second": set_pairs},
         "key_cost": {
             "pairs": range_pairs,
@@ -343,6 +347,7 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "key": NUM,
             "match": same_key(exp.column("sbc_key", "p"), exp.column("sbc_key", "n"), column[NUM]),
         },
+        "key_cost_range": {"spans": spans, "release": RELEASE, "original": SOURCE, "key": NUM},
         "verbatim_tuples": {"original": SOURCE, "verb": ["dis"]},
         "class_values": {
             "release": RELEASE,
@@ -404,9 +409,11 @@ CORE_TEMPLATES = sorted(
         "rows_missing",
         "k_anonymity",
         "value_pairs_set",
+        "range_spans",
         "value_pairs_range",
         "value_pairs_two",
         "key_cost",
+        "key_cost_range",
         "verbatim_tuples",
         "class_values",
         "class_table_checks",
@@ -432,6 +439,7 @@ EXPECTED_ROWS = {
     "class_tuples": [(0,)],
     "rows_missing": [(0, 0)],
     "key_cost": [(4, 4)],
+    "key_cost_range": [(4, 4)],
     "verbatim_tuples": [(4,)],
     "class_values": [(0, 0, 0)],
     "class_table_checks": [(2, 2, 0)],
@@ -475,9 +483,11 @@ def test_golden_sql(hostile, name):
             "class_tuples",
             "tuple_sizes",
             "value_pairs_set",
+            "range_spans",
             "value_pairs_range",
             "value_pairs_two",
             "key_cost",
+            "key_cost_range",
             "class_values",
             "same_rows",
         )
@@ -585,3 +595,64 @@ def test_the_kept_determinants_golden_case_is_what_the_stage_renders(hostile):
     ).sql(dialect="duckdb")
     # working names that would begin a column's name take another stem
     assert stats.work_stem(["a", "sbc_one_0"]) == "sbc_"
+
+
+@pytest.mark.parametrize("kind", ["INTEGER", "DATE"])
+def test_a_numeric_qis_pairs_and_cost_are_those_of_a_range_join(engine, kind) -> None:
+    """value_pairs_range and key_cost_range (no range join: the values numbered, the classes'
+    bounds located among them by one sort) give the pairs and costs of the range join of
+    every class with every distinct value: bounds between values, on values, outside them,
+    inverted, NULL, a class in two rows of different bounds, NULL values."""
+    rng = np.random.default_rng(5)
+    values = [None if rng.random() < 0.1 else int(v) for v in rng.integers(0, 40, 300)]
+    bounds = []
+    for c in range(60):
+        lo, hi = sorted(int(v) for v in rng.integers(-5, 45, 2))
+        if c % 11 == 0:
+            lo, hi = hi + 1, lo  # inverted: holds nothing
+        nulls = c % 7 == 0
+        bounds.append((c, None if c % 13 == 0 else lo, None if c % 13 == 0 else hi, nulls))
+    bounds.append((3, 1, 2, False))  # class 3 in a second row
+    as_kind = (
+        (lambda v: v)
+        if kind == "INTEGER"
+        else (lambda v: None if v is None else dt.date(2020, 1, 1) + dt.timedelta(days=v))
+    )
+    source = pd.DataFrame({"v": [as_kind(v) for v in values]})
+    release = pd.DataFrame(
+        {
+            "eq_class": [b[0] for b in bounds],
+            "v_min": [as_kind(b[1]) for b in bounds],
+            "v_max": [as_kind(b[2]) for b in bounds],
+            "v_has_null": [b[3] for b in bounds],
+        }
+    )
+    database = engine.frame(source, {"v": kind}, name="src")
+    engine.table(
+        database,
+        "rel",
+        release,
+        {"eq_class": "BIGINT", "v_min": kind, "v_max": kind, "v_has_null": "BOOLEAN"},
+    )
+    distinct = sorted({v for v in values if v is not None})
+    counts = {v: values.count(v) for v in distinct}
+    expected = sorted(
+        [(c, v) for c, lo, hi, _ in set(bounds) if lo is not None for v in distinct if lo <= v <= hi]
+        + [(c, None) for c in {b[0] for b in bounds if b[3]}],
+        key=lambda p: (p[0], -1 if p[1] is None else p[1]),
+    )
+    met = sum(counts.get(v, values.count(None)) if v is not None else values.count(None) for _, v in expected)
+    spans = templates.render("range_spans", release="rel", original="src", key="v")
+    pairs = templates.render("value_pairs_range", release="rel", original="src", key="v", spans=spans)
+    cost = templates.render("key_cost_range", spans=spans, release="rel", original="src", key="v")
+    with connected(database) as e:
+        got = e.fetch_all(pairs)
+        got_cost = e.fetch_one(cost)
+    back = (
+        (lambda v: v)
+        if kind == "INTEGER"
+        else (lambda v: None if v is None else (v - dt.date(2020, 1, 1)).days)
+    )
+    got = sorted(((int(c), back(v)) for c, v in got), key=lambda p: (p[0], -1 if p[1] is None else p[1]))
+    assert got == expected
+    assert (int(got_cost[0]), int(got_cost[1])) == (len(expected), met)

@@ -324,6 +324,13 @@ class Engine(ABC):
         """A source row's stable id inside a statement, for the table aliased so: the key
         the class labels are joined back on. Stable for the run, unique per row."""
 
+    @contextlib.contextmanager
+    def hashed_joins(self) -> Iterator[None]:
+        """Statements inside planned with hash joins where the engine's planner would
+        otherwise choose by row estimates it cannot make (the rows a series expands to):
+        by default the engine's own choice."""
+        yield
+
     @abstractmethod
     def upload(self, name: str, table: pa.Table) -> contextlib.AbstractContextManager[None]:
         """Make an Arrow table queryable under ``name`` for the block (the class labels)."""

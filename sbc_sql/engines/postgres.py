@@ -683,6 +683,25 @@ class PostgresEngine(Engine):
             self._fetch(f"ANALYZE {self.sql(target)}", None)
 
     @contextlib.contextmanager
+    def hashed_joins(self) -> Iterator[None]:
+        """Merge joins off inside (the session's setting restored after). PostgreSQL takes a
+        GENERATE_SERIES of non-constant bounds for 1,000 rows: the classes' values of a
+        numeric QI (value_pairs_range) were estimated at 1e15 rows where there were 442,750,
+        and the planner sorted them on disk for a merge join (a 100,000-row release's class
+        values 3.4 s; hash joins 1.5 s)."""
+        (was,) = self._fetch("SELECT pg_catalog.current_setting('enable_mergejoin')", None)[0]
+        restore = "SELECT pg_catalog.set_config('enable_mergejoin', $1, false)"
+        self._fetch("SELECT pg_catalog.set_config('enable_mergejoin', 'off', false)", None)
+        try:
+            yield
+        except BaseException:
+            # in a transaction the failure aborted, the rollback restores the setting
+            with contextlib.suppress(EngineError):
+                self._fetch(restore, {"was": was})
+            raise
+        self._fetch(restore, {"was": was})
+
+    @contextlib.contextmanager
     def upload(self, name: str, table: pa.Table) -> Iterator[None]:
         with self.driver_call(f"uploading '{name}'"):
             self._ingest(name, table)

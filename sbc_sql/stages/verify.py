@@ -427,11 +427,20 @@ def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:
     """(class, value) pairs of QI c: a categorical QI's value sets unnested, a numeric QI's
     ranges joined to the source's distinct values."""
     if c.kind == "numeric":
-        return render("value_pairs_range", release=release, original=original, key=c.name)
+        spans = range_spans_sql(c, original, release)
+        return render("value_pairs_range", release=release, original=original, key=c.name, spans=spans)
     return render("value_pairs_set", release=release, key=c.name)
 
 
+def range_spans_sql(c: Column, original: str, release: str) -> exp.Expression:
+    """Each class's range of the numeric QI c among the source's values (range_spans.sql)."""
+    return render("range_spans", release=release, original=original, key=c.name)
+
+
 def key_cost_sql(c: Column, original: str, release: str) -> exp.Expression:
+    if c.kind == "numeric":
+        spans = range_spans_sql(c, original, release)
+        return render("key_cost_range", spans=spans, release=release, original=original, key=c.name)
     return render(
         "key_cost",
         pairs=value_pairs_sql(c, original, release),
@@ -531,7 +540,8 @@ def verify_pair(
                 recorded.suppressed, recorded.input_rows, max_suppression, "the auditor's --max-suppression"
             )
     keys = join_keys(engine, layout, original, release, facts["classes"], int(n_rows))
-    overdrawn, uncovered, extra = engine.fetch_one(class_values_sql(layout, original, release, keys))
+    with engine.hashed_joins():
+        overdrawn, uncovered, extra = engine.fetch_one(class_values_sql(layout, original, release, keys))
     facts.update(overdrawn=int(overdrawn), uncovered=int(uncovered), extra=int(extra))
     if overdrawn:
         problems.append(

@@ -116,6 +116,17 @@ def _postgres_array(self: Generator, e: exp.Array) -> str:
     return f"ARRAY[{self.expressions(e, flat=True)}]"
 
 
+_EXPLODE = _Postgres.Generator.TRANSFORMS[exp.Explode]
+
+
+def _postgres_explode(self: Generator, e: exp.Explode) -> str:
+    # GENERATE_SERIES returns rows on PostgreSQL, a list elsewhere: the list's rows unnested
+    # elsewhere are the series itself here
+    if isinstance(e.this, exp.GenerateSeries) and not e.expressions:
+        return str(self.sql(e.this))
+    return str(_EXPLODE(self, e))
+
+
 # The Generator class below ignores mypy's misc and valid-type: recent sqlglot assigns each
 # dialect's Generator as a class attribute (Generator = PostgresGenerator), which mypy does not
 # take as a base class; importing the generator modules instead would lose sqlglot < 30.
@@ -136,6 +147,7 @@ class SbcPostgres(_Postgres):
             exp.NullSafeEQ: _postgres_null_safe_eq,
             exp.Round: _postgres_round,
             exp.Array: _postgres_array,
+            exp.Explode: _postgres_explode,
         }
 
         def select_sql(self, expression: exp.Select) -> str:
