@@ -22,7 +22,8 @@ from sbc_sql.engines.spark import SparkEngine
 from sbc_sql.errors import InputError
 
 #: spark.driver.maxResultSize of the session: 30,000 patients take about 1.6 MiB as Arrow,
-#: the blocks' sample of their QIs (100 rows a block, 6.5 % of them) about 80 KiB
+#: the blocks' sample of their QIs (100 rows a block, 6.5 % of them; with t-closeness and
+#: beta-likeness their diagnoses' codes too) about 80 KiB
 LIMIT = "256k"
 LIMIT_BYTES = 256 << 10
 #: the runs: criteria, limits and a target, each verified in Spark's SQL before it is written

@@ -9,8 +9,9 @@ import dataclasses
 import numpy as np
 import pytest
 from strategies import data_from_arrays as make_data
+from test_spread import clinic
 
-from sbc_sql.cluster import blocks, distributed
+from sbc_sql.cluster import blocks, distributed, spread
 from sbc_sql.cluster.distributed import BlockJob
 from sbc_sql.cluster.model import QIData
 from sbc_sql.cluster.registry import block_algorithm
@@ -185,3 +186,96 @@ def test_rare_values_from_the_counts_are_those_the_rows_give() -> None:
     from_counts = distributed.rare_codes(rule, sens.counts, 5, 60)
     assert [(s, v, f) for s, v, f in from_counts] == [(0, v, f) for _, v, f in chosen] and chosen
     assert np.array_equal(mask, sens.codes[0] == from_counts[0][1])
+
+
+# ---- t-closeness and beta-likeness: blocks cut from the spread order (.spread) ----
+
+
+def spread_job(rule) -> BlockJob:
+    return BlockJob(10, block_rows=400, rule=rule)
+
+
+@pytest.mark.parametrize("rule", [rule_of(t_closeness=0.2), rule_of(beta_likeness=2.0)], ids=["t", "beta"])
+def test_the_whole_table_as_sample_gives_the_spread_orders_blocks_and_classes(rule) -> None:
+    data = dataclasses.replace(clinic(8_000, seed=5), position=np.arange(8_000, dtype=np.int64) * 3 + 1)
+    job = spread_job(rule)
+    coarse = blocks.coarse_order(data)
+    order = spread.spread_order(data, job.k, job.size, rule, coarse)
+    assert order is not None
+    # the plan of the whole table, keyed in pieces as workers hold the rows, is the order
+    plan = distributed.spread_plan(job, data, data.n_rows)
+    assert plan is not None and plan.tied == (0, 1) and plan.free == (2, 3)
+    cut = distributed.cuts(job, data, data.n_rows, plan)
+    expected_blocks = blocks.make_blocks(data, job.k, job.size, "coarse", order=order)
+    assert cut.n_blocks == len(expected_blocks) == 20
+    got = np.zeros(data.n_rows, dtype=np.int64)
+    for piece in shuffled_apart(data, 4):
+        got[np.searchsorted(data.position, piece.position)] = distributed.block_ids(piece, cut)
+    for b, rows in enumerate(expected_blocks):
+        assert (got[rows] == b).all()
+    # each block clustered in its own coarse order: block mode's first stage, one process
+    algorithm = block_algorithm(job.k, "nearest", job.block_rows, rule=rule)
+    expected = blocks.blocked(
+        data,
+        job.k,
+        algorithm,
+        block_size=job.size,
+        workers=1,
+        categorical_by="coarse",
+        cut_order=order,
+        coarse=coarse,
+    )
+    assert (expected < 0).sum() < 0.05 * data.n_rows
+    np.testing.assert_array_equal(spread_labels(data, job, cut), expected)
+
+
+def test_a_samples_spread_blocks_are_near_the_size_the_input_and_in_the_free_qis() -> None:
+    data = dataclasses.replace(clinic(60_000, seed=6), position=np.arange(60_000, dtype=np.int64))
+    rule = rule_of(t_closeness=0.2)
+    job = spread_job(rule)
+    fraction = distributed.sample_fraction(job, data.n_rows)
+    assert 0 < fraction < 1
+    rng = np.random.default_rng(distributed.SEED)
+    sample = data.take(np.flatnonzero(rng.random(data.n_rows) < fraction))
+    plan = distributed.spread_plan(job, sample, data.n_rows)
+    assert plan is not None and plan.tied == (0, 1) and plan.free == (2, 3)
+    cut = distributed.cuts(job, sample, data.n_rows, plan)
+    block = distributed.block_ids(data, cut)
+    sizes = np.bincount(block)
+    assert len(sizes) == cut.n_blocks == job.n_blocks(data.n_rows) == 150
+    # 100 sampled rows a block, their quantiles in 8 strata estimated apart: sizes vary by
+    # about a tenth (the coarse order's: 8 %)
+    assert sizes.std() < 0.12 * 400 and sizes.min() > 0.6 * 400 and sizes.max() < 1.5 * 400
+    assert sizes.sum() == data.n_rows
+    # the blocks' sensitive values near the table's: the coarse order's blocks mostly fail
+    # t = 0.2 as a whole, the spread order's keep it
+    dx = data.sensitive.codes[0]
+    counts = [np.bincount(block * 8 + dx, minlength=len(sizes) * 8).reshape(-1, 8)]
+    assert spread.keeping(counts, sizes, rule, data.sensitive) >= 0.95
+    coarse_cut = distributed.cuts(job, sample, data.n_rows)
+    coarse_block = distributed.block_ids(data, coarse_cut)
+    coarse_sizes = np.bincount(coarse_block)
+    coarse_counts = [np.bincount(coarse_block * 8 + dx, minlength=len(coarse_sizes) * 8).reshape(-1, 8)]
+    assert not distributed.coarse_keeps(job, coarse_sizes, coarse_counts, data.sensitive)
+    # ... and near in the free QIs: 48,000 rows of the main nationality over 300 zip codes,
+    # about 4 to a block of 400 (the coarse order's blocks hold most of them)
+    zips = [len(np.unique(data.columns[2][block == b])) for b in range(len(sizes))]
+    coarse_zips = [len(np.unique(data.columns[2][coarse_block == b])) for b in range(len(coarse_sizes))]
+    assert np.median(zips) <= 20 and np.median(coarse_zips) >= 150
+
+
+def test_a_plan_counts_rows_among_the_samples_as_sorting_would() -> None:
+    rng = np.random.default_rng(4)
+    n, m = 3_000, 500
+    table = [rng.integers(0, 5, n), np.round(rng.normal(0, 1, n), 1), rng.integers(0, 3, n).astype(np.int32)]
+    table[1][rng.random(n) < 0.05] = np.nan
+    position = np.arange(n, dtype=np.int64)
+    keys_ = [position, *table]
+    pick = rng.choice(n, m, replace=False)
+    found = spread.Sorted.of([k[pick] for k in keys_])
+    left, right = found.count(keys_)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.lexsort(keys_)] = np.arange(n)
+    sampled = np.sort(rank[pick])
+    np.testing.assert_array_equal(left, np.searchsorted(sampled, rank, side="left"))
+    np.testing.assert_array_equal(right, np.searchsorted(sampled, rank, side="right"))

@@ -81,10 +81,21 @@ class Decoder:
         """The columns of :attr:`extra`, as the pull reads them after the QIs."""
         return tuple(c.column for c in self.extra)
 
-    def qis_only(self) -> Decoder:
+    def qis_only(self, sensitive: bool = False) -> Decoder:
         """This decoder without the coded columns (rows of the QIs alone: the sample the
-        blocks are cut from)."""
-        return dataclasses.replace(self, sensitive=(), target=None)
+        blocks are cut from), or with the sensitive ones but not the target (``sensitive``:
+        the sample the spread order is planned from, :func:`.distributed.spread_plan`)."""
+        return dataclasses.replace(self, sensitive=self.sensitive if sensitive else (), target=None)
+
+    def facts(self) -> Sensitive:
+        """The sensitive columns' counts over the whole table, without rows (what a rule
+        weighs counts against)."""
+        return Sensitive(
+            tuple(c.column.name for c in self.sensitive),
+            tuple(np.zeros(0, dtype=np.int32) for _ in self.sensitive),
+            tuple(c.counts for c in self.sensitive),
+            tuple(c.column.kind == "numeric" for c in self.sensitive),
+        )
 
     def codes(self, batch: pa.RecordBatch | pa.Table) -> tuple[np.ndarray, ...]:
         """The codes of each column of :attr:`extra` in a batch of the pull's rows."""

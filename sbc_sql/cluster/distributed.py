@@ -30,6 +30,15 @@ for the rows still left (:func:`group_levels`), up to :data:`GROUP_ROWS` rows a 
 rows left after the last are suppressed (``unplaced``). A class is named by the unit it was
 made in (its ``origin``: a block, or a group of a round, :func:`origin`) and its number
 there, so that ids stay unique over the table without the groups knowing of each other.
+
+With t-closeness or beta-likeness the blocks are cut from the spread order one process
+cuts them from (:mod:`.spread`) where the coarse order's blocks mostly fail the criteria as
+a whole (:func:`coarse_keeps`, from the real blocks' counts per sensitive value): the
+driver makes the order's :class:`.spread.Plan` from the sample, which then carries the rows'
+sensitive codes (:func:`spread_plan`), the plan ships in the :class:`Cuts`, and every row's
+keys in steps 1 to 3 are its keys in that order (:func:`.spread.keys`, from the row and the
+plan alone); with the whole table as the sample, exactly one process's order. Each block
+still clusters its rows in its own coarse order (:func:`cluster_block`).
 """
 
 from __future__ import annotations
@@ -41,11 +50,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import spread
 from .blocks import block_bounds, coarse_keys, default_block_rows, lexsort
 from .limits import Limits
 from .model import SUPPRESSED, QIData
 from .sbca_plus.run import across_blocks, block_algorithm
-from .sensitive import REASON_CODES, Rule
+from .sensitive import REASON_CODES, Rule, Sensitive
 
 #: rows sampled per block for the blocks' boundaries: block sizes then vary by about a
 #: tenth (one over the square root), far from k at the default sizes (at least 160 k rows)
@@ -122,47 +132,53 @@ def sample_fraction(job: BlockJob, n_rows: int) -> float:
     return min(1.0, SAMPLE_PER_BLOCK * n_blocks / max(n_rows, 1))
 
 
-def keys(data: QIData) -> list[np.ndarray]:
+def keys(data: QIData, plan: spread.Plan | None = None) -> list[np.ndarray]:
     """Each row's sort keys in the coarse order (np.lexsort's convention, the last
-    primary), its position breaking ties: no two rows have equal keys."""
+    primary), its position breaking ties: no two rows have equal keys. With a ``plan``, its
+    keys in the spread order instead (:func:`.spread.keys`)."""
+    if plan is not None:
+        return spread.keys(data, plan)
     return [data.position.astype(np.int64, copy=False), *coarse_keys(data, workers=1)]
 
 
 @dataclass(frozen=True)
 class Cuts:
     """Where blocks 1 .. n - 1 start: the keys of each one's first row (one array per
-    key, in :func:`keys`'s order)."""
+    key, in :func:`keys`'s order), in the coarse order, or in the spread order of
+    ``plan``."""
 
     keys: tuple[np.ndarray, ...]
+    plan: spread.Plan | None = None
 
     @property
     def n_blocks(self) -> int:
         return 1 + (len(self.keys[0]) if self.keys else 0)
 
 
-def cuts(job: BlockJob, sample: QIData, n_rows: int) -> Cuts:
-    """The blocks' starts from a sample of the table's rows: the sample sorted, each block's
-    start taken at its share of the sample (the whole table as the sample gives block
-    mode's own starts)."""
+def cuts(job: BlockJob, sample: QIData, n_rows: int, plan: spread.Plan | None = None) -> Cuts:
+    """The blocks' starts from a sample of the table's rows: the sample sorted (in the
+    coarse order, or the spread order of ``plan``), each block's start taken at its share of
+    the sample (the whole table as the sample gives block mode's own starts)."""
     bounds = block_bounds(n_rows, job.k, job.size)
     m = sample.n_rows
     if len(bounds) <= 2 or m == 0:
         return Cuts(())
-    ks = keys(sample)
+    ks = keys(sample, plan)
     order = lexsort(ks)
     at = np.rint(bounds[1:-1] * (m / n_rows)).astype(np.int64)
     # a start at the sample's first row, or one repeated, would leave a block empty
     at = np.unique(at[(at > 0) & (at < m)])
     rows = order[at]
-    return Cuts(tuple(k[rows] for k in ks))
+    return Cuts(tuple(k[rows] for k in ks), plan)
 
 
 def block_ids(data: QIData, cut: Cuts) -> np.ndarray:
-    """Each row's block: how many block starts come at or before it in the coarse order."""
+    """Each row's block: how many block starts come at or before it in the order the blocks
+    are cut from (the coarse order, or the spread order of the cuts' plan)."""
     n = data.n_rows
     if not cut.keys or n == 0:
         return np.zeros(n, dtype=np.int32)
-    ks = keys(data)
+    ks = keys(data, cut.plan)
     c = len(cut.keys[0])
     merged = [np.concatenate([k, s.astype(k.dtype, copy=False)]) for k, s in zip(ks, cut.keys, strict=True)]
     # a start sorts before the row it is (equal keys): that row opens the block
@@ -172,6 +188,33 @@ def block_ids(data: QIData, cut: Cuts) -> np.ndarray:
     out = np.empty(n + c, dtype=np.int64)
     out[order] = starts_before
     return out[:n].astype(np.int32)
+
+
+def spreads(job: BlockJob) -> bool:
+    """Whether the blocks may be cut from the spread order (:mod:`.spread`): a criterion
+    compares every class with the whole table. The sample then carries the rows'
+    sensitive codes."""
+    return job.rule is not None and job.rule.reads_input
+
+
+def spread_plan(job: BlockJob, sample: QIData, n_rows: int) -> spread.Plan | None:
+    """The spread order's plan (:func:`.spread.plan`) from the sample (with its sensitive
+    codes), or None where it does not apply (the criteria, or the QIs' association)."""
+    if job.n_blocks(n_rows) <= 1:
+        return None
+    return spread.plan(sample, n_rows, job.k, job.size, job.rule)
+
+
+def coarse_keeps(
+    job: BlockJob, sizes: np.ndarray, counts: Sequence[np.ndarray], sensitive: Sensitive
+) -> bool:
+    """Whether the coarse order serves (:data:`.spread.COARSE_KEEPS` of its blocks keep the
+    criteria as a whole), from the real blocks' sizes and value counts (``counts[s]``: a
+    (blocks, m_s) array of sensitive column s, counted in the workers): the statistic one
+    process computes (:func:`.spread.spread_order`), exact, not estimated from the sample's
+    few rows a block."""
+    assert job.rule is not None
+    return spread.keeping(list(counts), np.asarray(sizes), job.rule, sensitive) >= spread.COARSE_KEEPS
 
 
 def joined(counts: Mapping[int, int], k: int) -> dict[int, int]:

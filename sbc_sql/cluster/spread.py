@@ -22,6 +22,12 @@ QIs anyway; the other QIs it can keep narrow. So here:
 Each block then sits near its group's distribution, and its classes keep the criteria while
 they stay narrow in the QIs the values do not go with (same table: 16.8 % NCP for t = 0.2,
 8.6 % above the exact reference; beta = 2 from 26.2 % to 14.7 %, with two groups).
+
+The order is computed from a :class:`Plan` (:func:`plan`): table-level facts from which each
+row's sort keys follow from the row alone (:func:`keys`). One process plans from the whole
+table (:func:`spread_order`: the order exact); Spark's driver plans from the blocks' sample
+and its workers key their rows from the plan (:mod:`.distributed`), so both cut the same
+order, up to the sample's estimate of each row's quantile in its stratum.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import dataclasses
 
 import numpy as np
 
-from .blocks import block_bounds, coarse_order
+from .blocks import block_bounds, coarse_keys, coarse_order, lexsort
 from .model import QIData
 from .sensitive import Rule, Sensitive, emd_rows
 
@@ -149,35 +155,168 @@ def spread_order(
     (``coarse``, :func:`.blocks.coarse_order`) serves: no criterion compares classes with
     the input, or :data:`COARSE_KEEPS` of its blocks keep the criteria as a whole, or no QI,
     or every QI, is associated with the sensitive values (with nothing to keep narrow, rows
-    spread over every block only widen the classes)."""
+    spread over every block only widen the classes). The order is that of :func:`keys`
+    under the :func:`plan` of the whole table: Spark's workers cut theirs from the same
+    plan made of a sample (:mod:`.distributed`)."""
     sensitive = data.sensitive
     if rule is None or not rule.reads_input or sensitive is None or data.n_rows == 0:
         return None
     if _keeping(coarse, data, k, block_rows, rule) >= COARSE_KEEPS:
         return None
-    linked = association(data, sensitive) > ASSOCIATED
-    weighted = np.asarray(data.weights) != 0
-    tied = [q for q in range(data.n_qis) if linked[q] and weighted[q]]
-    free = [q for q in range(data.n_qis) if not linked[q] and weighted[q]]
+    found = plan(data, data.n_rows, k, block_rows, rule)
+    return None if found is None else lexsort(keys(data, found))
+
+
+def order_name(spread: bool) -> str:
+    """The order blocks were cut from, for a run's detail line."""
+    return "an order spreading the QIs the sensitive values go with" if spread else "the coarse order"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sorted:
+    """Rows sorted by their keys (np.lexsort's convention, the last primary; no two rows
+    equal), kept as what :meth:`count` needs to place other rows among them: per key, from
+    the primary, the distinct values of that key and the distinct codes of the keys so far.
+    A value is coded by its place among a key's distinct values (equal to the i-th: 2 i + 1,
+    between the (i - 1)-th and the i-th: 2 i), so a row's code compares with a sorted row's
+    as their keys do; the codes of the keys so far and the next key's combine into one
+    int64 and are coded again, so every level stays below 4 m**2 (m sorted rows). Counting
+    a row is then a few binary searches per key, whatever the keys' types (NULLs, NaN,
+    sort last as in np.lexsort)."""
+
+    levels: tuple[tuple[np.ndarray, np.ndarray], ...]
+    n_rows: int
+
+    @classmethod
+    def of(cls, keys: list[np.ndarray]) -> Sorted:
+        """The rows of ``keys`` (in any order)."""
+        n = len(keys[0]) if keys else 0
+        code = np.zeros(n, dtype=np.int64)
+        levels = []
+        for key in reversed(keys):
+            values = np.unique(key)
+            code = code * (2 * len(values) + 1) + _code(values, key)
+            prefixes = np.unique(code)
+            code = _code(prefixes, code)
+            levels.append((values, prefixes))
+        return cls(tuple(levels), n)
+
+    def count(self, keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """For each row of ``keys`` (the same keys, of the same types): how many sorted rows
+        come before it, and how many at or before it."""
+        n = len(keys[0]) if keys else 0
+        code = np.zeros(n, dtype=np.int64)
+        left = right = np.zeros(n, dtype=np.int64)
+        for (values, prefixes), key in zip(self.levels, reversed(keys), strict=True):
+            code = code * (2 * len(values) + 1) + _code(values, key)
+            left = np.searchsorted(prefixes, code, side="left").astype(np.int64)
+            right = np.searchsorted(prefixes, code, side="right").astype(np.int64)
+            code = left + right
+        return left, right
+
+
+def _code(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each of ``x`` by its place among the sorted distinct ``values`` (see :class:`Sorted`)."""
+    return (np.searchsorted(values, x, side="left") + np.searchsorted(values, x, side="right")).astype(
+        np.int64
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The spread order as table-level facts, from which each row's sort keys follow from
+    the row alone (:func:`keys`), wherever it is: made by :func:`plan` from a sample of the
+    rows (Spark's driver, broadcast with the job), or from the whole table (one process,
+    the order exact). With ``m`` sampled rows:
+
+    * ``tied`` and ``free``: the QIs the sensitive values go with and the other weighted
+      ones (:func:`association` on the sample);
+    * ``n_groups`` and ``n_strata``: the groups (:func:`groups` on the sample) and their
+      strata, equal stretches of the tied QIs' order (their coarse keys, position last);
+    * ``strata``: the tied keys of the sampled rows where strata 1 .. ``n_strata`` - 1
+      start, so a row's stratum is how many of them come at or before it, and its group
+      ``stratum * n_groups // n_strata``;
+    * ``sample``: the sampled rows in the base order (stratum, the free QIs' coarse keys,
+      the tied ones', position) and ``starts`` where each stratum's rows begin there: a
+      row's place in its stratum is its count of them (one process: exact; a sample: its
+      quantile estimated as the share of the stratum's sampled rows before it)."""
+
+    tied: tuple[int, ...]
+    free: tuple[int, ...]
+    n_groups: int
+    n_strata: int
+    strata: Sorted
+    sample: Sorted
+    starts: np.ndarray
+
+
+def plan(sample: QIData, n_rows: int, k: int, block_rows: int, rule: Rule | None) -> Plan | None:
+    """The :class:`Plan` of a table of ``n_rows`` rows from ``sample`` (its rows, or the
+    whole table), or None where the spread order does not apply: no criterion compares
+    classes with the input, or no QI, or every QI, is associated with the sensitive values.
+    Whether the coarse order's blocks keep the criteria is the caller's to decide
+    (:func:`keeping`, on the real blocks)."""
+    sensitive = sample.sensitive
+    m = sample.n_rows
+    if rule is None or not rule.reads_input or sensitive is None or m == 0:
+        return None
+    linked = association(sample, sensitive) > ASSOCIATED
+    weighted = np.asarray(sample.weights) != 0
+    tied = tuple(q for q in range(sample.n_qis) if linked[q] and weighted[q])
+    free = tuple(q for q in range(sample.n_qis) if not linked[q] and weighted[q])
     if not tied or not free:
         return None
-    n = data.n_rows
-    tied_rank = _rank(_only(data, tied))
-    free_rank = _rank(_only(data, free))
-    n_groups = groups(tied_rank, data, rule, max(1, n // (GROUP_BLOCKS * max(block_rows, k))))
-    group = tied_rank * n_groups // n
-    stratum = tied_rank * n_groups * STRATA // n
-    # within a group: the free QIs' order, then the tied ones'; each row then placed at its
-    # quantile among its stratum's rows in that order
-    base = np.lexsort((tied_rank, free_rank, group))
-    s = stratum[base]
-    counts = np.bincount(s, minlength=n_groups * STRATA)
-    by_stratum = np.argsort(s, kind="stable")
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    place = np.empty(n, dtype=np.int64)
-    place[by_stratum] = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
-    quantile = (place + 0.5) / counts[s]
-    return base[np.lexsort((quantile, group[base]))]
+    tied_keys = _tied_keys(sample, tied)
+    tied_order = lexsort(tied_keys)
+    rank = np.empty(m, dtype=np.int64)
+    rank[tied_order] = np.arange(m, dtype=np.int64)
+    most = max(1, min(n_rows // (GROUP_BLOCKS * max(block_rows, k)), m // STRATA))
+    n_groups = groups(rank, sample, rule, most)
+    # a stratum holds a sampled row at least (only a sample of fewer than STRATA rows, one
+    # group, has fewer strata)
+    n_strata = max(1, min(n_groups * STRATA, m))
+    at = -(-np.arange(1, n_strata, dtype=np.int64) * m // n_strata)
+    rows = tied_order[at]
+    strata = Sorted.of([key[rows] for key in tied_keys])
+    stratum = strata.count(tied_keys)[1]
+    base = [*tied_keys, *_free_keys(sample, free), stratum]
+    starts = np.concatenate(([0], np.cumsum(np.bincount(stratum, minlength=n_strata)))).astype(np.int64)
+    return Plan(tied, free, n_groups, n_strata, strata, Sorted.of(base), starts)
+
+
+def keys(data: QIData, found: Plan) -> list[np.ndarray]:
+    """Each row's sort keys in the spread order of ``found`` (np.lexsort's convention, the
+    last primary; no two rows equal): its group, its quantile within its stratum, then the
+    base order's keys (the free QIs' coarse keys, the tied ones', position). Computed from
+    the rows alone: rows keyed apart compare as in one table."""
+    tied_keys = _tied_keys(data, found.tied)
+    stratum = found.strata.count(tied_keys)[1]
+    group = stratum * found.n_groups // found.n_strata
+    base = [*tied_keys, *_free_keys(data, found.free)]
+    left, right = found.sample.count([*base, stratum])
+    first = found.starts[stratum]
+    size = found.starts[stratum + 1] - first
+    # a sampled row's place is exact, (i + 0.5) / size; another's the share of the
+    # stratum's sampled rows before it
+    quantile = np.where(size > 0, (left + right - 2 * first) / (2.0 * np.maximum(size, 1)), 0.5)
+    return [*base, quantile, group]
+
+
+def _tied_keys(data: QIData, tied: tuple[int, ...]) -> list[np.ndarray]:
+    """The tied QIs' coarse keys (their own coarse order), position last."""
+    return [data.position.astype(np.int64, copy=False), *coarse_keys(_only(data, list(tied)), workers=1)]
+
+
+def _free_keys(data: QIData, free: tuple[int, ...]) -> list[np.ndarray]:
+    return coarse_keys(_only(data, list(free)), workers=1)
+
+
+def keeping(counts: list[np.ndarray], size: np.ndarray, rule: Rule, sensitive: Sensitive) -> float:
+    """The share of blocks that keep the criteria as a whole, from their value counts
+    (``counts[s]``: a (blocks, m_s) array of column s) and sizes."""
+    if len(size) == 0:
+        return 1.0
+    return float(rule.counts_ok(counts, size, sensitive).mean())
 
 
 def _keeping(order: np.ndarray, data: QIData, k: int, block_rows: int, rule: Rule) -> float:
@@ -196,7 +335,7 @@ def _keeping(order: np.ndarray, data: QIData, k: int, block_rows: int, rule: Rul
         )
         for s, c in enumerate(sensitive.counts)
     ]
-    return float(rule.counts_ok(counts, size, sensitive).mean())
+    return keeping(counts, size, rule, sensitive)
 
 
 def _only(data: QIData, qs: list[int]) -> QIData:

@@ -27,7 +27,7 @@ from ..model import QIData
 from ..rescue import rescue
 from ..runs import ClusterOptions, ClusterRun, Progress, locate, share_needed, suppression_budget, threads
 from ..sensitive import REASON_CODES, Rule
-from ..spread import spread_order
+from ..spread import order_name, spread_order
 from . import compiled
 from .algorithm import sbca_plus
 
@@ -121,7 +121,7 @@ def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress |
         coarse=coarse,
     )
     n_blocks = len(block_bounds(data.n_rows, k, size)) - 1
-    cut = "the coarse order" if spread is None else "an order spreading the QIs the sensitive values go with"
+    cut = order_name(spread is not None)
     detail = (
         f"cluster-aware SBCA in {n_blocks:,} block(s) of at most {size:,} rows "
         f"of {cut}, {threads(options.workers)}, {compiled.engine()} kernels"

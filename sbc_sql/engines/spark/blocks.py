@@ -6,7 +6,11 @@ per block) and cuts it into the blocks' starts. Then, in the workers, with ``map
 1. each batch of the pull's rows is decoded (category codes against the statistics'
    domains), keyed in the coarse order and given its block (:func:`key_batches`); the keyed
    rows are kept (memory, then disk) and counted per block, and blocks that sampling left
-   below k rows are joined to a neighbour;
+   below k rows are joined to a neighbour; with t-closeness or beta-likeness, where the
+   blocks so cut mostly fail the criteria as a whole (counted per block and sensitive
+   value), the keyed rows are given their blocks in the spread order instead
+   (:func:`rekey_batches`, :mod:`..cluster.spread`), planned by the driver from the sample,
+   which then carries the rows' sensitive codes;
 2. the rows are shuffled by block, sorted by block and row id, and each block is gathered
    from the stream and clustered (:func:`cluster_batches`): memory in a worker is one
    block's, whatever the table's size;
@@ -44,6 +48,7 @@ from ...arrays import to_numpy
 from ...cluster import distributed
 from ...cluster.distributed import BlockJob, Clustered, Cuts
 from ...cluster.sensitive import REASON_CODES, REASONS
+from ...cluster.spread import order_name
 
 if TYPE_CHECKING:
     from ...cluster.decode import Decoder
@@ -97,6 +102,19 @@ def key_batches(decoder: Decoder, cut: Cuts, batches: Iterator[pa.RecordBatch]) 
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+def rekey_batches(decoder: Decoder, cut: Cuts, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each batch of keyed rows given its block in the order of ``cut`` (the spread order:
+    :func:`..cluster.distributed.block_ids` on the cut's plan; run in the workers)."""
+    schema = keyed_schema(decoder)
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        row_id, columns, _ = _rows(decoder, batch)
+        block = distributed.block_ids(decoder.data(columns, row_id), cut)
+        arrays = [pa.array(block, pa.int32()), *batch.columns[1:]]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def _units(
     key: Callable[[np.ndarray], np.ndarray], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[tuple[int, pa.Table]]:
@@ -121,7 +139,7 @@ def _units(
 
 
 def _rows(
-    decoder: Decoder, rows: pa.Table
+    decoder: Decoder, rows: pa.Table | pa.RecordBatch
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """The row ids, the QI columns and the codes of keyed (or labelled) rows."""
     row_id = to_numpy(rows.column(1), np.int64)
@@ -196,14 +214,17 @@ def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: i
     from pyspark.sql import functions as F
 
     fraction = distributed.sample_fraction(job, n_rows)
-    # the sample's QIs alone reach the driver (at most SAMPLE_PER_BLOCK rows a block)
-    qis_only = frame.select(*frame.columns[: 1 + len(decoder.qis)])
+    # the sample's QIs alone reach the driver (at most SAMPLE_PER_BLOCK rows a block), with
+    # their sensitive codes where the blocks may be cut from the spread order
+    spreads = distributed.spreads(job) and bool(decoder.sensitive)
+    width = 1 + len(decoder.qis) + (len(decoder.sensitive) if spreads else 0)
+    columns = frame.select(*frame.columns[:width])
     sampled = (
-        qis_only
+        columns
         if fraction >= 1.0
-        else qis_only.sample(withReplacement=False, fraction=fraction, seed=distributed.SEED)
+        else columns.sample(withReplacement=False, fraction=fraction, seed=distributed.SEED)
     )
-    sample = decoder.qis_only().frame(sampled.toArrow())
+    sample = decoder.qis_only(sensitive=spreads).frame(sampled.toArrow())
     cut = distributed.cuts(job, sample, n_rows)
 
     keyed_type = keyed_schema(decoder)
@@ -213,6 +234,20 @@ def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: i
     done: list[str] = []
     try:
         counts = {int(b): int(n) for b, n in keyed.groupBy("block").count().collect()}
+        plan = distributed.spread_plan(job, sample, n_rows) if spreads else None
+        if plan is not None and not _coarse_keeps(keyed, decoder, job, counts):
+            # the blocks of the coarse order fail the criteria: cut them from the spread
+            # order instead (the keyed rows given their block there)
+            cut = distributed.cuts(job, sample, n_rows, plan)
+            coarse_keyed = keyed
+            keyed = keyed.mapInArrow(
+                functools.partial(rekey_batches, decoder, cut), spark_schema(keyed_type)
+            ).persist(StorageLevel.MEMORY_AND_DISK)
+            kept.append(keyed)
+            counts = {int(b): int(n) for b, n in keyed.groupBy("block").count().collect()}
+            coarse_keyed.unpersist()
+        else:
+            plan = None
         moved = distributed.joined(counts, job.k)
         if moved:
             remap = session.createDataFrame(list(moved.items()), "block int, joined int")
@@ -257,7 +292,7 @@ def cluster(session: Any, frame: Any, decoder: Decoder, job: BlockJob, n_rows: i
     sizes = _sizes(merged)
     sampled_how = "every row" if fraction >= 1.0 else f"a seeded sample of {sample.n_rows:,} rows"
     detail = (
-        f"cluster-aware SBCA in {n_blocks:,} block(s) of {sizes} rows of the coarse order "
+        f"cluster-aware SBCA in {n_blocks:,} block(s) of {sizes} rows of {order_name(plan is not None)} "
         f"(cut from {sampled_how}), {parts:,} Spark partition(s)"
     )
     return Clustered(detail + "".join(f"; {d}" for d in done), suppressed)
@@ -312,6 +347,21 @@ def _place(
         if after == 0:
             break
     return labelled, done
+
+
+def _coarse_keeps(keyed: Any, decoder: Decoder, job: BlockJob, counts: dict[int, int]) -> bool:
+    """Whether the coarse order's blocks (``keyed``'s) keep the criteria well enough to cut
+    from (:func:`..cluster.distributed.coarse_keeps`), from their rows counted per sensitive
+    value in the workers: one aggregate per sensitive column, of (block, value) pairs."""
+    index = {b: i for i, b in enumerate(sorted(counts))}
+    sizes = np.array([counts[b] for b in sorted(counts)], dtype=np.int64)
+    per_value = []
+    for j, coded in enumerate(decoder.sensitive):
+        table = np.zeros((len(index), len(coded.counts)), dtype=np.int64)
+        for b, v, c in keyed.groupBy("block", f"s{j}").count().collect():
+            table[index[int(b)], int(v)] = int(c)
+        per_value.append(table)
+    return distributed.coarse_keeps(job, sizes, per_value, decoder.facts())
 
 
 def _merged(counts: dict[int, int], moved: dict[int, int]) -> dict[int, int]:
