@@ -448,8 +448,10 @@ def scale_criteria(name: str) -> Callable[[], str]:
         fig = record.read(name)
         env = fig["environment"]
         load = ", ".join(f"{x:g}" for x in env["load_average"])
+        verified = bench_scale_criteria.verify_lines(fig["results"])
         return (
             "\n".join(bench_scale_criteria.table_lines(fig["results"]))
+            + ("\n\n" + "\n".join(verified).rstrip("\n") if verified else "")
             + f"\n\n_k = {fig['k']}; measured {env['date']} on {env['cpus']} cores (load average {load} at"
             + " the end); one run each, a whole process._"
         )
@@ -483,6 +485,8 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "privacy-B": privacy_b,
     "privacy-scale": privacy_scale,
     "scale-criteria": scale_criteria("scale_criteria"),
+    "scale-criteria-10m": scale_criteria("scale_criteria_10m"),
+    "scale-criteria-spark": scale_criteria("scale_criteria_spark"),
     "evaluate": evaluate,
 }
 
