@@ -196,3 +196,40 @@ def test_every_other_choice_is_its_homes():
         choices.PURPOSE,
         choices.CRITICALITY,
     )
+
+
+#: every module that computes with Arrow's compute functions, and what a run imports to
+#: reach them: none of them loads pyarrow.compute (about 25 ms) before it computes
+COMPUTING = (
+    "sbc_sql.arrays",
+    "sbc_sql.cluster.decode",
+    "sbc_sql.stages.stats",
+    "sbc_sql.stages.pull",
+    "sbc_sql.engines",
+    "sbc_sql.engines.duckdb",
+    "sbc_sql.engines.files",
+    "sbc_sql.knowledge",
+    "sbc_sql.run",
+    "sbc_sql.quality.model",
+    "sbc_sql.quality.queries",
+    "sbc_sql.quality.evaluate",
+)
+
+
+def test_arrow_compute_loads_where_a_module_computes_not_where_it_is_imported():
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {COMPUTING!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print('pyarrow' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False"]
