@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import checkout_env, load_example
+from helpers import checkout_env, load_example, run_cli
 
 import sbc_sql
 from sbc_sql import choices
@@ -233,3 +233,49 @@ def test_arrow_compute_loads_where_a_module_computes_not_where_it_is_imported():
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["True", "False"]
+
+
+#: a whole command in a fresh interpreter, through the entry point, then what the garbage
+#: collector was left with: the objects frozen, and whether it still runs
+FROZEN_PROBE = """
+import gc, sys
+from sbc_sql.__main__ import main
+sys.argv = ["sbc-sql", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)
+"""
+
+
+def test_the_command_freezes_what_it_loaded_and_still_collects(tmp_path):
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    res = subprocess.run(
+        [sys.executable, "-c", FROZEN_PROBE, "anonymize", "--db", str(db), "-t", "patients", "-k", "5", "-q"],
+        cwd=tmp_path,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "verified 5-anonymous" in res.stdout
+    frozen, enabled = res.stderr.split()[-2:]
+    # DuckDB's, Arrow's, numpy's and sqlglot's objects: tens of thousands
+    assert int(frozen) > 20_000, frozen
+    assert enabled == "True"
+
+
+def test_the_app_in_another_process_freezes_nothing(tmp_path):
+    import gc
+
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    before = gc.get_freeze_count()
+    res = run_cli(["anonymize", "--db", db, "-t", "patients", "-k", "5", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert gc.get_freeze_count() == before
+    assert gc.isenabled()
