@@ -279,3 +279,32 @@ def test_the_app_in_another_process_freezes_nothing(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert gc.get_freeze_count() == before
     assert gc.isenabled()
+
+
+#: the engines imported inside loading() in the command's own process (a fresh interpreter):
+#: how many passes the collector made meanwhile, then what it was left with
+LOADING_PROBE = """
+import gc, sys
+from sbc_sql.cli import app
+app_module = sys.modules["sbc_sql.cli.app"]
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+app_module.own_process()
+with app_module.loading():
+    import sbc_sql.engines
+inside = len(passes)
+print(inside, gc.get_freeze_count() > 20_000, gc.isenabled())
+"""
+
+
+def test_what_a_command_loads_loads_with_the_collector_off():
+    res = subprocess.run(
+        [sys.executable, "-c", LOADING_PROBE],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "True", "True"]
