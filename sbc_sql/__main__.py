@@ -16,6 +16,10 @@ and the server kept the query). So every SIGTERM also reaches a watcher thread (
 fd), which turns the first one into a SIGINT to this process: whatever the main thread waits in,
 SIGTERM stops it the way Ctrl-C does.
 
+The process is the command's own, which the app is told (``cli.app.own_process``): what a
+command imports lives until the process ends, so the garbage collector stops walking it once
+it has loaded (``cli.app.loading``), during the run and at exit.
+
 ``sbc-sql --version`` alone is answered here, before typer loads (it is what scripts ask
 most, to check what is installed); with anything else beside it the app answers it.
 """
@@ -87,9 +91,11 @@ def main() -> None:
         signal.signal(signal.SIGTERM, _interrupt)
         _watch_sigterm()
         from .cli import app
+        from .cli.app import own_process
     except KeyboardInterrupt:
         sys.stderr.write(INTERRUPTED + "\n")
         raise SystemExit(130) from None
+    own_process()
     app()
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from .cluster.background.knowledge import from_table
@@ -67,6 +66,8 @@ def read_table(engine: Engine, name: str) -> pa.Table:
 
 def read_knowledge(engine: Engine, plan: Plan, name: str, data: QIData) -> UserKnowledge:
     """The user's knowledge matched to the rows of ``data`` (by their row ids)."""
+    import pyarrow.compute as pc
+
     table = read_table(engine, name)
     (sensitive,) = plan.sensitive
     columns = [c.name for c in plan.qis]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import checkout_env, load_example
+from helpers import checkout_env, load_example, run_cli
 
 import sbc_sql
 from sbc_sql import choices
@@ -196,3 +196,115 @@ def test_every_other_choice_is_its_homes():
         choices.PURPOSE,
         choices.CRITICALITY,
     )
+
+
+#: every module that computes with Arrow's compute functions, and what a run imports to
+#: reach them: none of them loads pyarrow.compute (about 25 ms) before it computes
+COMPUTING = (
+    "sbc_sql.arrays",
+    "sbc_sql.cluster.decode",
+    "sbc_sql.stages.stats",
+    "sbc_sql.stages.pull",
+    "sbc_sql.engines",
+    "sbc_sql.engines.duckdb",
+    "sbc_sql.engines.files",
+    "sbc_sql.knowledge",
+    "sbc_sql.run",
+    "sbc_sql.quality.model",
+    "sbc_sql.quality.queries",
+    "sbc_sql.quality.evaluate",
+)
+
+
+def test_arrow_compute_loads_where_a_module_computes_not_where_it_is_imported():
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {COMPUTING!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print('pyarrow' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["True", "False"]
+
+
+#: a whole command in a fresh interpreter, through the entry point, then what the garbage
+#: collector was left with: the objects frozen, and whether it still runs
+FROZEN_PROBE = """
+import gc, sys
+from sbc_sql.__main__ import main
+sys.argv = ["sbc-sql", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)
+"""
+
+
+def test_the_command_freezes_what_it_loaded_and_still_collects(tmp_path):
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    res = subprocess.run(
+        [sys.executable, "-c", FROZEN_PROBE, "anonymize", "--db", str(db), "-t", "patients", "-k", "5", "-q"],
+        cwd=tmp_path,
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "verified 5-anonymous" in res.stdout
+    frozen, enabled = res.stderr.split()[-2:]
+    # DuckDB's, Arrow's, numpy's and sqlglot's objects: tens of thousands
+    assert int(frozen) > 20_000, frozen
+    assert enabled == "True"
+
+
+def test_the_app_in_another_process_freezes_nothing(tmp_path):
+    import gc
+
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    before = gc.get_freeze_count()
+    res = run_cli(["anonymize", "--db", db, "-t", "patients", "-k", "5", "-q"])
+    assert res.exit_code == 0, res.stderr
+    assert gc.get_freeze_count() == before
+    assert gc.isenabled()
+
+
+#: the engines imported inside loading() in the command's own process (a fresh interpreter):
+#: how many passes the collector made meanwhile, then what it was left with
+LOADING_PROBE = """
+import gc, sys
+from sbc_sql.cli import app
+app_module = sys.modules["sbc_sql.cli.app"]
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+app_module.own_process()
+with app_module.loading():
+    import sbc_sql.engines
+inside = len(passes)
+print(inside, gc.get_freeze_count() > 20_000, gc.isenabled())
+"""
+
+
+def test_what_a_command_loads_loads_with_the_collector_off():
+    res = subprocess.run(
+        [sys.executable, "-c", LOADING_PROBE],
+        env=checkout_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["0", "True", "True"]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from .. import choices, documents
-from .app import reported
+from .app import loading, reported
 from .database import check_engine, connected
 from .options import command, criteria, roles
 from .progress import ProgressBar
@@ -35,7 +35,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
     With Apache Spark: sbc-sql anonymize --engine spark -t data/visits.parquet -o out/visits_k10 -k 10
     """
     conf = check_engine(o.engine, o.db, o.spark_master, o.spark_conf)
-    with reported():  # what the run needs loads here: Ctrl-C meanwhile is one line too
+    with reported(), loading():  # what the run needs loads here: Ctrl-C meanwhile is one line too
         from .. import engines
         from ..cluster import registry
         from ..hierarchies import parse_hierarchy_options

@@ -27,6 +27,7 @@ Arrow, numpy, sqlglot, the kernels) in its body, inside :func:`reported`, so ``-
 import contextlib
 import enum
 import functools
+import gc
 import os
 import re
 import traceback
@@ -45,7 +46,7 @@ from ..version import version_line
 
 #: the run's switches that are not a command's options: --debug (the app's callback), the
 #: command running and whether it answers in JSON (set as its options are read)
-_settings: dict[str, Any] = {"debug": False, "command": None, "json": False}
+_settings: dict[str, Any] = {"debug": False, "command": None, "json": False, "own_process": False}
 
 #: click's base of every usage error, from the click that this typer runs on
 _ClickException: type[Exception] = next(
@@ -313,6 +314,34 @@ def _options(
     ] = False,
 ) -> None:
     _settings["debug"] = debug
+
+
+def own_process() -> None:
+    """The app runs in the command's own process (``__main__.py`` says so; a library caller
+    or a test that invokes the app in its own process does not): :func:`loading` may freeze."""
+    _settings["own_process"] = True
+
+
+@contextlib.contextmanager
+def loading() -> Iterator[None]:
+    """A command imports what it runs inside: DuckDB, Arrow, numpy, sqlglot and the stages,
+    some 80,000 objects (their classes, functions and tables) that live until the process
+    ends. In the command's own process the garbage collector does not run while they load
+    (it would walk them again and again and free none), and they are then left out of every
+    later pass and out of the passes at exit (``gc.freeze``); what the run itself makes is
+    collected as before. In any other process this does nothing: an object frozen there
+    would never be collected."""
+    if not _settings["own_process"]:
+        yield
+        return
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 @contextlib.contextmanager

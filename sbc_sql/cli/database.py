@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from ..errors import SbcError
-from .app import reported
+from .app import loading, reported
 
 
 def _spark_conf(values: list[str] | None) -> dict[str, str]:
@@ -27,7 +27,7 @@ def _spark_conf(values: list[str] | None) -> dict[str, str]:
 
 def check_engine(engine: str, db: str | None, master: str | None, conf: list[str] | None) -> dict[str, str]:
     """The engine options fit together (a usage error otherwise); the Spark properties."""
-    with reported():  # the engines load here: Ctrl-C meanwhile is one line too
+    with reported(), loading():  # the engines load here: Ctrl-C meanwhile is one line too
         from .. import engines
 
     if engines.builds_session(engine):

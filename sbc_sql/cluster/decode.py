@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..arrays import to_numpy
 from ..errors import InputError
@@ -38,6 +37,8 @@ class Coded:
 
     def codes(self, arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """The value codes of ``arr`` (NULL: the code after the values')."""
+        import pyarrow.compute as pc
+
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
         if pa.types.is_dictionary(arr.type):
@@ -179,6 +180,8 @@ def encode(values: pa.ChunkedArray | pa.Array, domain: pa.Array) -> np.ndarray:
     Vectorized in Arrow: no Python object per row. Dictionary (ENUM) input is mapped through
     its dictionary, so only the dictionary is looked up.
     """
+    import pyarrow.compute as pc
+
     if isinstance(values, pa.ChunkedArray):
         parts = [encode(chunk, domain) for chunk in values.chunks]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import IO
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..errors import InputError
@@ -91,6 +90,7 @@ def parts(path: Path, csv_options: CsvOptions, fix: str) -> Iterator[pa.Table]:
 
 
 def _parquet(path: Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq  # here: every DuckDB run imports this module, and reads no Parquet with it
 
     where = f"Parquet file '{path}'"
@@ -239,6 +239,8 @@ def _zero_padded(
 ) -> list[str]:
     """The numeric columns whose first lines write a number with a leading zero ('02152'):
     DuckDB reads those as text (a zip code, a code), so they stay text here too."""
+    import pyarrow.compute as pc
+
     numeric = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)]
     if not numeric:
         return []
@@ -253,6 +255,8 @@ def _zero_padded(
 
 
 def _fits(values: pa.Array, typ: pa.DataType) -> bool:
+    import pyarrow.compute as pc
+
     try:
         pc.cast(values, typ)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
 
@@ -887,6 +886,8 @@ def _is_numeric(field: pa.Field) -> bool:
 
 
 def _plain_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    import pyarrow.compute as pc
+
     if not any(_is_numeric(f) for f in batch.schema):
         return batch
     columns = [

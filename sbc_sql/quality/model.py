@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from .. import choices
@@ -141,6 +140,8 @@ def _others(layout: Layout, target: Column) -> tuple[Column, ...]:
 
 def _sorted(table: pa.Table) -> pa.Table:
     """The rows in one order on every engine: by every column, NULL last."""
+    import pyarrow.compute as pc
+
     if table.num_rows == 0 or table.num_columns == 0:
         return table
     keys = [(name, "ascending") for name in table.column_names]
@@ -153,6 +154,8 @@ def _floats(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 def _as_feature(column: pa.ChunkedArray) -> tuple[str, np.ndarray | list[Any]]:
     """A verbatim column as the models read it: ("number", floats) or ("text", values)."""
+    import pyarrow.compute as pc
+
     t = column.type
     if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
         return "number", _floats(pc.cast(column, pa.float64()))

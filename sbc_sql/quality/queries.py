@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..engines.base import Engine
@@ -196,6 +195,8 @@ class _Classes:
     the set's codes flattened, each class's start in them, its size and whether it holds NULL."""
 
     def __init__(self, layout: Layout, table: pa.Table, codes: list[dict[Any, int]]) -> None:
+        import pyarrow.compute as pc
+
         self.sizes = np.asarray(table.column("sbc_size").to_numpy(zero_copy_only=False), dtype=np.float64)
         self.parts: list[Any] = []
         for i, c in enumerate(layout.qis):
@@ -223,6 +224,8 @@ def _floats(col: pa.ChunkedArray) -> np.ndarray:
 def _arrow_codes(values: pa.Array | pa.ChunkedArray, codes: dict[Any, int]) -> np.ndarray:
     """Each value's code (its place in ``codes``' order), -1 for NULL, -2 for a value ``codes``
     lacks: by Arrow's compute kernels, no Python object per value."""
+    import pyarrow.compute as pc
+
     found = pc.index_in(values, value_set=pa.array(list(codes), type=pa.string()))
     marked = pc.if_else(pc.is_null(values), -1, pc.fill_null(found, -2))
     return np.asarray(marked.to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import to_numpy
@@ -103,6 +102,8 @@ def coded(engine: Engine, plan: Plan, column: Column) -> Coded:
     with their counts: one aggregate in the engine, whose few rows (one per value) are all
     that reach this process. The codes are those :func:`pull` gives the column
     (:func:`_sensitive`): the same values in the same order."""
+    import pyarrow.compute as pc
+
     value = (
         as_number(ref(column.name), column)
         if column.kind == "numeric"
@@ -218,6 +219,8 @@ def pull_tuples(
 def _sensitive(columns: Sequence[Column], raw: list[list[pa.Array]]) -> Sensitive:
     """Each sensitive column as value codes 0 .. m - 1 in the values' order, NULL last (the
     order t-closeness ranks numeric values in), with each value's count."""
+    import pyarrow.compute as pc
+
     codes, counts = [], []
     for parts in raw:
         values = pa.chunked_array(parts) if parts else pa.chunked_array([], pa.null())

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..arrays import mask, to_numpy
@@ -145,6 +144,8 @@ def categorical_order(plan: Plan, distinct: dict[str, int], nulls: dict[str, int
 def _categorical_counts(
     engine: Engine, plan: Plan, order: list[Column], nulls: dict[str, int], tuples: str | None = None
 ) -> tuple[dict[str, pa.Array], dict[str, np.ndarray], dict[tuple[str, str], np.ndarray]]:
+    import pyarrow.compute as pc
+
     domains: dict[str, pa.Array] = {}
     value_counts: dict[str, np.ndarray] = {}
     pair_counts: dict[tuple[str, str], np.ndarray] = {}
