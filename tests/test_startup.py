@@ -41,17 +41,22 @@ NEVER_IN_A_RUN = (
 )
 
 
-def imported(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """``python -X importtime -m sbc_sql ARGS`` and the top-level packages it imported."""
-    res = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "sbc_sql", *args],
+def fresh(args: list[str], cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a fresh interpreter running this checkout's package."""
+    return subprocess.run(
+        [sys.executable, *args],
         cwd=cwd,
         env=checkout_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
+
+
+def imported(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``python -X importtime -m sbc_sql ARGS`` and the top-level packages it imported."""
+    res = fresh(["-X", "importtime", "-m", "sbc_sql", *args], cwd=cwd, timeout=120)
     names = {
         line.rsplit("|", 1)[1].strip().split(".")[0]
         for line in res.stderr.splitlines()
@@ -87,28 +92,15 @@ def test_importing_the_command_line_loads_none_of_it():
         "import sys, sbc_sql.cli\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {DATA_STACK!r}))\n"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    res = fresh(["-c", probe])
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
 
 
 def kernels_of_the_checkout() -> str:
     """Which kernels a fresh interpreter run as :func:`imported` runs them uses."""
-    res = subprocess.run(
-        [sys.executable, "-c", "from sbc_sql.cluster.sbca_plus import compiled; print(compiled.engine())"],
-        env=checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    res = fresh(["-c", "from sbc_sql.cluster.sbca_plus import compiled; print(compiled.engine())"])
+    assert res.returncode == 0, res.stderr
     return res.stdout.strip()
 
 
@@ -223,14 +215,7 @@ def test_arrow_compute_loads_where_a_module_computes_not_where_it_is_imported():
         "    importlib.import_module(name)\n"
         "print('pyarrow' in sys.modules, 'pyarrow.compute' in sys.modules)\n"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        env=checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    res = fresh(["-c", probe])
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["True", "False"]
 
@@ -252,15 +237,8 @@ print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)
 def test_the_command_freezes_what_it_loaded_and_still_collects(tmp_path):
     clinic = load_example("examples/make_clinic_db.py")
     db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
-    res = subprocess.run(
-        [sys.executable, "-c", FROZEN_PROBE, "anonymize", "--db", str(db), "-t", "patients", "-k", "5", "-q"],
-        cwd=tmp_path,
-        env=checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    command = ["anonymize", "--db", str(db), "-t", "patients", "-k", "5", "-q"]
+    res = fresh(["-c", FROZEN_PROBE, *command], cwd=tmp_path, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "verified 5-anonymous" in res.stdout
     frozen, enabled = res.stderr.split()[-2:]
@@ -298,13 +276,6 @@ print(inside, gc.get_freeze_count() > 20_000, gc.isenabled())
 
 
 def test_what_a_command_loads_loads_with_the_collector_off():
-    res = subprocess.run(
-        [sys.executable, "-c", LOADING_PROBE],
-        env=checkout_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    res = fresh(["-c", LOADING_PROBE])
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["0", "True", "True"]
