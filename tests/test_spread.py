@@ -82,7 +82,8 @@ def test_the_coarse_order_serves_where_its_blocks_keep_the_criteria() -> None:
 
 def test_groups_are_as_many_as_keep_the_criteria_with_half_to_spare() -> None:
     data = clinic(40_000)
-    tied = spread._rank(spread._only(data, [0, 1]))
+    tied = np.empty(data.n_rows, dtype=np.int64)
+    tied[blocks.coarse_order(spread._only(data, [0, 1]))] = np.arange(data.n_rows)
     # sex first in the tied order, then age: a half holds one sex (its four diagnoses at
     # 0.1875 against 0.125: t = 0.25, doubled 0.5), a quarter half its ages too (two at
     # 0.3125: 0.375, doubled 0.75), an eighth or less one band (0.4375, doubled 0.875)

@@ -36,7 +36,7 @@ import dataclasses
 
 import numpy as np
 
-from .blocks import block_bounds, coarse_keys, coarse_order, lexsort
+from .blocks import block_bounds, coarse_keys, lexsort
 from .model import QIData
 from .sensitive import Rule, Sensitive, emd_rows
 
@@ -358,10 +358,3 @@ def _only(data: QIData, qs: list[int]) -> QIData:
         weights=pick(data.weights),
         coarse_rank=None,
     )
-
-
-def _rank(data: QIData) -> np.ndarray:
-    """Each row's place in the coarse order of ``data``."""
-    rank = np.empty(data.n_rows, dtype=np.int64)
-    rank[coarse_order(data)] = np.arange(data.n_rows, dtype=np.int64)
-    return rank
