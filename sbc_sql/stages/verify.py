@@ -425,7 +425,7 @@ def js_problems(engine: Engine, labels: str, threshold: float) -> tuple[list[str
 
 def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:
     """(class, value) pairs of QI c: a categorical QI's value sets unnested, a numeric QI's
-    ranges joined to the source's distinct values."""
+    source values numbered between its ranges' bounds (:func:`range_spans_sql`)."""
     if c.kind == "numeric":
         spans = range_spans_sql(c, original, release)
         return render("value_pairs_range", release=release, original=original, key=c.name, spans=spans)
