@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -74,7 +75,7 @@ class SparkConnection(Engine):
         that group cancelled when Ctrl-C (or SIGTERM, which the command raises as Ctrl-C)
         stops a call."""
         outer = not self._in_driver
-        with quiet():
+        with quiet(), self._marking_ctrl_c(outer):
             try:
                 with self.driver_call(doing):
                     if outer:
@@ -87,6 +88,32 @@ class SparkConnection(Engine):
                 if outer:
                     self._cancel()
                 raise
+
+    @contextlib.contextmanager
+    def _marking_ctrl_c(self, outer: bool) -> Iterator[None]:
+        """Ctrl-C during the call marks it interrupted before the handler in place runs.
+        PySpark's own handler (a session's SparkContext installs it) cancels every job
+        through the driver from inside the call it interrupts, and that nested call can
+        break the one under way: the call then fails with a py4j error, which is the
+        interrupt, not a driver that stopped answering (seen once in some twenty runs of
+        a Ctrl-C during a long statement)."""
+        if not outer or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        before = signal.getsignal(signal.SIGINT)
+        if not callable(before):  # ignored, or the default action: left as it is
+            yield
+            return
+
+        def mark(signum: int, frame: Any) -> None:
+            self._interrupted = True
+            before(signum, frame)
+
+        signal.signal(signal.SIGINT, mark)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, before)
 
     def _cancel(self) -> None:
         """Cancel the engine's job group, the jobs it runs and those it would start, and
