@@ -95,8 +95,8 @@ class SparkConnection(Engine):
         PySpark's own handler (a session's SparkContext installs it) cancels every job
         through the driver from inside the call it interrupts, and that nested call can
         break the one under way: the call then fails with a py4j error, which is the
-        interrupt, not a driver that stopped answering (seen once in some twenty runs of
-        a Ctrl-C during a long statement)."""
+        interrupt, not a driver that stopped answering (seen in two runs, under load, of the
+        test of a Ctrl-C during a long statement)."""
         if not outer or threading.current_thread() is not threading.main_thread():
             yield
             return
