@@ -15,7 +15,7 @@ from __future__ import annotations
 #: the engines a caller names (PostgreSQL is named by its URL)
 ENGINES = ("duckdb", "spark")
 #: how a table is clustered: auto (the algorithm's choice), exact (one block) or blocks
-MODES = ("auto", "exact", "blocks")
+MODES = ("auto", "exact", "blocks", "streamed")
 #: where the rows left when fewer than k remain go (sbc_sql.cluster.leftover)
 LEFTOVER_MODES = ("nearest", "last", "suppress")
 

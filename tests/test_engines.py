@@ -158,6 +158,10 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # criteria and a background-knowledge bound (one sensitive column)
     one = {**ROLES, "sensitive": ["dis"], "drop": ["id", "pay"]}
     sbc_sql.anonymize(engine, "t", 3, output="rb", bk_threshold=1.0, max_suppression=0.5, **one)
+    # streamed from the database in blocks of a few rows, t-closeness planning their order
+    # from a sample
+    streamed = {"mode": "streamed", "block_rows": 8, "t_closeness": 0.6, "max_suppression": 0.5}
+    sbc_sql.anonymize(engine, "t", 3, output="rs", **streamed, **one)
     # per-column limits on a number, a date, a timestamp and a category, checked in SQL
     limits = {"max_width": "age=30,born=4000,seen=4000", "max_values": "zip=3"}
     sbc_sql.anonymize(engine, "t", 3, output="rl", max_suppression=0.5, **limits, **ROLES)

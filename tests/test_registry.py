@@ -158,7 +158,7 @@ def test_the_table_names_each_algorithm_once_and_describes_it():
     assert len(set(registry.names())) == len(registry.CLUSTERERS)
     for c in registry.CLUSTERERS:
         assert c.description and "\n" not in c.description
-        assert set(c.modes) <= {"exact", "blocks"} and "exact" in c.modes
+        assert set(c.modes) <= {"exact", "blocks", "streamed"} and "exact" in c.modes
     help_text = registry.choices_help()
     assert all(name in help_text for name in registry.names())
 

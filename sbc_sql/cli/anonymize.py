@@ -92,6 +92,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             max_suppression=o.max_suppression,
             memory_limit=o.memory_limit,
             block_rows=o.block_rows,
+            held_rows=o.held_rows,
             csv_delimiter=o.csv_delimiter,
             csv_header=o.csv_header,
             attach=o.attach or (),

@@ -206,7 +206,7 @@ CLUSTERERS: tuple[Clusterer, ...] = (
         DEFAULT,
         "cluster-aware SBCA",
         "sbca_plus.run:run_sbca",
-        modes=("exact", "blocks"),
+        modes=("exact", "blocks", "streamed"),
         block_rows=True,
         max_categorical=MAX_CATEGORICAL,
         criteria=True,

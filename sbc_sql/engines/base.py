@@ -72,6 +72,10 @@ class Capabilities:
     #: (stages.write.value_sets), cheaper than the engine's LIST aggregates over many small
     #: classes
     value_sets: bool = False
+    #: opens a second connection to the same database (:meth:`Engine.companion`), so a run
+    #: reads one query's rows while it writes another's: the streamed run
+    #: (:mod:`sbc_sql.stages.stream`) holds a run of blocks at a time, never the table
+    streams: bool = False
 
 
 class ServerError(Exception):
@@ -225,10 +229,13 @@ class Engine(ABC):
         self._record(statement)
         return self._arrow(self.runnable(statement))
 
-    def stream(self, statement: Statement, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """Arrow record batches of a query; the result is drained or closed on return."""
+    def stream(
+        self, statement: Statement, batch_rows: int, params: Params = None
+    ) -> Iterator[pa.RecordBatch]:
+        """Arrow record batches of a query with bound parameters; the result is drained or
+        closed on return."""
         self._record(statement)
-        return self._stream(self.runnable(statement), batch_rows)
+        return self._stream(self.runnable(statement), batch_rows, params)
 
     # ---- what every engine implements ----
 
@@ -241,7 +248,7 @@ class Engine(ABC):
         """Run a query and return its result as one Arrow table."""
 
     @abstractmethod
-    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
         """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
 
     def list_type(self, element: str) -> exp.DataType:
@@ -390,6 +397,26 @@ class Engine(ABC):
         message. Only an engine that runs sbc-sql's SQL functions in its server (PostgreSQL,
         where install-sql puts them) has it."""
         raise NotImplementedError(f"the {self.name} engine runs no sbc-sql functions in a server")
+
+    @contextlib.contextmanager
+    def companion(self) -> Iterator[Engine]:
+        """A second connection to the same database, for the streamed run
+        (:mod:`sbc_sql.stages.stream`), which reads one query's rows on one connection while it
+        writes rows on the other. Its temporary tables are its own, and go with it when the
+        block ends. Only an engine whose :meth:`can_stream` says so has it."""
+        raise NotImplementedError(f"the {self.name} engine opens no second connection")
+        yield self  # pragma: no cover
+
+    def can_stream(self) -> bool:
+        """Whether this connection can open its :meth:`companion` (``capabilities.streams``,
+        and what it was opened from allows a second connection)."""
+        return self.capabilities.streams and not self.dry
+
+    def append(self, name: str, table: pa.Table) -> None:
+        """Add ``table``'s rows to the temporary table ``name``, made with their columns by
+        the first call (a working table of the streamed run; dropped with :meth:`discard`).
+        Only an engine whose ``capabilities.streams`` says so has it."""
+        raise NotImplementedError(f"the {self.name} engine appends no rows from this process")
 
     def discard(self, name: str) -> None:
         """Drop a working table the run made (the class labels)."""

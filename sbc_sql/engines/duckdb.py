@@ -113,7 +113,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = SbcDuckDB
-    capabilities = Capabilities(tuples=True, value_sets=True)
+    capabilities = Capabilities(tuples=True, value_sets=True, streams=True)
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, *, owned: bool = False) -> None:
         super().__init__()
@@ -121,6 +121,8 @@ class DuckDBEngine(Engine):
         self._undo_target: tuple[tuple[str, str], str] | None = None
         #: the connection was opened here (not passed in), so closing it is ours to do
         self.owned = owned
+        #: the temporary tables :meth:`append` made
+        self._appended: set[str] = set()
 
     @classmethod
     def connect(
@@ -174,9 +176,11 @@ class DuckDBEngine(Engine):
         with self.driver_call(lambda: self.operation(sql)):
             return self.connection.sql(sql).to_arrow_table()
 
-    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
         with self.driver_call(lambda: self.operation(sql)):
-            reader = self.connection.sql(sql).to_arrow_reader(batch_rows)
+            reader = self.connection.sql(sql, params=dict(params) if params else None).to_arrow_reader(
+                batch_rows
+            )
         try:
             while True:
                 with self.driver_call(lambda: self.operation(sql)):
@@ -483,6 +487,40 @@ class DuckDBEngine(Engine):
         finally:
             with self.driver_call(f"dropping '{name}'"):
                 self.connection.unregister(name)
+
+    @contextlib.contextmanager
+    def companion(self) -> Iterator[Engine]:
+        # a cursor: another connection to the same database, which shares its memory limit
+        # and spill folder; its temporary tables are its own
+        with self.driver_call("opening a second connection"):
+            cursor = self.connection.cursor()
+        other = DuckDBEngine(cursor, owned=True)
+        other.trace = self.trace
+        try:
+            yield other
+        finally:
+            with contextlib.suppress(Exception):
+                cursor.close()
+
+    def append(self, name: str, table: pa.Table) -> None:
+        view = f"{name}_rows"
+        target = self.sql(ident(name))
+        with self.driver_call(f"appending to '{name}'"):
+            self.connection.register(view, table)
+            try:
+                if name in self._appended:
+                    self.connection.execute(f"INSERT INTO {target} SELECT * FROM {self.sql(ident(view))}")
+                else:
+                    self.connection.execute(
+                        f"CREATE TEMPORARY TABLE {target} AS SELECT * FROM {self.sql(ident(view))}"
+                    )
+                    self._appended.add(name)
+            finally:
+                self.connection.unregister(view)
+
+    def discard(self, name: str) -> None:
+        super().discard(name)
+        self._appended.discard(name)
 
     def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> exp.Expression:
         options = {

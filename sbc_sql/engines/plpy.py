@@ -145,6 +145,9 @@ class PlpyEngine(PostgresEngine):
         self.schema = None  # the caller's, read when the run begins (borrowed)
         self._unusable = None
         self._subtransactions: list[Any] = []
+        # no second connection inside the server: a run there holds its rows in memory
+        self._reopen = None
+        self._appended = set()
 
     # ---- running: every server call inside the boundary ----
 
@@ -181,14 +184,17 @@ class PlpyEngine(PostgresEngine):
         schema, batches = self._read(sql, BATCH_ROWS)
         return pa.Table.from_batches(list(batches), schema)
 
-    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        return self._read(sql, batch_rows)[1]
+    def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
+        return self._read(sql, batch_rows, params)[1]
 
-    def _read(self, sql: str, batch_rows: int) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    def _read(
+        self, sql: str, batch_rows: int, params: Params = None
+    ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
         """A query's schema and its rows in batches, through a cursor: the schema comes from
         the query run for no rows, as a cursor's batches do not carry it."""
+        sql, values = _positional(sql, params)
         with self.driver_call(lambda: self.operation(sql)):
-            probe = self.plpy.execute(f"SELECT * FROM ({sql}) AS sbc_q LIMIT 0")
+            probe = self._execute(f"SELECT * FROM ({sql}) AS sbc_q LIMIT 0", values)
             names, types = list(probe.colnames()), list(probe.coltypes())
         keys = names if len(set(names)) == len(names) else [f"c{i}" for i in range(len(names))]
         text = sql if keys is names else _positional_names(sql, len(names))
@@ -196,7 +202,11 @@ class PlpyEngine(PostgresEngine):
 
         def batches() -> Iterator[pa.RecordBatch]:
             with self.driver_call(lambda: self.operation(sql)):
-                cursor = self.plpy.cursor(text)
+                cursor = (
+                    self.plpy.cursor(self.plpy.prepare(text, [param_type(v) for v in values]), list(values))
+                    if values
+                    else self.plpy.cursor(text)
+                )
             try:
                 while True:
                     with self.driver_call(lambda: self.operation(sql)):

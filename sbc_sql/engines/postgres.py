@@ -246,12 +246,17 @@ class PostgresEngine(Engine):
 
     name = "postgres"
     dialect = SbcPostgres
-    capabilities = Capabilities(exports=False)
+    capabilities = Capabilities(exports=False, streams=True)
 
     def __init__(self, connection: Any, url: str) -> None:
         super().__init__()
         self.connection = connection
         self.url = shown_url(url)
+        #: what a second connection opens (:meth:`companion`; None: this one was not opened
+        #: from a URL here, and no other is opened)
+        self._reopen: str | None = None
+        #: the temporary tables :meth:`append` made
+        self._appended: set[str] = set()
         #: the working schema: where unqualified names are read and written (the session's
         #: own search_path never holds it: see SEARCH_PATH)
         self.schema: str | None = None
@@ -275,6 +280,7 @@ class PostgresEngine(Engine):
             engine = cls(adbc.connect(safe_url(url), autocommit=True), url)
         except Exception as err:
             raise _refused(err, f"connecting to '{shown_url(url)}'") from None
+        engine._reopen = url
         engine.schema = engine._default_schema(_asked_path(url))
         engine._fetch("SET client_min_messages = warning", None)
         # no JIT compilation for this session: a run's statements are each run once, and
@@ -391,9 +397,9 @@ class PostgresEngine(Engine):
             finally:
                 cursor.close()
 
-    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
         with self.driver_call(lambda: self.operation(sql)):
-            cursor = self._cursor(sql, None)
+            cursor = self._cursor(sql, params)
         try:
             with self.driver_call(lambda: self.operation(sql)):
                 reader = cursor.fetch_record_batch()
@@ -710,6 +716,39 @@ class PostgresEngine(Engine):
         finally:
             with self.driver_call(f"dropping '{name}'"):
                 self._fetch(f"DROP TABLE IF EXISTS pg_temp.{self.sql(ident(name))}", None)
+
+    def can_stream(self) -> bool:
+        return super().can_stream() and self._reopen is not None
+
+    @contextlib.contextmanager
+    def companion(self) -> Iterator[Engine]:
+        if self._reopen is None:
+            raise NotImplementedError("this PostgreSQL connection was not opened from a URL")
+        other = PostgresEngine.connect(self._reopen)
+        other._reopen = None
+        other.trace = self.trace
+        try:
+            yield other
+        finally:
+            other.close()
+
+    def append(self, name: str, table: pa.Table) -> None:
+        with self.driver_call(f"appending to '{name}'"):
+            cursor = self.connection.cursor()
+            try:
+                cursor.adbc_ingest(name, table, mode="create_append", temporary=True)
+            finally:
+                cursor.close()
+        if name not in self._appended:
+            self._appended.add(name)
+
+    def discard(self, name: str) -> None:
+        if name in self._appended:
+            with self.driver_call(f"dropping '{name}'"):
+                self._fetch(f"DROP TABLE IF EXISTS pg_temp.{self.sql(ident(name))}", None)
+            self._appended.discard(name)
+            return
+        super().discard(name)
 
     def export_sql(self, table: str, path: str, fmt: str, provenance: str | None = None) -> exp.Expression:
         raise InputError(NO_EXPORT)

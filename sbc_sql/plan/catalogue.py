@@ -304,7 +304,11 @@ MAX_VALUES = Option(
     no_sql=NOT_IN_SQL_YET,
 )
 MODE_WAREHOUSE = Option(
-    "mode", str, help="auto, exact (one block) or blocks.", default="auto", choices=choices.MODES
+    "mode",
+    str,
+    help="auto, exact (one block), blocks, or streamed (blocks streamed from the database).",
+    default="auto",
+    choices=choices.MODES,
 )
 ROW_ID = Option(
     "row_id",
@@ -439,8 +443,9 @@ ANONYMIZE = (
     Option(
         "mode",
         str,
-        help="auto (sbca: blocks at every size; sbca-paper: blocks above a size threshold), "
-        "exact (one block) or blocks.",
+        help="auto (sbca: blocks at every size, streamed from the database above --held-rows; "
+        "sbca-paper: blocks above a size threshold), exact (one block), blocks, or streamed "
+        "(sbca's blocks streamed from the database a run of blocks at a time, at any size).",
         default="auto",
         choices=choices.MODES,
     ),
@@ -466,6 +471,16 @@ ANONYMIZE = (
         "block is a candidate for each class: larger blocks lower NCP, at a cost "
         "quadratic in the block size. E.g. --block-rows 4096.",
         no_sql=NOT_IN_SQL_YET,
+    ),
+    Option(
+        "held_rows",
+        int,
+        help="The most rows the default sbca holds in memory at once (default: 2,000,000). "
+        "A larger table is clustered in block mode streamed from the database, a run of "
+        "blocks at a time, while the database sorts and holds the rows (spilling to disk as "
+        "its memory limit asks). E.g. --held-rows 500000.",
+        no_sql="inside PostgreSQL the function holds the rows it clusters: run the command "
+        "line or the Python API for a table larger than memory",
     ),
     ALGORITHM,
     Option(

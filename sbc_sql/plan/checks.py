@@ -107,6 +107,24 @@ def check_block_rows(options: Options) -> None:
         )
 
 
+def check_held_rows(options: Options) -> None:
+    rows = options.held_rows
+    if rows is None:
+        return
+    if options.algorithm != registry.DEFAULT or options.mode in ("exact", "blocks"):
+        raise InputError(
+            f"--held-rows {rows} bounds the rows the default sbca holds in --mode auto or "
+            "streamed; drop it, or drop --exact / --mode blocks / --algorithm"
+        )
+    if options.background.asked:
+        raise InputError(
+            f"--held-rows {rows}: background knowledge groups the whole table's rows by their "
+            "knowledge, which a run of blocks cannot; drop --held-rows or the background options"
+        )
+    if rows < 1:
+        raise InputError(f"--held-rows {rows} holds no row; give a positive number, e.g. 500000")
+
+
 def check_categorical_count(plan: Plan) -> None:
     n = len(plan.categorical_qis)
     chosen = registry.get(plan.options.algorithm)

@@ -18,6 +18,7 @@ from .checks import (
     check_block_rows,
     check_categorical_count,
     check_criteria,
+    check_held_rows,
     check_limits,
     check_release_names,
 )
@@ -58,6 +59,7 @@ def make_plan(
             f"{' or '.join(chosen.modes)} mode only; drop --mode"
         )
     check_block_rows(options)
+    check_held_rows(options)
     if options.workers is not None and options.workers < 1:
         raise InputError(
             f"--workers {options.workers} is below 1; give a number of threads such as --workers 2, "

@@ -40,6 +40,9 @@ class Options:
     max_suppression: float = 0.01
     # rows per block of the default's block mode (None: max(1,536, 160 k))
     block_rows: int | None = None
+    # the most rows the default's block mode holds in this process at once: a table of
+    # more is streamed from the database a run of blocks at a time (None: the default)
+    held_rows: int | None = None
     # how a CSV input is read (None: sniffed)
     csv_delimiter: str | None = None
     csv_header: bool | None = None

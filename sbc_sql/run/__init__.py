@@ -56,6 +56,7 @@ def anonymize(
     max_suppression: float = 0.01,
     memory_limit: str | None = None,
     block_rows: int | None = None,
+    held_rows: int | None = None,
     csv_delimiter: str | None = None,
     csv_header: bool | None = None,
     attach: Iterable[str] = (),
@@ -147,9 +148,13 @@ def anonymize(
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
     memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block is
     a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
-    block size). ``csv_delimiter`` (one character, '\\t' for a tab) and ``csv_header``
-    (True/False) tell DuckDB how to read a CSV input instead of sniffing it. ``table`` may
-    name a schema or an attached database (``schema.t``, ``db.schema.t``); ``attach`` lists
+    block size). ``held_rows`` (default 2,000,000) is the most rows the default algorithm
+    holds in this process at once: a larger table is clustered in block mode streamed from
+    the database, a run of blocks at a time, while the database sorts and holds the rows
+    (the same blocks and classes as held in memory, on k alone); ``mode='streamed'`` streams
+    a table of any size. ``csv_delimiter`` (one character, '\\t' for a tab) and
+    ``csv_header`` (True/False) tell DuckDB how to read a CSV input instead of sniffing it.
+    ``table`` may name a schema or an attached database (``schema.t``, ``db.schema.t``); ``attach`` lists
     other DuckDB files to read from, each ``FILE`` or ``FILE:ALIAS`` (the alias defaults to
     the file's stem), opened read-only. ``target_db`` writes the release into another DuckDB
     file (created if missing), so that it can be shipped alone; the source database is then
@@ -185,6 +190,7 @@ def anonymize(
         algorithm=algorithm,
         max_suppression=max_suppression,
         block_rows=block_rows,
+        held_rows=held_rows,
         csv_delimiter=planning.check_csv_options(table, csv_delimiter, csv_header),
         csv_header=csv_header,
         criteria=Criteria(**criteria),

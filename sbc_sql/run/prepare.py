@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ from .. import plan as planning
 from ..cluster import distributed, registry
 from ..cluster.background.options import BackgroundOptions
 from ..cluster.baselines.fulldomain import Hierarchy
+from ..cluster.blocks import block_bounds
 from ..cluster.distributed import BlockJob
 from ..cluster.limits import Limits
 from ..cluster.model import QIData
@@ -41,7 +43,7 @@ from ..knowledge import background_options
 from ..model import CsvOptions
 from ..plan import determinants
 from ..privacy.criteria import check_sensitive
-from ..stages import pull, stats
+from ..stages import pull, stats, stream
 from ..stages.verify import MICROS_PER_DAY
 from .inputs import release_owners
 from .lines import Log, warnings_only
@@ -231,8 +233,9 @@ def _prepared(
     prepared = Prepared(
         engine, plan, st, hierarchies=hierarchies, timings=timings, tuples=tuples, estimated=estimated
     )
-    if in_workers(engine, plan):
-        # the engine's workers read the rows where they are (see ready())
+    if in_workers(engine, plan) or streams(engine, plan, n_rows):
+        # the engine's workers read the rows where they are, or the run streams them a run
+        # of blocks at a time (see ready())
         return dataclasses.replace(prepared, pulled=False)
     return _pull(prepared, sensitive)
 
@@ -255,8 +258,8 @@ def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | N
     if prepared.dry:
         return prepared
     engine = prepared.engine
-    if in_workers(engine, plan):
-        return _cluster_in_workers(prepared, log)
+    if in_workers(engine, plan) or streams(engine, plan, prepared.stats.n_rows):
+        return _cluster_in_engine(prepared, log)
     if not prepared.pulled or (prepared.tuples is not None and not by_tuples(engine, plan)):
         prepared = _pull(prepared, _pulled_sensitive(plan))
     data = prepared.data
@@ -366,9 +369,52 @@ def in_workers(engine: Engine, plan: planning.Plan) -> bool:
         engine.capabilities.cluster_blocks
         and not engine.dry
         and options.algorithm == registry.DEFAULT
-        and options.mode in ("auto", "blocks")
+        and options.mode in ("auto", "blocks", "streamed")
         and not options.background.asked
     )
+
+
+#: the most rows the default's block mode holds in this process by default (``--held-rows``):
+#: a table of more is streamed from the database a run of blocks at a time
+HELD_ROWS = 2_000_000
+
+
+def held_rows(plan: planning.Plan) -> int:
+    """The most rows the run holds in this process at once (``--held-rows``, or the default)."""
+    return plan.options.held_rows or HELD_ROWS
+
+
+def streams(engine: Engine, plan: planning.Plan, n_rows: int) -> bool:
+    """Whether this run clusters its rows streamed from the database, a run of blocks at a
+    time (:mod:`sbc_sql.stages.stream`): the default's block mode on a table of more rows
+    than it may hold, on an engine that opens a second connection. With t-closeness or
+    beta-likeness only when ``--held-rows`` asks: their blocks are cut from the spread order
+    where the table is held, from the coarse order where it streams. Refused, with the
+    reason, where ``--held-rows`` asks for it and the run cannot stream."""
+    options = plan.options
+    forced = options.mode == "streamed"
+    if in_workers(engine, plan) or engine.dry or (n_rows <= held_rows(plan) and not forced):
+        return False
+    asked = options.held_rows is not None or forced
+    if not engine.can_stream():
+        if asked:
+            why = (
+                "--mode streamed"
+                if forced
+                else f"--held-rows {options.held_rows:,} (fewer than its {n_rows:,} rows)"
+            )
+            raise InputError(
+                f"{why}: this {engine.name} connection cannot open the second connection a "
+                "streamed run reads through; connect by URL or file (or run the command line), "
+                "or drop the option"
+            )
+        return False
+    if options.mode not in ("auto", "blocks", "streamed") or options.algorithm != registry.DEFAULT:
+        return False
+    if options.background.asked:
+        return False
+    rule = options.criteria.rule() if options.criteria.asked else None
+    return asked or rule is None or not rule.reads_input
 
 
 #: bytes a pulled value takes at least (a row id, a number, a category's code or a short
@@ -404,11 +450,12 @@ def _check_collect(engine: Engine, plan: planning.Plan, n_rows: int, columns: in
     )
 
 
-def _cluster_in_workers(prepared: Prepared, log: Log | None) -> Prepared:
-    """The default's blocks clustered in the engine's workers, with the criteria, the
-    per-column limits and the target: the sensitive columns' and the target's values are
-    counted over the whole table here (one aggregate each) and ship with the job; the rows
-    stay in the engine, and so do the labels."""
+def _cluster_in_engine(prepared: Prepared, log: Log | None) -> Prepared:
+    """The default's blocks clustered in the engine's workers, or streamed from the database
+    a run of blocks at a time (:func:`streams`), with the criteria, the per-column limits and
+    the target: the sensitive columns' and the target's values are counted over the whole
+    table here (one aggregate each) and ship with the job; the rows stay in the engine (but
+    the run of blocks in hand), and so do the labels."""
     engine, plan = prepared.engine, prepared.plan
     options = plan.options
     n_rows = prepared.stats.n_rows
@@ -456,17 +503,42 @@ def _cluster_in_workers(prepared: Prepared, log: Log | None) -> Prepared:
         tuple((s, v) for s, v, _ in rare),
     )
     name = f"sbc_labels_{secrets.token_hex(4)}"
-    rows = pull.pull_sql(plan, engine.row_id("s"), decoder.extra_columns)
-    if log is not None:
-        log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
-    t = time.perf_counter()
-    clustered = engine.cluster_blocks(rows, decoder, job, n_rows, name)
-    prepared.stage("cluster", t)
+    if in_workers(engine, plan):
+        rows = pull.pull_sql(plan, engine.row_id("s"), decoder.extra_columns)
+        if log is not None:
+            log(f"clustering {n_rows:,} rows in blocks in the {engine.name} engine's workers")
+        t = time.perf_counter()
+        clustered = engine.cluster_blocks(rows, decoder, job, n_rows, name)
+        prepared.stage("cluster", t)
+    else:
+        held = held_rows(plan)
+        largest = int(np.diff(block_bounds(n_rows, plan.k, job.size)).max(initial=0))
+        if held < largest:
+            raise InputError(
+                f"--held-rows {held:,} is below the {largest:,} rows of a block at k = {plan.k}; "
+                f"give at least {largest:,} (or a smaller --block-rows)"
+            )
+        if log is not None:
+            log(
+                f"clustering {n_rows:,} rows in blocks streamed from the database, at most "
+                f"{held:,} held at a time (--held-rows)"
+            )
+        clustered = stream.cluster(
+            engine,
+            plan,
+            decoder,
+            job,
+            n_rows,
+            name,
+            held=held,
+            workers=options.workers or os.cpu_count() or 1,
+            timings=prepared.timings,
+        )
     chosen = tuple((decoder.sensitive[s].column.name, v, forced) for s, v, forced in rare)
     run = ClusterRun(
         np.zeros(0, dtype=np.int64),
         registry.DEFAULT,
-        "blocks",
+        "blocks" if in_workers(engine, plan) else "streamed",
         clustered.detail,
         rare=chosen,
         table=name,

@@ -69,7 +69,8 @@ def run_sbca(data: QIData, k: int, options: ClusterOptions, progress: Progress |
         return _sbca_per_group(data, k, options)
     # the default runs in blocks at every size (a small table is one block): on Adult its
     # blocks beat one exact block on NCP at every k and take a fifth of the time
-    mode = "blocks" if options.mode == "auto" else options.mode
+    # streamed: the rows are here already (a caller that pulled them), so blocks
+    mode = "blocks" if options.mode in ("auto", "streamed") else options.mode
     rule = options.rule if options.rule.active else None
     limits = options.limits if options.limits.active else None
     if options.mode == "auto" and rule is not None and rule.reads_input:

@@ -141,10 +141,10 @@ class SparkConnection(Engine):
         with self._driver(lambda: self.operation(sql)):
             return self._run(sql).toArrow()
 
-    def _stream(self, sql: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
         # the rows are collected on the driver, where the clustering runs
         with self._driver(lambda: self.operation(sql)):
-            table = self._run(sql).toArrow()
+            table = self._run(sql, params).toArrow()
         yield from table.to_batches(max_chunksize=batch_rows)
 
     def operation(self, sql: str) -> str:
