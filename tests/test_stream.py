@@ -63,6 +63,9 @@ def test_a_streamed_release_on_k_alone_is_the_one_made_holding_the_table(engine,
         assert held_run.mode == "blocks"
     with run(database, "streamed", mode="streamed", held_rows=held) as streamed_run:
         assert streamed_run.mode == "streamed"
+        if engine.name == "duckdb":
+            # the value sets made beside the clustering, a run at a time, as held runs make them
+            assert any("_sets" in s for s in streamed_run.statements)
         assert streamed_run.measures.total_ncp == pytest.approx(ncp, abs=1e-12)
     assert release(engine, database, "streamed") == release(engine, database, "held")
 

@@ -56,6 +56,9 @@ class ClusterRun:
     table: str | None = None
     #: with ``table``: the rows suppressed per reason (REASONS' names), counted there
     suppressed: Mapping[str, int] = field(default_factory=dict)
+    #: with ``table``: the classes' value sets were made beside the clustering and are kept
+    #: as the table ``<table>_sets`` (stages.write.value_sets' columns)
+    sets: bool = False
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from ..knowledge import background_options
 from ..model import CsvOptions
 from ..plan import determinants
 from ..privacy.criteria import check_sensitive
-from ..stages import pull, stats, stream
+from ..stages import pull, stats, stream, write
 from ..stages.verify import MICROS_PER_DAY
 from .inputs import release_owners
 from .lines import Log, warnings_only
@@ -511,6 +511,7 @@ def _cluster_in_engine(prepared: Prepared, log: Log | None) -> Prepared:
         clustered = engine.cluster_blocks(rows, decoder, job, n_rows, name)
         prepared.stage("cluster", t)
     else:
+        sets = write.sets_beside(plan, engine.capabilities.value_sets)
         held = held_rows(plan)
         largest = int(np.diff(block_bounds(n_rows, plan.k, job.size)).max(initial=0))
         if held < largest:
@@ -532,6 +533,7 @@ def _cluster_in_engine(prepared: Prepared, log: Log | None) -> Prepared:
             name,
             held=held,
             workers=options.workers or os.cpu_count() or 1,
+            domains=prepared.stats.domains if sets else None,
             timings=prepared.timings,
         )
     chosen = tuple((decoder.sensitive[s].column.name, v, forced) for s, v, forced in rare)
@@ -540,6 +542,7 @@ def _cluster_in_engine(prepared: Prepared, log: Log | None) -> Prepared:
         registry.DEFAULT,
         "blocks" if in_workers(engine, plan) else "streamed",
         clustered.detail,
+        sets=not in_workers(engine, plan) and write.sets_beside(plan, engine.capabilities.value_sets),
         rare=chosen,
         table=name,
         suppressed=dict(clustered.suppressed),

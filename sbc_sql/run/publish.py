@@ -28,7 +28,7 @@ from ..engines.base import Engine
 from ..errors import VerificationError
 from ..privacy.base import PrivacyModel
 from ..privacy.criteria import models as criteria_models
-from ..stages import measure, pull, stats, verify, write
+from ..stages import measure, pull, stats, stream, verify, write
 from . import provenance as run_provenance
 from .cluster import Clustering
 from .prepare import Prepared
@@ -96,10 +96,12 @@ def publish(
             classes_from, classes_labels = tuples or (None, labels_name)
             engine.execute(verify.labelled_sql(layout, source, labels_name, labelled, row_id, tuples))
             # the value sets made here, or, in a dry run, those a real run would make
-            beside = made is not None or (
-                engine.dry and write.sets_beside(plan, engine.capabilities.value_sets)
+            beside = (
+                made is not None
+                or (clustering.run is not None and clustering.run.sets)
+                or (engine.dry and write.sets_beside(plan, engine.capabilities.value_sets))
             )
-            sets = f"{labels_name}_sets" if beside else None
+            sets = stream.sets_name(labels_name) if beside else None
             with contextlib.ExitStack() as uploaded:
                 if sets is not None and made is not None:
                     uploaded.enter_context(engine.upload(sets, made))
@@ -258,11 +260,14 @@ def _labels(prepared: Prepared, clustering: Clustering, name: str) -> Iterator[N
     run's seconds: with the pull, the rows moved between the database and Python."""
     run, row_id = clustering.run, prepared.row_id
     if run is not None and run.table is not None:
-        # clustered in the engine's workers: the labels are there already, dropped after
+        # clustered in the engine's workers, or streamed: the labels (and the value sets
+        # made beside them) are there already, dropped after
         try:
             yield
         finally:
             prepared.engine.discard(run.table)
+            if run.sets:
+                prepared.engine.discard(stream.sets_name(run.table))
         return
     if prepared.tuples is not None:
         with _tuple_labels(prepared, clustering, name):

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -46,6 +46,7 @@ from ..engines.base import Engine
 from ..plan import Plan
 from ..sql.templates import render
 from .pull import BATCH_ROWS, pull_sql
+from .write import value_sets
 
 #: the top bit of a 64-bit key: flipping it turns an unsigned key into a signed one of the
 #: same order (a database may have no unsigned 64-bit type)
@@ -161,6 +162,11 @@ def sampled(engine: Engine, plan: Plan, decoder: Decoder, job: BlockJob, n_rows:
     return Keying(decoder, found, distributed.cuts(job, sample, n_rows))
 
 
+def sets_name(labels: str) -> str:
+    """The table of the classes' value sets a streamed run keeps beside its labels."""
+    return f"{labels}_sets"
+
+
 def cluster(
     engine: Engine,
     plan: Plan,
@@ -171,14 +177,19 @@ def cluster(
     *,
     held: int,
     workers: int = 1,
+    domains: Mapping[str, pa.Array] | None = None,
     timings: dict[str, float] | None = None,
     progress: Progress | None = None,
 ) -> Clustered:
     """Cluster the plan's rows in the default's blocks, a run of blocks of at most ``held``
     rows at a time, and keep each row's class as the temporary table ``name`` (row_id,
-    eq_class) of ``engine``'s connection (dropped with :meth:`Engine.discard`). Returns the
-    run's detail line and the rows suppressed per reason; ``timings`` gets the seconds of
-    the pull (reading and keying the rows) and of the clustering (the sort, and the runs)."""
+    eq_class) of ``engine``'s connection (dropped with :meth:`Engine.discard`). With the
+    categorical QIs' ``domains`` (where :func:`.write.sets_beside` says so), each run's
+    classes' value sets too, made from its value codes as :func:`.write.value_sets` makes
+    them, as the table :func:`sets_name` (a class never spans two runs). Returns the run's
+    detail line and the rows suppressed per reason; ``timings`` gets the seconds of the pull
+    (reading and keying the rows) and of the clustering (the sort, and the runs; the value
+    sets are the write's)."""
     timings = timings if timings is not None else {}
     bounds = block_bounds(n_rows, job.k, job.size)
     plan_runs = streamed.runs(bounds, held)
@@ -213,6 +224,12 @@ def cluster(
                         reasons[int(code)] = reasons.get(int(code), 0) + int(count)
                 engine.append(name, pa.table({"row_id": rows_of.row_id, "eq_class": ids}))
                 made = True
+                if domains is not None:
+                    t_sets = time.perf_counter()
+                    data = decoder.data(rows_of.columns, rows_of.row_id)
+                    engine.append(sets_name(name), _plain(value_sets(data, ids, domains, plan)))
+                    timings["write"] = timings.get("write", 0.0) + time.perf_counter() - t_sets
+                    t += time.perf_counter() - t_sets
                 done += len(ids)
                 if progress is not None:
                     progress(done, n_rows)
@@ -220,12 +237,9 @@ def cluster(
     except BaseException:
         if made:
             engine.discard(name)
+            if domains is not None:
+                engine.discard(sets_name(name))
         raise
-    if not made:
-        # a table of no rows: an empty labels table all the same
-        engine.append(
-            name, pa.table({"row_id": pa.array([], pa.int64()), "eq_class": pa.array([], pa.int64())})
-        )
     sizes = np.diff(bounds)
     lo, hi = (int(sizes.min()), int(sizes.max())) if len(sizes) else (0, 0)
     size = f"{lo:,}" if lo == hi else f"{lo:,} to {hi:,}"
@@ -261,6 +275,18 @@ def _runs_of(
                 want = next(it, None)
     if want is not None:
         raise RuntimeError("the source table changed while it was being read")
+
+
+def _plain(sets: pa.Table) -> pa.Table:
+    """Value sets with their values decoded from the domain's codes: rows appended to a
+    table keep the column's own type."""
+    columns = []
+    for column in sets.columns:
+        array = column.combine_chunks()
+        if pa.types.is_large_list(array.type) and pa.types.is_dictionary(array.type.value_type):
+            array = pa.LargeListArray.from_arrays(array.offsets, array.values.dictionary_decode())
+        columns.append(array)
+    return pa.Table.from_arrays(columns, names=sets.column_names)
 
 
 def _rows(decoder: Decoder, table: pa.Table) -> streamed.Rows:
