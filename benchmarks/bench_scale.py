@@ -4,7 +4,9 @@ synthetic populations, each figure beside its target.
 For each input one run records: rows, distinct QI tuples, seconds per stage (the release's
 timings), the whole process's seconds (the median of several processes where one takes
 under 10 s), its peak RSS, total NCP, and the run's time over a plain DuckDB ``GROUP BY`` of
-all QIs of the same table timed in the same run (the floor set by the database itself).
+all QIs of the same table timed in the same run (the floor set by the database itself). A
+generated input's process runs under ``watched.py``, which also records the peak of DuckDB's
+own memory (its buffer manager's, part of the process's RSS) and of what it spilled to disk.
 Every process must exit 0 with a verified release. A whole process is what a user waits
 for, and its own peak memory is read from the kernel when it ends (``wait4``), so each input
 is measured alone. The inputs:
@@ -13,7 +15,11 @@ is measured alone. The inputs:
 - ``adult33``: Adult replicated 33 times with ages shifted: many rows per distinct tuple;
 - ``adult1m_growing``, ``adult3m_growing``: noised replicas of Adult whose distinct tuples
   keep growing with the rows (the 1M table is a prefix of the 3M one);
-- ``synthetic1m``, ``synthetic10m``: the synthetic population, almost every row distinct;
+- ``synthetic1m``, ``synthetic10m``, ``synthetic100m``: the synthetic population, almost
+  every row distinct (the same seeded population: each table is a prefix of the next),
+  generated into the database a million rows at a time; above ``--held-rows``' default of
+  2,000,000 rows a run streams them from DuckDB, whose memory is capped per input
+  (``MEMORY_LIMITS``);
 - ``ncp``: total NCP on Adult at k = 2..100, beside the figures of results/utility.json.
 
 Figures go to results/scale.json and scale.md, from which report.py renders the tables of
@@ -21,7 +27,8 @@ benchmarks/README.md. A run of some inputs (``--only``) replaces those in scale.
 keeps the others. ``--before`` also records the run as results/scale_before.json, the
 figures later runs are shown against.
 
-    python benchmarks/bench_scale.py                        # every input (about 6 minutes)
+    python benchmarks/bench_scale.py                        # every input but 100M (about 6 minutes)
+    python benchmarks/bench_scale.py --only synthetic100m   # 100,000,000 rows (about 20 minutes)
     python benchmarks/bench_scale.py --only adult,adult33   # a quick check
     python benchmarks/bench_scale.py --before               # every input, kept as the baseline
     python benchmarks/bench_scale.py --utility              # blocks vs exact NCP at 30k / 200k
@@ -55,8 +62,13 @@ from sbc_sql.cluster.sbca_plus import compiled
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # DuckDB's memory cap for the generated tables (as `--memory-limit` does): its joins and
-# sorts spill to disk beyond it, which keeps the 10M-row run within 3 GB of peak RSS
+# sorts spill to disk beyond it; DuckDB runs in the process, so its memory is part of the
+# process's peak RSS
 MEMORY_LIMIT = os.environ.get("SBC_BENCH_MEMORY", "3GB")
+#: the cap of the inputs whose targets bound the process's peak RSS: DuckDB's share of it
+MEMORY_LIMITS = {"synthetic10m": "1GB", "synthetic100m": "4GB"}
+#: the driver that runs a command and watches DuckDB's own memory
+WATCHED = Path(__file__).resolve().parent / "watched.py"
 #: processes (and in-Python runs on Adult) timed per input; the median is reported
 RUNS = 5
 #: an input whose first process takes longer is timed once: its spread is small beside it
@@ -128,7 +140,7 @@ def cli(db: Path, table: str, k: int, qis: list[str], sensitive: str, drop: list
 
 def process(cmd: list[str], env: dict[str, str], cwd: str) -> dict[str, object]:
     """One whole process: its seconds, its own peak RSS (from wait4) and its JSON summary,
-    which must say the release was verified."""
+    which must say the release was verified; under ``watched.py``, DuckDB's own peaks too."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
         child = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd)
@@ -140,8 +152,18 @@ def process(cmd: list[str], env: dict[str, str], cwd: str) -> dict[str, object]:
         if child.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {child.returncode}: {err.read().decode()[-2000:]}")
         summary = json.loads(out.read())
+        watched = [
+            json.loads(line.removeprefix("sbc-bench-duckdb "))
+            for line in err.read().decode().splitlines()
+            if line.startswith("sbc-bench-duckdb ")
+        ]
     assert summary["ok"] is True, summary
-    return {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024.0, "summary": summary}
+    rss = usage.ru_maxrss / 1024.0
+    done: dict[str, object] = {"seconds": seconds, "peak_rss_mb": rss, "summary": summary}
+    if watched:
+        done["duckdb_memory_mb"] = watched[-1]["memory_bytes"] / 2**20
+        done["duckdb_spill_mb"] = watched[-1]["spill_bytes"] / 2**20
+    return done
 
 
 def processes(cmd: list[str], env: dict[str, str], cwd: str, runs: int) -> list[dict[str, object]]:
@@ -173,6 +195,11 @@ def figures(
     """An input's figures as scale.json holds them: those of its median process."""
     mid = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     summary = mid["summary"]
+    duckdb_own = {
+        key: max(r[key] for r in runs)  # type: ignore[type-var]
+        for key in ("duckdb_memory_mb", "duckdb_spill_mb")
+        if all(key in r for r in runs)
+    }
     stages = dict(summary["seconds"])
     return {
         "input": name,
@@ -189,6 +216,7 @@ def figures(
         "classes": summary["classes"],
         "verified": True,
         "group_by_seconds": floor,
+        **duckdb_own,
         **environment(),
     }
 
@@ -203,8 +231,10 @@ def generated(
     k: int,
     runs: int,
 ) -> dict[str, object]:
-    """An input built into a database file (untimed), then anonymized by whole processes."""
-    with tempfile.TemporaryDirectory() as tmp:
+    """An input built into a database file (untimed), then anonymized by whole processes,
+    each under ``watched.py``, DuckDB capped at the input's memory limit."""
+    memory = MEMORY_LIMITS.get(name, MEMORY_LIMIT)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("SBC_BENCH_DIR")) as tmp:
         db = Path(tmp) / f"{name}.duckdb"
         t = time.perf_counter()
         with duckdb.connect(str(db)) as con:
@@ -214,9 +244,10 @@ def generated(
             rows, distinct = shape(con, name, qis)
             floor = group_by_floor(con, name, qis)
         print(f"{name}: {rows:,} rows, {distinct:,} distinct QI tuples (made in {made:.1f} s)", flush=True)
-        cmd = cli(db, name, k, qis, sensitive, drop, MEMORY_LIMIT)
-        done = processes(cmd, child_env(), tmp, runs)
-    return figures(name, label, rows, distinct, k, floor, done)
+        cmd = cli(db, name, k, qis, sensitive, drop, memory)
+        watched = [cmd[0], str(WATCHED), str(db), *cmd[3:]]
+        done = processes(watched, child_env(), tmp, runs)
+    return {**figures(name, label, rows, distinct, k, floor, done), "memory_limit": memory}
 
 
 def adult_file(path: Path) -> Path:
@@ -336,6 +367,9 @@ def inputs(k: int, runs: int) -> dict[str, Callable[[], dict[str, object]]]:
         "synthetic10m": lambda: generated(
             "synthetic10m", "synthetic, 10M", synthetic(10_000_000), synth_qis, sens, SYNTH_DROP, k, runs
         ),
+        "synthetic100m": lambda: generated(
+            "synthetic100m", "synthetic, 100M", synthetic(100_000_000), synth_qis, sens, SYNTH_DROP, k, runs
+        ),
         "ncp": ncp_curve,
     }
 
@@ -435,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
         return 0
     table = inputs(args.k, args.runs)
-    chosen = [x for x in args.only.split(",") if x] or list(table)
+    # 100,000,000 rows take some 20 minutes and 15 GB of disk: asked for by name
+    chosen = [x for x in args.only.split(",") if x] or [x for x in table if x != "synthetic100m"]
     unknown = [x for x in chosen if x not in table]
     if unknown:
         parser.error(f"unknown inputs {unknown}; choose from {', '.join(table)}")
