@@ -12,9 +12,10 @@ warehouse's copy of the table.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,9 @@ from .run import make_options
 from .run.cluster import cluster
 from .run.prepare import prepare, ready
 from .run.publish import publish
-from .sql.templates import col
+from .sql.templates import col, render
+from .stages import stream
+from .stages.pull import BATCH_ROWS
 from .version import __version__
 
 #: the warehouses ``sbc-sql sql`` prints for
@@ -97,7 +100,16 @@ def cluster_ids(
             raise InputError("background knowledge is not available when clustering for another warehouse")
         prepared = ready(prepared, log=log)
         clustering = cluster(prepared, progress=progress, log=log)
-        ids, run = prepared.row_id, clustering.run
+        run = clustering.run
+        if run is not None and run.table is not None:
+            # clustered streamed from the database: the labels are there, written out in batches
+            try:
+                return _write_kept_labels(engine, run.table, path, row_id)
+            finally:
+                engine.discard(run.table)
+                if run.sets:
+                    engine.discard(stream.sets_name(run.table))
+        ids = prepared.row_id
         if ids is None or run is None:  # pragma: no cover - a real run has both
             raise RuntimeError("the run produced no class ids")
         if row_id is not None and np.unique(ids).size != ids.size:
@@ -108,18 +120,51 @@ def cluster_ids(
                 "eq_class": pa.array(run.labels.astype(np.int64, copy=False)),
             }
         )
-        scratch = path.with_name(f"{path.name}.sbc-partial")
-        try:
+        with _written(path) as scratch:
             if path.suffix.lower() == ".parquet":
                 pq.write_table(labels, scratch)
             else:
                 pa_csv.write_csv(labels, scratch)
-            os.replace(scratch, path)
-        finally:
-            scratch.unlink(missing_ok=True)
         return labels.num_rows, int(np.count_nonzero(run.labels < 0))
     finally:
         engine.close()
+
+
+@contextlib.contextmanager
+def _written(path: Path) -> Iterator[Path]:
+    """A scratch file beside ``path`` to write, which becomes ``path`` once written whole
+    (nothing is left of it otherwise)."""
+    scratch = path.with_name(f"{path.name}.sbc-partial")
+    try:
+        yield scratch
+        os.replace(scratch, path)
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def _write_kept_labels(engine: Engine, labels: str, path: Path, row_id: str | None) -> tuple[int, int]:
+    """The labels a run kept in the engine written to ``path`` a batch at a time (memory one
+    batch's, whatever the table's size); returns the rows written and those suppressed."""
+    if row_id is not None:
+        (repeated,) = engine.fetch_one(render("labels_repeated", labels=labels))
+        if int(repeated or 0):
+            raise InputError(f"--row-id: column '{row_id}' is not unique; the row id must be a key")
+    rows = suppressed = 0
+    schema = pa.schema([pa.field("row_id", pa.int64()), pa.field("eq_class", pa.int64())])
+    with _written(path) as scratch:
+        parquet = path.suffix.lower() == ".parquet"
+        writer: Any = pq.ParquetWriter(scratch, schema) if parquet else pa_csv.CSVWriter(scratch, schema)
+        try:
+            for batch in engine.stream(render("labels_out", labels=labels), BATCH_ROWS):
+                batch = pa.RecordBatch.from_arrays(
+                    [batch.column(0).cast(pa.int64()), batch.column(1).cast(pa.int64())], schema=schema
+                )
+                writer.write_batch(batch)
+                rows += batch.num_rows
+                suppressed += int(np.count_nonzero(batch.column(1).to_numpy(zero_copy_only=False) < 0))
+        finally:
+            writer.close()
+    return rows, suppressed
 
 
 def print_sql(

@@ -172,6 +172,13 @@ def test_errors_are_postgresql_errors_with_the_one_line_message(pl: str) -> None
     assert rows == [(0,)]
 
 
+def test_a_streamed_run_is_refused_inside_the_server_where_no_second_connection_is(pl: str) -> None:
+    state, message = failure(pl, ANONYMIZE.format(extra=", mode => 'streamed'"))
+    assert state == "22023"
+    assert "cannot open the second connection a streamed run reads through" in message
+    assert message.startswith("Error: ") and message.count("Error:") == 1
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -17,7 +17,8 @@ from helpers import assert_one_error
 import sbc_sql
 from sbc_sql.cluster import streamed
 
-pytestmark = pytest.mark.notimpl(["spark"], reason="Spark clusters in its own workers, never streamed here")
+#: the engine tests: Spark clusters in its own workers, never streamed from the database
+not_spark = pytest.mark.notimpl(["spark"], reason="Spark clusters in its own workers, never streamed here")
 
 # a population whose rows are almost all distinct: three numerics (one with NULLs), a coarse
 # and two finer categoricals, and a sensitive column that goes with the age
@@ -51,6 +52,7 @@ def run(database: Any, output: str, **options: Any) -> sbc_sql.Result:
     return result
 
 
+@not_spark
 @pytest.mark.parametrize(
     ("rows", "held"),
     [(1_200, None), (12_000, 4_000)],
@@ -70,6 +72,7 @@ def test_a_streamed_release_on_k_alone_is_the_one_made_holding_the_table(engine,
     assert release(engine, database, "streamed") == release(engine, database, "held")
 
 
+@not_spark
 def test_a_table_larger_than_held_rows_streams_by_default(engine) -> None:
     database = population(engine, 9_000)
     lines: list[str] = []
@@ -80,6 +83,7 @@ def test_a_table_larger_than_held_rows_streams_by_default(engine) -> None:
         assert result.mode == "blocks"
 
 
+@not_spark
 @pytest.mark.parametrize(
     "criteria",
     [{"l_diversity": 2}, {"t_closeness": 0.3}, {"beta_likeness": 6.0}],
@@ -173,3 +177,39 @@ def test_runs_of_blocks_hold_whole_blocks_within_the_rows_asked() -> None:
     assert streamed.runs(bounds, 20) == [(0, 2), (2, 4), (4, 5)]
     assert streamed.runs(bounds, 5) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
     assert streamed.runs(bounds, 100) == [(0, 5)]
+
+
+def test_the_cluster_command_writes_the_class_ids_a_streamed_run_keeps_in_the_database(tmp_path) -> None:
+    """``sbc-sql cluster`` (class ids for another warehouse) streams too, and writes the ids
+    from the database a batch at a time: the same ids as held in memory, by row id or by a
+    key column (--row-id), whose repeats are refused as in memory."""
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
+    from sbc_sql import warehouse
+
+    db = tmp_path / "p.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(POPULATION.format(n=7_000))
+        con.execute(
+            "CREATE TABLE twice AS SELECT person_id % 3500 AS person_id, * EXCLUDE (person_id) FROM t"
+        )
+    options: dict[str, Any] = {**ROLES, "tuples": False}
+
+    def ids(out: str, **more: Any) -> list[tuple[int, int]]:
+        path = tmp_path / out
+        warehouse.cluster_ids(str(db), "t", 5, path, **options, **more)
+        table = pq.read_table(path) if out.endswith(".parquet") else pa_csv.read_csv(path)
+        return sorted(zip(table["row_id"].to_pylist(), table["eq_class"].to_pylist(), strict=True))
+
+    held = ids("held.parquet", mode="blocks")
+    assert ids("streamed.parquet", mode="streamed", held_rows=3_200) == held
+    assert ids("streamed.csv", mode="streamed", held_rows=3_200) == held
+    by_key = ids("key.parquet", mode="streamed", held_rows=3_200, row_id="person_id")
+    assert sorted(c for _, c in by_key) == sorted(c for _, c in held)
+    with pytest.raises(sbc_sql.InputError, match="--row-id: column 'person_id' is not unique"):
+        warehouse.cluster_ids(
+            str(db), "twice", 5, tmp_path / "no.parquet", mode="streamed", row_id="person_id", **options
+        )
+    assert not (tmp_path / "no.parquet").exists()
+    assert not (tmp_path / "no.parquet.sbc-partial").exists()

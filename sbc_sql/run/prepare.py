@@ -405,8 +405,8 @@ def streams(engine: Engine, plan: planning.Plan, n_rows: int) -> bool:
             )
             raise InputError(
                 f"{why}: this {engine.name} connection cannot open the second connection a "
-                "streamed run reads through; connect by URL or file (or run the command line), "
-                "or drop the option"
+                "streamed run reads through (a run inside PostgreSQL has none); run the command "
+                "line or the Python API on a database URL or file, or drop the option"
             )
         return False
     if options.mode not in ("auto", "blocks", "streamed") or options.algorithm != registry.DEFAULT:
