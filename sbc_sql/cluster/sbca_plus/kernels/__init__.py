@@ -2,15 +2,17 @@
 
 :mod:`.costs` NCP of one QI of a class (shared with k-member), :mod:`.similarity` SBC's
 distances, :mod:`.select` the m smallest entries, :mod:`.grow` a class grown row by row,
-:mod:`.greedy` the greedy pass, :mod:`.refine` leftovers and refinement (on the classes
-of :mod:`.classes`, placing rows by :mod:`.leftovers`, with the label counts of
-:mod:`.target`), :mod:`.order` Hilbert keys, :mod:`.criteria` the privacy criteria of one
-class (each criterion's own module ``criterion_<name>.py``, found by
-:func:`criterion_codes`) and :mod:`.repair` a class grown on until it keeps them. The Python
-side calls the three entry kernels (``greedy.greedy_pass``, ``refine.finish``,
-``order.hilbert_keys``) through :mod:`..compiled`, with the arguments :mod:`..args`
-declares; ``pip install`` compiles them ahead of time (:mod:`..aot`), so this folder imports
-only the standard library, numpy, numba and itself, never the rest of the package.
+:mod:`.chunks` the bounds over chunks of rows that let the growth from every remaining row
+and the next seed's search skip rows, :mod:`.greedy` the greedy pass, :mod:`.refine`
+leftovers and refinement (on the classes of :mod:`.classes`, placing rows by
+:mod:`.leftovers`, with the label counts of :mod:`.target`), :mod:`.order` Hilbert keys,
+:mod:`.criteria` the privacy criteria of one class (each criterion's own module
+``criterion_<name>.py``, found by :func:`criterion_codes`) and :mod:`.repair` a class grown
+on until it keeps them. The Python side calls the three entry kernels
+(``greedy.greedy_pass``, ``refine.finish``, ``order.hilbert_keys``) through
+:mod:`..compiled`, with the arguments :mod:`..args` declares; ``pip install`` compiles them
+ahead of time (:mod:`..aot`), so this folder imports only the standard library, numpy, numba
+and itself, never the rest of the package.
 
 Every kernel works in the *sorted domain*: row i is the i-th row of the row order SBCA+
 takes (``blocks.coarse_order`` by default, ``QIData.sort_order()`` for the paper's order:
@@ -29,7 +31,10 @@ counts, from which the effect of one row is O(d).
 
 Cost per class of the greedy pass: O(remaining rows * d) for SBC's distances and the pick
 of the wide set, O(wide * d * log k) for the pool refills and O(pool * k) for the growth
-(plus O(pool) per value entering the class). Refinement: O(rows * window * d) per pass, for
+(plus O(pool) per value entering the class). When the pool holds every remaining row (block
+mode's blocks at k <= 12), the growth and the next seed read the chunks' bounds instead:
+O(remaining rows / 16 * d) per class, O(k * d) per chunk whose bound does not rule it out,
+and SBC's distances only for rows of equal cost. Refinement: O(rows * window * d) per pass, for
 the rows whose class is cheaper without them.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .chunks import CHUNK, build_chunks, farthest_chunked, grow_chunked
 from .costs import INF
 from .criteria import active
 from .grow import _grow
@@ -19,7 +20,8 @@ def _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn,
     """out[i]: how much row i's joining would raise the NCP of the class with scaled ranges
     clo/chi (clo > chi: all NULL), NULL flags cnn and values flagged in ``inset`` (numeric:
     the range's growth, 1 for a NULL the class lacks or a number against an all-NULL range;
-    categorical: 1/card for a value the class lacks; weighted)."""
+    categorical: 1/card for a value the class lacks; weighted). The sweep whose farthest row
+    :func:`.chunks.farthest_chunked` finds (tests/test_kernel_chunks.py holds them together)."""
     for i in range(n):
         out[i] = 0.0
     for j in range(sc.shape[0]):
@@ -220,19 +222,55 @@ def greedy_pass(
     cnn = np.zeros(sc.shape[0], dtype=np.int64)
     inset = np.zeros(cbase[dc], dtype=np.bool_)
     mslot = np.empty((cap, dc), dtype=np.int64)
+    # the chunks' bounds (see .chunks), for the growth from every remaining row and the
+    # next seed
+    nch_max = (nmax + CHUNK - 1) // CHUNK
+    blo = np.empty((nch_max, dn))
+    bhi = np.empty((nch_max, dn))
+    slo = np.empty((nch_max, dn))
+    shi = np.empty((nch_max, dn))
+    bnan = np.zeros((nch_max, dn), dtype=np.bool_)
+    bnum = np.zeros((nch_max, dn), dtype=np.bool_)
+    cset = np.zeros((nch_max, dc), dtype=np.int64)
+    cone = np.zeros((nch_max, dc), dtype=np.int64)
+    cn = np.zeros(nch_max, dtype=np.int64)
+    bound = np.empty(nch_max)
+    boundc = np.empty(nch_max)
+    hs = np.zeros(n_act, dtype=np.int64)
+    nch = build_chunks(raw, sc, cat, alive, n_cur, blo, bhi, slo, shi, bnan, bnum, cset, cone, cn)
+    # the growth takes every remaining row in chunks when its pool would hold them all and
+    # nothing else (limits, a target, criteria, more than 8 active categoricals, the next
+    # seed by SBC's distance from this one) reads SBC's distances
+    limited = False
+    for j in range(dn):
+        if wlim[j] < INF:
+            limited = True
+    for a in range(n_act):
+        if vlim_a[a] < card[aq[a]]:
+            limited = True
+    chunked = growth and seed_rule != 1 and not act and not limited and not (tgt.shape[0] > 0 and tw > 0)
+    chunked = chunked and n_tab == 1
     done = 0
     while w_alive >= k and done < budget and not stop[0]:
-        for q in range(dc):
-            seed_codes[q] = cat[q, seed]
-        sbc_tables(
-            seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase,
-            rank_keys, rank_vals, rank_heads,
-        )  # fmt: skip
-        _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
         alive[seed] = False
         members[0] = seed
         got = k
-        if not growth:
+        every = chunked and min(pool, n_alive - 1) == n_alive - 1
+        if not every:
+            for q in range(dc):
+                seed_codes[q] = cat[q, seed]
+            sbc_tables(
+                seed_codes, card, pred, cnt, cnt_off, pair, pair_off, k, cat_act, tab, cbase,
+                rank_keys, rank_vals, rank_heads,
+            )  # fmt: skip
+            _distances(seed, sc, wn, num_act, cat, wc, cat_act, tab, cbase, n_cur, dist)
+        if every:
+            got = grow_chunked(
+                seed, k, nch, raw, sc, cat, alive, rid, wt, span, wn, num_act, card, wc, cat_act, aq, cbase,
+                ccount, dlt, tabm, glo, ghi, gnn, hs, members, blo, bhi, bnan, bnum, cset, cn, bound, boundc,
+                gdv, seed_codes, pred, cnt, cnt_off, pair, pair_off, tab, rank_keys, rank_vals, rank_heads,
+            )  # fmt: skip
+        elif not growth:
             _select(dist, dist, ident, n_cur, k - 1, alive, cand, tpos)
             for t in range(k - 1):
                 members[t + 1] = cand[t]
@@ -356,15 +394,18 @@ def greedy_pass(
             for i in range(w, n_cur):
                 alive[i] = False
             n_cur = w
+            nch = build_chunks(raw, sc, cat, alive, n_cur, blo, bhi, slo, shi, bnan, bnum, cset, cone, cn)
         seed = -1
         if seed_rule == 2:
-            # dist becomes each row's distance from the class (it is free until the next
-            # seed's distances), then the farthest row is taken as for rule 1
-            _class_growth(sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, n_cur, dist)
+            # the remaining row farthest from the class (ties: the first)
+            seed = farthest_chunked(
+                nch, sc, wn, num_act, cat, wc, cat_act, card, cbase, clo, chi, cnn, inset, alive,
+                slo, shi, bnan, bnum, cone, cn, bound,
+            )  # fmt: skip
             for t in range(size):
                 for q in range(dc):
                     inset[mslot[t, q]] = False
-        if seed_rule != 0:
+        elif seed_rule == 1:
             best = -INF
             for i in range(n_cur):
                 if alive[i] and dist[i] > best:
