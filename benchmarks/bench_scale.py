@@ -18,7 +18,7 @@ is measured alone. The inputs:
 - ``synthetic1m``, ``synthetic10m``, ``synthetic100m``: the synthetic population, almost
   every row distinct (the same seeded population: each table is a prefix of the next),
   generated into the database a million rows at a time; above ``--held-rows``' default of
-  2,000,000 rows a run streams them from DuckDB, whose memory is capped per input
+  1,000,000 rows a run streams them from DuckDB, whose memory is capped per input
   (``MEMORY_LIMITS``);
 - ``ncp``: total NCP on Adult at k = 2..100, beside the figures of results/utility.json.
 

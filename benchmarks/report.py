@@ -293,7 +293,7 @@ def scale_page(fig: dict[str, Any], before: dict[str, Any] | None) -> str:
         "row says otherwise; their processes run under `benchmarks/watched.py`, which samples "
         "DuckDB's own memory (its buffer manager's, part of the process's RSS) and what it "
         "spilled to disk every quarter second: the peaks are shown. Mode `streamed`: the "
-        "table is larger than `--held-rows` (default 2,000,000), and its rows are clustered "
+        "table is larger than `--held-rows` (default 1,000,000), and its rows are clustered "
         "streamed from DuckDB a run of blocks at a time.",
     ]
     by = {m["input"]: m for m in fig["runs"]}

@@ -475,7 +475,7 @@ ANONYMIZE = (
     Option(
         "held_rows",
         int,
-        help="The most rows the default sbca holds in memory at once (default: 2,000,000). "
+        help="The most rows the default sbca holds in memory at once (default: 1,000,000). "
         "A larger table is clustered in block mode streamed from the database, a run of "
         "blocks at a time, while the database sorts and holds the rows (spilling to disk as "
         "its memory limit asks). E.g. --held-rows 500000.",

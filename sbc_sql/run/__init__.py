@@ -148,7 +148,7 @@ def anonymize(
     that its joins and sorts spill to disk beyond it; on a connection of your own, SET
     memory_limit yourself. ``block_rows`` sizes the default's blocks (every row of a block is
     a candidate for each of its classes: larger blocks, lower NCP, time quadratic in the
-    block size). ``held_rows`` (default 2,000,000) is the most rows the default algorithm
+    block size). ``held_rows`` (default 1,000,000) is the most rows the default algorithm
     holds in this process at once: a larger table is clustered in block mode streamed from
     the database, a run of blocks at a time, while the database sorts and holds the rows
     (the same blocks and classes as held in memory, on k alone); ``mode='streamed'`` streams
