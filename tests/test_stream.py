@@ -213,3 +213,23 @@ def test_the_cluster_command_writes_the_class_ids_a_streamed_run_keeps_in_the_da
         )
     assert not (tmp_path / "no.parquet").exists()
     assert not (tmp_path / "no.parquet.sbc-partial").exists()
+
+
+@pytest.mark.parametrize(("tuples", "mode"), [(420, "blocks"), (4_200, "streamed")])
+def test_a_table_that_repeats_its_tuples_holds_them_or_streams_its_rows_when_they_are_more(
+    tuples, mode
+) -> None:
+    """A table of more rows than --held-rows whose distinct QI tuples fit clusters the tuples
+    in memory; one with more tuples than that streams its rows (the stored tuples dropped)."""
+    con = duckdb.connect()
+    con.execute(
+        f"CREATE TABLE t AS SELECT i AS person_id, 18 + (i % {tuples}) % 60 AS age, "
+        f"'z' || CAST((i % {tuples}) // 60 AS VARCHAR) AS zip, 'd' || CAST(i % 5 AS VARCHAR) AS diagnosis "
+        "FROM range(9000) AS r(i)"
+    )
+    with sbc_sql.anonymize(con, "t", 5, output="out", held_rows=3_200, **ROLES) as result:
+        assert result.verdict is not None and result.verdict.ok
+        assert result.mode == mode
+        assert result.tuples == (tuples if mode == "blocks" else None)
+    names = {n for (n,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+    assert names == set()

@@ -230,10 +230,14 @@ def _prepared(
         distinct, nulls = stats.distinct_and_nulls(engine, plan.source.name, sensitive)
         check_sensitive(criteria, sensitive, {c: d + (1 if nulls[c] else 0) for c, d in distinct.items()})
 
+    if tuples is not None and streams(engine, plan, pull.tuple_count(engine, tuples)):
+        # more distinct tuples than the run may hold (or --mode streamed): the rows stream
+        engine.scratch(drop_table_sql(tuples))
+        tuples = None
     prepared = Prepared(
         engine, plan, st, hierarchies=hierarchies, timings=timings, tuples=tuples, estimated=estimated
     )
-    if in_workers(engine, plan) or streams(engine, plan, n_rows):
+    if in_workers(engine, plan) or (tuples is None and streams(engine, plan, n_rows)):
         # the engine's workers read the rows where they are, or the run streams them a run
         # of blocks at a time (see ready())
         return dataclasses.replace(prepared, pulled=False)
@@ -258,7 +262,9 @@ def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | N
     if prepared.dry:
         return prepared
     engine = prepared.engine
-    if in_workers(engine, plan) or streams(engine, plan, prepared.stats.n_rows):
+    # a run that clusters the distinct tuples holds them (prepare streams the rows where
+    # they are more than it may hold)
+    if in_workers(engine, plan) or (prepared.tuples is None and streams(engine, plan, prepared.stats.n_rows)):
         return _cluster_in_engine(prepared, log)
     if not prepared.pulled or (prepared.tuples is not None and not by_tuples(engine, plan)):
         prepared = _pull(prepared, _pulled_sensitive(plan))

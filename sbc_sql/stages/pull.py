@@ -50,6 +50,12 @@ def tuple_estimate_sql(plan: Plan) -> exp.Expression:
     return render("tuple_estimate", source=plan.source.name, row=row)
 
 
+def tuple_count(engine: Engine, tuples: str) -> int:
+    """How many distinct QI tuples the table ``tuples`` (create_tuples) stored."""
+    (n,) = engine.fetch_one(render("row_count", source=tuples))
+    return int(n)
+
+
 def pull_tuples_sql(plan: Plan, tuples: str, row_id: exp.Expression) -> exp.Expression:
     exprs = [
         as_number(ref(c.name, "s"), c) if c.kind == "numeric" else as_category(ref(c.name, "s"), c)
