@@ -11,6 +11,8 @@ import importlib
 import pkgutil
 import re
 import sys
+import tempfile
+from pathlib import Path
 
 import duckdb
 import pandas as pd
@@ -21,7 +23,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel
 
 import sbc_sql
-from sbc_sql import engines
+from sbc_sql import engines, warehouse
 from sbc_sql.compare import compare
 from sbc_sql.engines.duckdb import DuckDBEngine
 from sbc_sql.sql import templates
@@ -167,6 +169,12 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.anonymize(engine, "t", 3, output="rl", max_suppression=0.5, **limits, **ROLES)
     sbc_sql.verify(engine, "t", "rl", 3)
     compare(engine, "t", [4], ["sbca"], **ROLES)
+    # class ids for another warehouse, streamed: written from the database, the key checked
+    keyed = {**ROLES, "drop": [], "keep": ["id"]}
+    with tempfile.TemporaryDirectory() as folder:
+        warehouse.cluster_ids(
+            con, "t", 3, Path(folder) / "ids.parquet", mode="streamed", row_id="id", **keyed
+        )
     sbc_sql.verify(engine, "t", "r", 3)
     # verify joins on one QI or two, as the data decides: render the two-QI join too
     layout = audit.read(engine, "t", "r").layout

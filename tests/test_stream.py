@@ -100,7 +100,7 @@ def test_the_run_never_holds_more_rows_than_it_may(monkeypatch) -> None:
     (numpy's, traced) peak far below those of the same release made holding the table: a
     run that pulled every row would fail both."""
     con = duckdb.connect()
-    con.execute(POPULATION.format(n=120_000))
+    con.execute(POPULATION.format(n=200_000))
     given: list[int] = []
     real = streamed.cluster_run
 
@@ -111,6 +111,8 @@ def test_the_run_never_holds_more_rows_than_it_may(monkeypatch) -> None:
     monkeypatch.setattr(streamed, "cluster_run", spy)
 
     def peak(**options: Any) -> int:
+        # once untraced first: what a first run imports and caches is not the run's arrays
+        run(con, "out", replace=True, **options).close()
         tracemalloc.start()
         try:
             run(con, "out", replace=True, **options).close()
@@ -120,8 +122,8 @@ def test_the_run_never_holds_more_rows_than_it_may(monkeypatch) -> None:
 
     whole = peak(mode="blocks")
     assert not given
-    held = peak(held_rows=8_000)
-    assert given and max(given) <= 8_000 and sum(given) == 120_000
+    held = peak(held_rows=4_000)
+    assert given and max(given) <= 4_000 and sum(given) == 2 * 200_000
     assert held < whole / 4, (held, whole)
 
 

@@ -113,7 +113,9 @@ class Keying:
         blocks mostly fail the criteria as a whole."""
         if self.plan is None:
             return False
-        return not distributed.coarse_keeps(job, self.sizes, self.counts, self.decoder.facts())
+        held = self.sizes > 0  # every block holds its sampled first row; none is weighed empty
+        counts = [c[held] for c in self.counts]
+        return not distributed.coarse_keeps(job, self.sizes[held], counts, self.decoder.facts())
 
     def order(self, job: BlockJob) -> list[str]:
         """The key columns the rows are sorted by, the primary first."""
