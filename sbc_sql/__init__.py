@@ -1,8 +1,9 @@
 """sbc-sql: k-anonymization inside DuckDB, PostgreSQL or Apache Spark with Similarity-Based
 Clustering.
 
-Public API: :func:`anonymize`, :func:`measure`, :func:`verify`, :func:`evaluate`,
-:func:`profile`, :func:`suggest_k`, :func:`report` (a release's HTML report), their
+Public API: :func:`anonymize`, :func:`refresh` (an incremental release's new rows),
+:func:`measure`, :func:`verify`, :func:`evaluate`, :func:`profile`, :func:`suggest_k`,
+:func:`report` (a release's HTML report), their
 :class:`Result`, :class:`Evaluation`, :class:`Profile`, :class:`Suggestion` and
 :class:`Report`, and the errors they raise. Their errors speak in keywords (``k=2``); the
 command line calls the same functions and speaks in flags.
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from .quality.suggest import Suggestion, suggest_k
     from .querying import query_helpers
     from .run import Result, anonymize
+    from .run.refresh import Refreshed, refresh
 
 __all__ = [
     "EngineError",
@@ -43,6 +45,7 @@ __all__ = [
     "InputError",
     "OutputExistsError",
     "Profile",
+    "Refreshed",
     "Report",
     "ResourceError",
     "Result",
@@ -56,6 +59,7 @@ __all__ = [
     "measure",
     "profile",
     "query_helpers",
+    "refresh",
     "report",
     "suggest_k",
     "verify",
@@ -70,6 +74,8 @@ _HOMES = {
     "Suggestion": "quality.suggest",
     "suggest_k": "quality.suggest",
     "anonymize": "run",
+    "refresh": "run.refresh",
+    "Refreshed": "run.refresh",
     "evaluate": "quality.evaluate",
     "measure": "api",
     "profile": "quality.profile",
@@ -90,7 +96,7 @@ _HOMES = {
     ),
 }
 #: the functions whose errors are reworded in a Python caller's terms
-_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "report", "suggest_k", "verify")
+_FUNCTIONS = ("anonymize", "evaluate", "measure", "profile", "refresh", "report", "suggest_k", "verify")
 
 
 def __getattr__(name: str) -> Any:

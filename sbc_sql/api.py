@@ -16,7 +16,15 @@ from .privacy.criteria import Criteria, check_sensitive, models, takes_criteria
 from .stages import audit
 from .stages import measure as metrics
 from .stages.stats import distinct_and_nulls, kept_determinants
-from .stages.verify import Limit, Verdict, limits_of, release_tables_problems, text_view_problems, verify_pair
+from .stages.verify import (
+    Limit,
+    Verdict,
+    limits_of,
+    release_tables_problems,
+    text_view_problems,
+    verify_pair,
+    version_problems,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -258,4 +266,15 @@ def verify(
                     engine, read.columns, read.text_view, read.rows_table, read.classes_table, release
                 )
             problems += determinant_problems(engine, original, release, read, allowed)
+            if read.provenance is not None and "versions" in read.provenance.document:
+                problems += version_problems(
+                    engine,
+                    read.columns,
+                    read.layout,
+                    original,
+                    release,
+                    read.provenance.document,
+                    k,
+                    models(k, asked, declared),
+                )
         return Verdict(k, tuple(problems), facts, read.notes)

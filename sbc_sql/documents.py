@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .run import Result
+    from .run.refresh import Refreshed
 
 #: each command's document and its version (evaluate's and profile's were version 1 under
 #: an integer "schema" before the envelope)
 VERSIONS: dict[str, int] = {
     "anonymize": 1,
+    "refresh": 1,
     "measure": 1,
     "verify": 1,
     "evaluate": 2,
@@ -144,3 +146,9 @@ def verify_dict(verdict: Any) -> dict[str, Any]:
     if verdict.ok:
         return document("verify", fields)
     return error("verify", "verification", verdict.problems[0], **fields)
+
+
+def refresh_dict(refreshed: Refreshed) -> dict[str, object]:
+    """``refresh --json``'s document (and what sbc.refresh returns): the version made, the
+    rows added and where, the rows pending and why."""
+    return document("refresh", refreshed.as_dict())

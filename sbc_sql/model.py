@@ -88,3 +88,9 @@ def release_objects_of(output: str) -> tuple[str, str, str, str]:
     """The names a release called ``output`` writes: the release view, its row and class
     tables, and the text view."""
     return (output, f"{output}_rows", f"{output}_classes", f"{output}_view")
+
+
+def ledger_objects_of(output: str) -> tuple[str, str]:
+    """The tables an incremental release called ``output`` keeps beside it, never published:
+    its ledger of released rows and its pending rows (:mod:`sbc_sql.stages.ledger`)."""
+    return (f"{output}_seen", f"{output}_pending")

@@ -139,9 +139,17 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         seed=a["seed"],
         allow_determinant=_names(a["allow_determinant"], "allow_determinant"),
         workers=1,
+        incremental=bool(a["incremental"]),
     )
     with result:
         return documents.summary_dict(result)
+
+
+def _refresh(engine: Any, **a: Any) -> dict[str, object]:
+    from .run.refresh import refresh
+
+    release = _table(a["release"], "release", "public.patients_k5")
+    return documents.refresh_dict(refresh(engine, release))
 
 
 def _verify(engine: Any, **a: Any) -> dict[str, object]:
@@ -196,6 +204,7 @@ def _version(engine: Any) -> dict[str, object]:
 
 _FUNCTIONS: dict[str, Callable[..., dict[str, object]]] = {
     "anonymize": _anonymize,
+    "refresh": _refresh,
     "verify": _verify,
     "measure": _measure,
     "version": _version,

@@ -125,6 +125,21 @@ def test_every_criterion_is_an_argument_of_the_sql_functions(pl: str, registered
     assert json.loads(checked)["ok"] is True, checked
 
 
+def test_an_incremental_release_is_refreshed_inside_the_server(pl: str) -> None:
+    (summary,) = sql(pl, ANONYMIZE.format(extra=", incremental => true"))[0]
+    assert json.loads(summary)["ok"] is True
+    sql(pl, "INSERT INTO t SELECT id + 1000, age, born, seen, sex, zip, dis, pay FROM t")
+    (refreshed,) = sql(pl, "SELECT sbc.refresh('r')")[0]
+    got = json.loads(refreshed)
+    assert (got["schema"], got["ok"]) == ("sbc-sql/refresh", True)
+    assert (got["release_version"], got["parent"]) == (2, 1)
+    assert got["rows_added"] + got["pending"] == 60
+    verdict = sbc_sql.verify(pl, "t", "r", 3)
+    assert verdict.ok, verdict.problems
+    state, message = failure(pl, "SELECT sbc.refresh('t')")
+    assert state == "22023" and "keeps no ledger" in message
+
+
 def test_the_release_is_the_callers_transactions(pl: str) -> None:
     sql(pl, "BEGIN", ANONYMIZE.format(extra=""), "ROLLBACK")
     assert sql(
@@ -333,8 +348,8 @@ def test_every_sql_function_runs_with_pg_catalog_alone_on_its_search_path(pl: st
     )
     assert [r[0] for r in rows] == [
         *("anonymize", "measure"),
-        *("python_anonymize", "python_measure", "python_verify", "python_version"),
-        *("verify", "version"),
+        *("python_anonymize", "python_measure", "python_refresh", "python_verify", "python_version"),
+        *("refresh", "verify", "version"),
     ]
     assert all(r[1] == ["search_path=pg_catalog, pg_temp"] for r in rows), rows
 

@@ -107,6 +107,7 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             target=o.target,
             target_weight=o.target_weight,
             tuples=not o.rows,
+            incremental=o.incremental,
             log=log,
             progress=bar,
             trace=trace if o.verbose else None,

@@ -420,6 +420,17 @@ ANONYMIZE = (
         default=False,
         no_env=OVERWRITES,
     ),
+    Option(
+        "incremental",
+        bool,
+        help="Keep the release open to refresh: the run also writes <output>_seen (a "
+        "fingerprint of each released row) and <output>_pending (the rows not released yet), "
+        "neither of them published, and numbers the released rows version 1 "
+        "(release_version); sbc-sql refresh then adds the source's new rows without "
+        "changing a published class.",
+        flags=("--incremental",),
+        default=False,
+    ),
     LEFTOVER,
     WEIGHTS,
     Option(
@@ -1047,6 +1058,27 @@ CLUSTER = (
     RUN_OPTIONS,
 )
 
+REFRESH = (
+    Option(
+        "release",
+        str,
+        help="The incremental release to refresh (made with anonymize --incremental), e.g. "
+        "--release patients_k5.",
+        required=True,
+        no_env=THE_DATA,
+    ),
+    Option(
+        "db",
+        str,
+        help="DuckDB database file (or a postgresql:// URL) holding the release and its source.",
+        show_default=False,
+        api="database",
+        no_sql=IN_SERVER,
+    ),
+    AS_JSON_SUMMARY,
+    LOG,
+)
+
 INSTALL_SQL = (
     Option(
         "db",
@@ -1119,6 +1151,7 @@ _DECLARED = (
             *(o.name for o in CRITERIA_OPTIONS),
             "seed",
             "allow_determinant",
+            "incremental",
         ),
     ),
     Command(
@@ -1139,6 +1172,7 @@ _DECLARED = (
             *("max_suppression", "qi", "identifier", "sensitive", "keep", "allow_determinant"),
         ),
     ),
+    Command("refresh", REFRESH, "sbc_sql.run.refresh:refresh", sql="refresh", sql_arguments=("release",)),
     Command("evaluate", EVALUATE, "sbc_sql.quality.evaluate:evaluate"),
     Command("profile", PROFILE, "sbc_sql.quality.profile:profile"),
     Command("report", REPORT, "sbc_sql.quality.html_report:report"),
@@ -1217,7 +1251,7 @@ def sql_declaration(function: str) -> str:
 
 
 #: the SQL functions, in the order sql/functions/install.sql creates them
-SQL_FUNCTIONS = ("anonymize", "verify", "measure", "version")
+SQL_FUNCTIONS = ("anonymize", "refresh", "verify", "measure", "version")
 
 
 def sql_parameters() -> dict[str, tuple[str, ...]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..model import Column, TableInfo, release_objects_of
+from ..model import Column, TableInfo, ledger_objects_of, release_objects_of
 from .options import Options
 
 # the class table's size column (beside eq_class and the QIs' release columns)
@@ -40,8 +40,10 @@ class Plan:
 
     @property
     def release_objects(self) -> tuple[str, ...]:
-        """Everything a release writes: the release view, its two tables, the text view."""
-        return release_objects_of(self.output)
+        """Everything a release writes: the release view, its two tables, the text view;
+        made incremental, its ledger and its pending rows too."""
+        ledger = ledger_objects_of(self.output) if self.options.incremental else ()
+        return (*release_objects_of(self.output), *ledger)
 
     @property
     def qis(self) -> tuple[Column, ...]:

@@ -62,6 +62,8 @@ class Options:
     # cluster the distinct QI tuples, each standing for its rows, where the algorithm and
     # the engine can (False: every row, as pulled)
     tuples: bool = True
+    # write the ledger of the rows released and pending, so that refresh can add new rows
+    incremental: bool = False
 
 
 @dataclass(frozen=True)

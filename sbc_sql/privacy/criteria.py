@@ -164,3 +164,15 @@ def rule_of(**options: Any) -> Rule:
     """The clustering's rule of the criteria these options ask (by option name, as
     :class:`Criteria` takes them)."""
     return Criteria(**options).rule()
+
+
+def recorded_criteria(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The criteria a run kept (anonymize's keywords), from the privacy models its
+    provenance ``doc`` records."""
+    kinds = {kind.name: kind for kind in registry.criteria()}
+    out: dict[str, Any] = {}
+    for record in doc.get("privacy_models", []):
+        kind = kinds.get(record.get("name"))
+        if kind is not None:
+            out.update(kind.from_record(record).option_values())
+    return out

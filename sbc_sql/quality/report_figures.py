@@ -43,7 +43,7 @@ from ..api import _layout, _located, _tables
 from ..engines.base import Engine
 from ..errors import SbcError
 from ..names import Name
-from ..privacy import registry
+from ..privacy.criteria import recorded_criteria
 from ..sql.templates import render
 from .evaluate import Evaluation, _recorded, evaluate, recorded_sensitive
 
@@ -167,17 +167,6 @@ def size_bars(sizes: Sequence[tuple[int, int]], most: int = SIZE_BARS) -> list[S
     return bars
 
 
-def _criteria_of(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The criteria the run kept (anonymize's keywords), from its privacy models."""
-    kinds = {kind.name: kind for kind in registry.criteria()}
-    out: dict[str, Any] = {}
-    for record in doc.get("privacy_models", []):
-        kind = kinds.get(record.get("name"))
-        if kind is not None:
-            out.update(kind.from_record(record).option_values())
-    return out
-
-
 def _curve_blocked(doc: Mapping[str, Any]) -> str | None:
     """Why the release cannot be re-clustered from its provenance (None: it can)."""
     from ..cluster import registry
@@ -238,7 +227,7 @@ def curve(
         max_suppression=float(options.get("max_suppression", 0.01)),
         block_rows=options.get("block_rows"),
         workers=options.get("workers"),
-        criteria=Criteria(**_criteria_of(doc)),
+        criteria=Criteria(**recorded_criteria(doc)),
         max_width=dict(options.get("max_width") or {}),
         max_values=dict(options.get("max_values") or {}),
         target=options.get("target"),

@@ -70,6 +70,7 @@ def anonymize(
     target: str | None = None,
     target_weight: float | None = None,
     tuples: bool = True,
+    incremental: bool = False,
     engine: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
@@ -132,6 +133,11 @@ def anonymize(
     for its rows (a GROUP BY in the engine; a tuple held by k rows or more is a class of its
     own), and the rows take their tuple's class by a join in the engine; the work then
     follows the distinct tuples rather than the rows. False clusters every row.
+
+    ``incremental`` keeps the release open to :func:`~sbc_sql.run.refresh.refresh`: the run
+    also writes ``<output>_seen`` and ``<output>_pending`` (fingerprints of the rows released
+    and of those not released yet, never published) and numbers the released rows version
+    1 (``release_version`` in the row table).
 
     ``engine='spark'`` runs the SQL in Apache Spark: ``database`` is then a SparkSession
     (None: a local one is built, and stopped when the result is closed) or a Spark DataFrame,
@@ -200,6 +206,7 @@ def anonymize(
         target=target,
         target_weight=target_weight,
         tuples=tuples,
+        incremental=incremental,
     )
     attachments = [engines.parse_attach(a) for a in attach]
     # checked before anything is opened, so a bad size writes nothing

@@ -18,6 +18,7 @@ import secrets
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -26,9 +27,10 @@ from .. import arrays, provenance
 from .. import plan as planning
 from ..engines.base import Engine
 from ..errors import VerificationError
+from ..model import ledger_objects_of
 from ..privacy.base import PrivacyModel
 from ..privacy.criteria import models as criteria_models
-from ..stages import measure, pull, stats, stream, verify, write
+from ..stages import ledger, measure, pull, stats, stream, verify, write
 from . import provenance as run_provenance
 from .cluster import Clustering
 from .prepare import Prepared
@@ -88,6 +90,10 @@ def publish(
             t = time.perf_counter()
             if plan.options.replace:
                 for tree in write.drop_release_sql(taken, plan.release_objects):
+                    engine.execute(tree)
+                # an incremental release's ledger goes with it, whatever this run keeps
+                ledger_names = [n for n in ledger_objects_of(plan.output) if n not in plan.release_objects]
+                for tree in write.drop_release_sql(engine.object_kinds(ledger_names), ledger_names):
                     engine.execute(tree)
             # a run that clustered tuples builds its classes from the tuples and their labels
             tuples = (
@@ -178,15 +184,17 @@ def publish(
                 raise _Trial
 
             t = time.perf_counter()
+            versions = _ledger(engine, plan, labels_name, row_id, rows_tmp, classes_tmp, verdict)
             for old, new in ((rows_tmp, plan.rows_table), (classes_tmp, plan.classes_table)):
                 engine.execute(engine.rename_table(old, new))
             engine.execute(
                 write.create_release_view_sql(plan, plan.output, plan.rows_table, plan.classes_table)
             )
             engine.execute(write.create_view_sql(plan, plan.view, plan.output))
-            text = provenance.to_json(
-                run_provenance.document(prepared, clustering, verdict, measures, models, achieved)
-            )
+            doc = run_provenance.document(prepared, clustering, verdict, measures, models, achieved)
+            if versions is not None:
+                doc.update(versions)
+            text = provenance.to_json(doc)
             for tree in write.comment_release_sql(plan, text):
                 engine.execute(tree)
             if export_tmp:
@@ -233,6 +241,47 @@ def publish(
         bound=bound,
         labels=labels_name if engine.dry else None,
     )
+
+
+def _ledger(
+    engine: Engine,
+    plan: planning.Plan,
+    labels: str,
+    row_id: Any,
+    rows: str,
+    classes: str,
+    verdict: verify.Verdict | None,
+) -> dict[str, Any] | None:
+    """A release made incremental: its ledger of released rows and its pending rows
+    (:mod:`sbc_sql.stages.ledger`), its rows numbered version 1, and what its provenance
+    records of them (None: not incremental)."""
+    if not plan.options.incremental:
+        return None
+    seen, pending = ledger_objects_of(plan.output)
+    source = plan.source.name
+    held = [c.name for c in ledger.fingerprinted(plan.columns)]
+    engine.execute(ledger.seen_sql(seen, write.labelled_join_sql(source, labels, row_id, held), plan.columns))
+    engine.execute(ledger.pending_table_sql(pending))
+    engine.execute(ledger.pending_sql(pending, source, seen, plan.columns), {"reason": ledger.SUPPRESSED})
+    engine.execute(ledger.add_version_sql(rows))
+    digest = None
+    if not engine.dry:
+        (digest,) = engine.fetch_one(ledger.digest_sql(rows, classes, plan.columns), {"version": 1})
+    facts = verdict.facts if verdict is not None else {}
+    return {
+        "ledger": {"seen": seen, "pending": pending},
+        "versions": [
+            {
+                "version": 1,
+                "parent": None,
+                "rows_added": facts.get("released"),
+                "placed_in_existing": 0,
+                "classes_added": facts.get("classes"),
+                "pending": facts.get("suppressed"),
+                "digest": digest,
+            }
+        ],
+    }
 
 
 class _Trial(Exception):

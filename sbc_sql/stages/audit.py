@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..model import Column, ColumnInfo, release_objects_of
 from ..plan import CLASS_SIZE, comment_role
 from ..provenance import Provenance, ProvenanceError, parse
+from .ledger import VERSION
 from .measure import Layout, infer_layout
 
 #: what the verdict says of a release whose roles were read off its columns
@@ -139,7 +140,9 @@ def read(
     released = [c for c in columns if c.role != "identifier"]
     expected = {
         release: ["eq_class"] + [n for c in released for n in c.release_columns],
-        rows_table: ["eq_class"] + [c.name for c in released if c.role != "qi"],
+        rows_table: ["eq_class"]
+        + [c.name for c in released if c.role != "qi"]
+        + ([VERSION] if recorded is not None and "versions" in recorded.document else []),
         classes_table: ["eq_class", CLASS_SIZE]
         + [n for c in released if c.role == "qi" for n in c.release_columns],
         text_view: ["eq_class"] + [c.name for c in released],

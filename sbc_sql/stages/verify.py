@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,12 +29,12 @@ from sqlglot import exp
 
 from ..cluster.runs import suppression_budget
 from ..engines.base import Engine
-from ..model import Column
+from ..model import Column, ledger_objects_of, release_objects_of
 from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..provenance import Provenance
 from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref, same_key
 from ..sql.templates import render
-from . import write
+from . import ledger, write
 from .measure import Layout, class_sizes_sql
 
 
@@ -539,7 +540,27 @@ def verify_pair(
             problems += suppression_bound_problems(
                 recorded.suppressed, recorded.input_rows, max_suppression, "the auditor's --max-suppression"
             )
-    keys = join_keys(engine, layout, original, release, facts["classes"], int(n_rows))
+    problems += values_problems(engine, layout, original, release, facts, int(n_rows))
+    return Verdict(k, tuple(problems), facts)
+
+
+def values_problems(
+    engine: Engine,
+    layout: Layout,
+    original: str,
+    release: str,
+    facts: dict[str, int],
+    n_rows: int,
+    keys: Sequence[Column] | None = None,
+) -> list[str]:
+    """Each class's released values against the source rows inside its generalization:
+    none released more often than the source holds them there, none made up, and no more
+    source rows outside every class than ``facts['suppressed']`` (``facts`` gains the
+    counts: overdrawn, uncovered, extra). ``keys``: the QIs to join on, when the caller has
+    chosen them (:func:`join_keys`)."""
+    problems: list[str] = []
+    if keys is None:
+        keys = join_keys(engine, layout, original, release, facts["classes"], n_rows)
     with engine.hashed_joins():
         overdrawn, uncovered, extra = engine.fetch_one(class_values_sql(layout, original, release, keys))
     facts.update(overdrawn=int(overdrawn), uncovered=int(uncovered), extra=int(extra))
@@ -556,7 +577,7 @@ def verify_pair(
         )
     if extra:
         problems.append(f"{_n(extra)} release row(s) carry released values that the input lacks")
-    return Verdict(k, tuple(problems), facts)
+    return problems
 
 
 #: the algorithms that leave rows out whatever --max-suppression says (cluster/background)
@@ -617,6 +638,8 @@ def recorded_problems(recorded: Provenance, facts: dict[str, int]) -> list[str]:
     bound = options.get("max_suppression")
     if options.get("leftover") == "suppress" or options.get("algorithm") in UNBOUNDED_ALGORITHMS:
         pass  # leftover rows, and the rows background knowledge rules out, are outside the budget
+    elif recorded.document.get("refreshed"):
+        pass  # a refreshed release's rows not released yet wait, pending, and are reported
     elif isinstance(bound, (int, float)) and not isinstance(bound, bool):
         problems += suppression_bound_problems(
             recorded.suppressed, recorded.input_rows, float(bound), "the run's own --max-suppression"
@@ -690,3 +713,67 @@ def _query(create: exp.Expression) -> exp.Query:
     if not isinstance(query, exp.Query):
         raise TypeError("expected CREATE VIEW ... AS <query>")
     return query
+
+
+def version_problems(
+    engine: Engine,
+    columns: Sequence[Column],
+    layout: Layout,
+    original: str,
+    release: str,
+    document: Mapping[str, Any],
+    k: int,
+    models: Models | None = None,
+) -> list[str]:
+    """An incremental release against its version chain (:mod:`sbc_sql.stages.ledger`):
+    each version as it stood still holds what it recorded (its digest: no class or row of
+    it changed since, so each version contains its parent unchanged), the rows each version
+    added are, taken alone, a release keeping k and the criteria, the row table numbers no
+    version the chain lacks, and the ledger counts every released row and no row the source
+    lacks."""
+    rows, classes = release_objects_of(release)[1:3]
+    seen, pending = ledger_objects_of(release)
+    versions = list(document.get("versions") or ())
+    problems: list[str] = []
+    for name in (seen, pending):
+        if not engine.table_exists(name):
+            return [f"the ledger table '{name}' of incremental release '{release}' is missing"]
+    projection = write.release_projection(columns)
+    delta = f"sbc_delta_{secrets.token_hex(4)}"
+    for entry in versions:
+        version = int(entry["version"])
+        (digest,) = engine.fetch_one(ledger.digest_sql(rows, classes, columns), {"version": version})
+        if digest != entry.get("digest"):
+            problems.append(
+                f"version {version} of '{release}' no longer holds what it recorded (a class or a row of "
+                "it changed since it was published)"
+            )
+        if version == 1:
+            continue
+        engine.execute(ledger.delta_sql(delta, rows, classes, projection), {"version": version})
+        try:
+            added, _ = check_release(engine, layout, delta, k, models, delta)
+        finally:
+            engine.discard(delta)
+        problems += [f"the rows version {version} adds, taken alone: {p}" for p in added]
+    counted, waiting, last = engine.fetch_one(ledger.totals_sql(seen, pending, rows))
+    (released,) = engine.fetch_one(render("row_count", source=rows))
+    if versions and last is not None and int(last) != int(versions[-1]["version"]):
+        problems.append(
+            f"'{rows}' numbers rows version {int(last)}; the provenance records versions up to "
+            f"{int(versions[-1]['version'])}"
+        )
+    if int(counted) != int(released):
+        problems.append(
+            f"the ledger '{seen}' counts {int(counted):,} released rows; the release has {int(released):,}"
+        )
+    recorded = (document.get("rows") or {}).get("suppressed")
+    if recorded is not None and int(waiting) != int(recorded):
+        problems.append(
+            f"the pending table '{pending}' counts {int(waiting):,} rows; the provenance records "
+            f"{int(recorded):,} not released"
+        )
+    (gone,) = engine.fetch_one(ledger.gone_sql(original, seen, columns))
+    if int(gone):
+        problems.append(f"the source '{original}' lacks {int(gone):,} row(s) the release holds")
+    return problems

@@ -295,10 +295,15 @@ def comment_release_sql(plan: Plan, text: str) -> list[exp.Expression]:
     """COMMENT statements that store the run's provenance (``text``) on the release view
     and on its row and class tables."""
     return [
-        exp.Comment(this=exp.Table(this=ident(name)), kind=kind, expression=exp.Literal.string(text))
+        comment_sql(name, kind, text)
         for name, kind in (
             (plan.output, "VIEW"),
             (plan.rows_table, "TABLE"),
             (plan.classes_table, "TABLE"),
         )
     ]
+
+
+def comment_sql(name: str, kind: str, text: str) -> exp.Expression:
+    """The COMMENT statement that stores ``text`` (a provenance) on the ``kind`` ``name``."""
+    return exp.Comment(this=exp.Table(this=ident(name)), kind=kind, expression=exp.Literal.string(text))
