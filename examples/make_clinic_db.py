@@ -9,6 +9,12 @@ Every value is a function of `--seed`: the same seed gives the same table.
 
     python examples/make_clinic_db.py --rows 2000 --out clinic.duckdb
 
+`--admit 200` appends a day's admissions instead: 200 more patients (drawn with `--seed`,
+so give each day its own) added to the existing database's `patients`, as a daily load
+would, for `sbc-sql refresh`:
+
+    python examples/make_clinic_db.py --out clinic.duckdb --admit 200 --seed 8
+
 `--visits visits.csv` (or a `.parquet` path) also writes the patients' age, zip and
 diagnosis (as `dx`) to a file, one row per patient: an input given as a path, with no
 column comments, for `sbc-sql anonymize -t visits.csv` and the Spark engine.
@@ -368,6 +374,21 @@ def make_clinic_db(
     return str(path)
 
 
+def admit(path: str | Path, rows: int, seed: int) -> str:
+    """Append ``rows`` new patients drawn with ``seed`` to the existing database at ``path``:
+    a day's admissions. Returns the database's path as a string."""
+    if not 0 <= rows <= MAX_ROWS:
+        raise ValueError(f"rows must be between 0 and {MAX_ROWS:,}, got {rows:,}")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; make it first without --admit")
+    with duckdb.connect(str(path)) as con:
+        con.register("patients_source", patients_source(rows, seed))
+        con.execute(f"INSERT INTO patients {SELECT_PATIENTS}")
+        con.unregister("patients_source")
+    return str(path)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; the defaults give a small database that is quick to try."""
     parser = argparse.ArgumentParser(description="Make a seeded synthetic clinic database.")
@@ -379,12 +400,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="also write the patients' age, zip and diagnosis (as dx) to this .csv or .parquet file",
     )
     parser.add_argument("--replace", action="store_true", help="overwrite existing files")
+    parser.add_argument(
+        "--admit", type=int, help="append this many new patients to the existing --out instead (a daily load)"
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status 2 with a one-line message, not a traceback, for an existing file or bad size."""
     args = parse_args(argv)
+    if args.admit is not None:
+        try:
+            path = admit(args.out, args.admit, args.seed)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"added {args.admit:,} patients to {path} (table patients)")
+        return 0
     try:
         path = make_clinic_db(args.out, args.rows, args.seed, args.replace, args.visits)
     except (FileExistsError, ValueError) as exc:

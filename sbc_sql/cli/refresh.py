@@ -26,13 +26,18 @@ def refresh_cmd(o: SimpleNamespace) -> None:
         raise typer.BadParameter("pass the DuckDB file (or a postgresql:// URL) with --db", param_hint="--db")
     with reported():
         done = refresh(
-            o.db, o.release, log=lambda line: typer.echo(line, err=True) if not o.as_json else None
+            # the summary below says what the run's own lines say; its warnings still show
+            o.db,
+            o.release,
+            log=lambda line: typer.echo(line, err=True) if line.startswith("warning: ") else None,
         )
     if o.as_json:
         typer.echo(documents.dumps(documents.refresh_dict(done)))
         return
-    if done.parent is None:
-        typer.echo(f"no row could be added to '{done.release}'; version {done.version} stands")
+    if done.parent is None and not done.pending:
+        typer.echo(f"'{done.release}' has released every row of its source; version {done.version} stands")
+    elif done.parent is None:
+        typer.echo(f"no new row could be added to '{done.release}' yet; version {done.version} stands")
     else:
         typer.echo(
             f"version {done.version} of '{done.release}' (parent {done.parent}): {done.rows_added:,} rows "

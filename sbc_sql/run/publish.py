@@ -266,7 +266,7 @@ def _ledger(
     engine.execute(ledger.add_version_sql(rows))
     digest = None
     if not engine.dry:
-        (digest,) = engine.fetch_one(ledger.digest_sql(rows, classes, plan.columns), {"version": 1})
+        digest = ledger.digests(engine, rows, classes, plan.columns, 1, 1)[1]
     facts = verdict.facts if verdict is not None else {}
     return {
         "ledger": {"seen": seen, "pending": pending},

@@ -16,9 +16,10 @@ from version n - 1:
    options and criteria), into new classes; what cannot be placed waits, pending;
 4. **write**, in one transaction: the rows added under version n, the new classes, the
    class sizes, the ledger and the pending rows, the provenance with the version chain;
-   then **verify** before committing: the whole version against the source (as ``verify``
-   does), the rows of version n alone as a release of their own (k and every criterion),
-   and version n - 1 contained in version n unchanged (its digest).
+   then **verify** before committing: version n - 1 contained in version n unchanged (its
+   digest), the rows of version n alone as a release of their own (k, every criterion,
+   their values those of new source rows), the classes version n changed with all their
+   rows (k, every criterion), and every source row released or pending.
 
 So version n holds version n - 1 exactly, and what one refresh adds is, taken alone, a
 k-anonymous release that keeps the criteria: comparing two versions discloses no more than
@@ -184,29 +185,28 @@ def _read(engine: Engine, release: str) -> _Release:
     return _Release(release, source, read.layout, read.columns, doc, recorded.k, criteria)
 
 
-def _digest(engine: Engine, rel: _Release, version: int) -> str:
-    (digest,) = engine.fetch_one(ledger.digest_sql(rel.rows, rel.classes, rel.columns), {"version": version})
-    return str(digest)
-
-
 def _refresh(engine: Engine, release: str, say: Log) -> Refreshed:
     t = time.perf_counter()
     rel = _read(engine, release)
     recorded = rel.versions[-1]
-    (gone,) = engine.fetch_one(ledger.gone_sql(rel.source, rel.seen, rel.columns))
-    if int(gone):
-        raise InputError(
-            f"the source '{rel.source}' lacks {int(gone):,} row(s) that release '{release}' holds "
-            "(deleted, or changed on a column the release holds); a refresh only adds rows, as "
-            "removing them would change published classes: re-anonymize with anonymize --replace "
-            "--incremental for a new release, and withdraw the old one"
-        )
     tag = secrets.token_hex(4)
     unseen = f"sbc_refresh_{tag}_new"
     with _scratch(engine, tag):
         engine.execute(ledger.unseen_sql(unseen, rel.source, rel.seen, rel.columns))
         (n_new,) = engine.fetch_one(render("row_count", source=unseen))
         n_new = int(n_new)
+        # every source row is either one the ledger counts or unseen: the ledger's rows
+        # beyond those are rows the source no longer holds
+        (n_source,) = engine.fetch_one(render("row_count", source=rel.source))
+        counted, _, _ = engine.fetch_one(ledger.totals_sql(rel.seen, rel.pending, rel.rows))
+        gone = int(counted) - (int(n_source) - n_new)
+        if gone:
+            raise InputError(
+                f"the source '{rel.source}' lacks {gone:,} row(s) that release '{release}' holds "
+                "(deleted, or changed on a column the release holds); a refresh only adds rows, as "
+                "removing them would change published classes: re-anonymize with anonymize --replace "
+                "--incremental for a new release, and withdraw the old one"
+            )
         if n_new == 0:
             say(f"refresh: '{release}' has seen every row of '{rel.source}'; version {rel.last} stands")
             return Refreshed(
@@ -450,14 +450,18 @@ def _verify_and_record(
     Verified: version n - 1 contained in it unchanged (its digest), the rows version n adds
     alone (k, every criterion, one generalized tuple per class, their values those of new
     source rows inside their classes, every new row released or pending), and the whole
-    version (k, every criterion, one tuple per class, every source row released or
-    pending). Raises VerificationError, and the transaction rolls back."""
+    version: the classes it added rows to, with all their rows (k, every criterion, one
+    tuple per class; every other class is as version n - 1 left it, which the digest
+    shows, and was verified then), and every source row released or pending. Raises
+    VerificationError, and the transaction rolls back."""
+
     layout = rel.layout
     asked = Criteria(**rel.criteria)
     sensitive = [c for c in rel.columns if c.role == "sensitive"]
     checked = models(rel.k, asked, sensitive if asked.asked else ())
     problems: list[str] = []
-    if _digest(engine, rel, rel.last) != rel.versions[-1].get("digest"):
+    parent, digest = ledger.digests(engine, rel.rows, rel.classes, rel.columns, rel.last, version)
+    if parent != rel.versions[-1].get("digest"):
         problems.append(
             f"version {rel.last} is not contained unchanged in version {version} (a class or a row of "
             "it was changed by hand since it was published); re-anonymize with anonymize --replace "
@@ -470,8 +474,22 @@ def _verify_and_record(
         problems += _delta_problems(engine, rel, unseen, n_new, keys, version, delta, checked, pending)
     elif pending != n_new:
         problems.append(f"{n_new:,} new rows, none released, and {pending:,} pending")
-    whole, facts = verify.check_release(engine, layout, rel.name, rel.k, checked, rel.source)
+    whole: list[str] = []
+    if rows_added:
+        # the classes this version changed, whole (the others are as version n - 1 left
+        # them, verified then, which its digest shows)
+        touched = f"{delta}_touched"
+        projection = write.release_projection(rel.columns)
+        engine.execute(ledger.touched_sql(touched, rel.rows, rel.classes, projection), {"version": version})
+        try:
+            changed, _ = verify.check_release(engine, layout, touched, rel.k, checked, touched)
+        finally:
+            engine.discard(touched)
+        whole += [f"the classes version {version} added rows to: {p}" for p in changed]
     (n_source,) = engine.fetch_one(render("row_count", source=rel.source))
+    (released,) = engine.fetch_one(render("row_count", source=rel.rows))
+    (n_classes,) = engine.fetch_one(render("row_count", source=rel.classes))
+    facts = {"released": int(released), "classes": int(n_classes)}
     if int(n_source) != facts["released"] + pending:
         whole.append(
             f"the source has {int(n_source):,} rows: {facts['released']:,} released and {pending:,} "
@@ -503,7 +521,7 @@ def _verify_and_record(
                 "placed_in_existing": placed,
                 "classes_added": formed_classes,
                 "pending": pending,
-                "digest": _digest(engine, rel, version),
+                "digest": digest,
             }
         )
     else:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
+from ..engines.base import Engine
 from ..model import Column
 from ..sql.nodes import as_number, ref
 from ..sql.templates import render
@@ -104,23 +105,41 @@ def waiting_sql(pending: str, unseen: str, waiting: str) -> exp.Expression:
     return render("ledger_waiting", pending=pending, unseen=unseen, waiting=waiting)
 
 
+def digests(
+    engine: Engine, rows: str, classes: str, columns: Sequence[Column], earlier: int, later: int
+) -> tuple[str, str]:
+    """The digests of the release over ``rows`` and ``classes`` as it stood at versions
+    ``earlier`` and ``later``, from one pass over its rows."""
+    one, two = engine.fetch_one(digest_sql(rows, classes, columns), {"earlier": earlier, "later": later})
+    return str(one), str(two)
+
+
 def digest_sql(rows: str, classes: str, columns: Sequence[Column]) -> exp.Expression:
-    """One text: the digest of the release over ``rows`` and ``classes`` as it stood at
-    version $version (see sql/templates/release_digest.sql): every released column, the
-    QIs' generalization from the class and the rest from the row."""
-    values: list[tuple[exp.Expression, Column | None]] = []
-    for c in fingerprinted(columns):
-        if c.role == "qi":
-            values += [(ref(name, "c"), None) for name in c.release_columns]
-        else:
-            values.append((ref(c.name, "r"), c))
-    return render("release_digest", rows=rows, classes=classes, fingerprint=fingerprint(values))
+    """One row: the digests of the release over ``rows`` and ``classes`` as it stood at
+    versions $earlier and $later (see sql/templates/release_digest.sql): a class's QIs'
+    generalization fingerprinted from the class table, a row's other released columns from
+    the row table."""
+    held = fingerprinted(columns)
+    generalized = [(ref(name, "c"), None) for c in held if c.role == "qi" for name in c.release_columns]
+    verbatim = [(ref(c.name, "r"), c) for c in held if c.role != "qi"]
+    row = fingerprint(verbatim) if verbatim else exp.MD5(this=exp.Literal.string(""))
+    return render(
+        "release_digest", rows=rows, classes=classes, row=row, **{"class": fingerprint(generalized)}
+    )
 
 
 def delta_sql(delta: str, rows: str, classes: str, projection: Sequence[exp.Expression]) -> exp.Expression:
     """The temporary table ``delta`` of the rows version $version added, as a release of
     their own (``projection``: the release's columns after eq_class, over r and c)."""
     return render("refresh_delta", delta=delta, rows=rows, classes=classes, projection=list(projection))
+
+
+def touched_sql(
+    touched: str, rows: str, classes: str, projection: Sequence[exp.Expression]
+) -> exp.Expression:
+    """The temporary table ``touched`` of every row of the classes version $version added
+    rows to, as a release of their own (``projection``: as for :func:`delta_sql`)."""
+    return render("refresh_touched", touched=touched, rows=rows, classes=classes, projection=list(projection))
 
 
 def totals_sql(seen: str, pending: str, rows: str) -> exp.Expression:

@@ -742,7 +742,7 @@ def version_problems(
     delta = f"sbc_delta_{secrets.token_hex(4)}"
     for entry in versions:
         version = int(entry["version"])
-        (digest,) = engine.fetch_one(ledger.digest_sql(rows, classes, columns), {"version": version})
+        digest = ledger.digests(engine, rows, classes, columns, version, version)[1]
         if digest != entry.get("digest"):
             problems.append(
                 f"version {version} of '{release}' no longer holds what it recorded (a class or a row of "
