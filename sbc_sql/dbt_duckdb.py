@@ -35,7 +35,7 @@ from .run import anonymize
 from .sql.templates import ident
 
 #: what the materialization decides, never a model's option: where the release goes, that
-#: it replaces the last build's, and what writes it nowhere else
+#: it replaces the last build's, and what would write the release anywhere else
 OWNED = frozenset(
     {
         "output",

@@ -5,9 +5,11 @@ the throwaway cluster, with sbc-sql's SQL functions installed). The release is t
 sbc-sql writes, verified by sbc-sql from outside dbt too; a release broken after its build,
 or by its model's own hook, fails the test and the build.
 
-Without dbt (the test extra installs dbt-core, dbt-duckdb and dbt-postgres) the tests are
-skipped with the reason, unless SBC_SQL_REQUIRE_DBT=1 (CI) fails them. Each runs dbt a few
-times, seconds each: they are marked slow.
+The dbt they run is $SBC_SQL_TEST_DBT, else the one beside this interpreter, else dbt on
+the PATH, with its duckdb and postgres adapters (``pip install 'sbc-sql[dbt]'``; CI installs
+the dbt extra in a venv of its own, .ci/run). Without one the tests are skipped with the
+reason, unless SBC_SQL_REQUIRE_DBT=1 (CI) fails them. Each runs dbt a few times, seconds
+each: they are marked slow.
 """
 
 from __future__ import annotations
@@ -59,12 +61,16 @@ models:
 """
 
 
+#: the variable naming the dbt the tests run (.ci/run sets it)
+DBT_ENV = "SBC_SQL_TEST_DBT"
+
+
 def _dbt_executable() -> str:
-    """dbt beside this interpreter (the test extra's), else on PATH, with both adapters; or
-    "" without one."""
+    """$SBC_SQL_TEST_DBT, else dbt beside this interpreter, else on PATH, with both
+    adapters; "" without one."""
     beside = Path(sys.executable).parent / "dbt"
-    found = str(beside) if beside.exists() else shutil.which("dbt")
-    if found is None:
+    found = os.environ.get(DBT_ENV) or (str(beside) if beside.exists() else shutil.which("dbt"))
+    if found is None or not Path(found).exists():
         return ""
     done = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=120, check=False)
     plugins = {line.split(":")[0].strip(" -") for line in done.stdout.splitlines() if line.startswith("  - ")}
@@ -76,8 +82,8 @@ def dbt_executable() -> str:
     found = _dbt_executable()
     if not found:
         reason = (
-            "no dbt with its duckdb and postgres adapters for the tests: pip install '.[test]' "
-            "installs dbt-core, dbt-duckdb and dbt-postgres"
+            "no dbt with its duckdb and postgres adapters for the tests: pip install '.[dbt]', "
+            f"or name one with {DBT_ENV}"
         )
         if os.environ.get("SBC_SQL_REQUIRE_DBT") == "1":
             pytest.fail(reason)

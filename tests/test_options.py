@@ -143,6 +143,7 @@ def test_an_options_variable_says_the_same_in_every_command():
         "SBC_SQL_REQUIRE_SPARK",
         "SBC_SQL_REQUIRE_CHROMIUM",
         "SBC_SQL_REQUIRE_DBT",
+        "SBC_SQL_TEST_DBT",
     }
     assert not set(by_variable) & {*catalogue.OTHER_VARIABLES, *tests_own, "SBC_SQL_PRINT_PINS"}
 
