@@ -51,6 +51,17 @@ ALTERED_MODEL = """
 select * from {{ ref('patients') }}
 """
 
+#: a model whose config's values would end their string literals and the call, were they not
+#: written as literals: one ends with a quote, one with a backslash
+HOSTILE_MODEL = r"""
+{{ config(
+    materialized='sbc_release',
+    sbc={'k': 5, 'qi': ["age'); drop table patients; --", "zip\\"], 'sensitive': ['diagnosis']},
+) }}
+
+select * from {{ ref('patients') }}
+"""
+
 ALTERED_TESTS = """
 version: 2
 
@@ -258,3 +269,12 @@ def test_dbt_postgres_builds_a_verified_release_and_its_test_fails_a_broken_one(
     built = run("build", "--target", "postgres")
     _failed_test(built, "patients_altered")
     assert "PASS sbc_sql_sbc_verified_patients_k5_" in built.stdout
+    # each value is one literal: the names are names sbc-sql does not find, and nothing else runs
+    (tmp_path / "dbt" / "example" / "models" / "patients_hostile.sql").write_text(HOSTILE_MODEL)
+    done = run("run", "--select", "patients_hostile", "--target", "postgres")
+    assert done.returncode == 1
+    assert "Error: column 'age'); drop table patients; --' given to qi => ... does not exist" in done.stdout
+    assert "syntax error" not in done.stdout
+    assert pg_rows(postgres_url, "SELECT count(*) FROM patients") == [(600,)]
+    # the failed build's input went with its transaction
+    assert pg_rows(postgres_url, "SELECT to_regclass('patients_hostile__sbc_input') IS NULL") == [(True,)]
