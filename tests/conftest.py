@@ -271,6 +271,7 @@ def _built_wheel(base: Path) -> Path:
         ignore=shutil.ignore_patterns(
             ".git",
             ".venv",
+            ".venv-dbt",
             ".hypothesis",
             ".pytest_cache",
             ".ruff_cache",

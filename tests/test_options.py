@@ -138,7 +138,13 @@ def test_an_options_variable_says_the_same_in_every_command():
             continue
         by_variable.setdefault(option.env, set()).add(option.no_env)
     assert all(len(reasons) == 1 for reasons in by_variable.values()), by_variable
-    tests_own = {"SBC_SQL_REQUIRE_POSTGRES", "SBC_SQL_REQUIRE_SPARK", "SBC_SQL_REQUIRE_CHROMIUM"}
+    tests_own = {
+        "SBC_SQL_REQUIRE_POSTGRES",
+        "SBC_SQL_REQUIRE_SPARK",
+        "SBC_SQL_REQUIRE_CHROMIUM",
+        "SBC_SQL_REQUIRE_DBT",
+        "SBC_SQL_TEST_DBT",
+    }
     assert not set(by_variable) & {*catalogue.OTHER_VARIABLES, *tests_own, "SBC_SQL_PRINT_PINS"}
 
 

@@ -47,6 +47,8 @@ NOT_RUN_PAGES = {
     "querying.md": "pipes the helpers into the duckdb and psql shells, and its SQL reads a "
     "release the shells would load them into; tests/test_query_helpers.py runs the helpers",
     "security.md": "holds no command",
+    "dbt.md": "its commands install and run dbt; tests/test_dbt.py builds the example project it "
+    "describes on dbt-duckdb and dbt-postgres",
     "README.md": "the index of the pages, no command",
 }
 PAGES = [README, *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name not in NOT_RUN_PAGES)]

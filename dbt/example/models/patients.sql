@@ -1,0 +1,17 @@
+-- 600 generated patients: an identifier, three quasi-identifiers and a diagnosis (the same
+-- SQL on DuckDB and PostgreSQL)
+{{ config(materialized='table') }}
+
+select
+    i as patient_id,
+    18 + (i * 37) % 70 as age,
+    cast(10000 + (i * 13) % 40 as varchar) as zip,
+    case when i % 2 = 0 then 'F' else 'M' end as sex,
+    case i % 5
+        when 0 then 'flu'
+        when 1 then 'asthma'
+        when 2 then 'diabetes'
+        when 3 then 'migraine'
+        else 'fracture'
+    end as diagnosis
+from generate_series(1, 600) as s(i)
