@@ -27,11 +27,14 @@ from typing import Any
 import duckdb
 from sqlglot import exp
 
-from . import documents
+from . import documents, provenance
 from .api import verify
 from .errors import InputError, SbcError
+from .model import ledger_objects_of
 from .plan import catalogue
+from .privacy.criteria import Criteria, recorded_criteria
 from .run import anonymize
+from .run.refresh import refresh
 from .sql.templates import ident
 
 #: what the materialization decides, never a model's option: where the release goes, that
@@ -82,6 +85,8 @@ class Model:
     schema: str
     identifier: str
     options: Mapping[str, Any]
+    #: dbt's --full-refresh: an incremental release is made anew rather than refreshed
+    full_refresh: bool = False
 
     @classmethod
     def of(cls, payload: Mapping[str, Any]) -> Model:
@@ -91,7 +96,14 @@ class Model:
                 f"model '{payload['identifier']}': its sbc config is not a mapping; give "
                 "config(sbc={'k': 5, 'qi': ['age', 'zip']})"
             )
-        return cls(payload["sql"], payload["database"], payload["schema"], payload["identifier"], options)
+        return cls(
+            payload["sql"],
+            payload["database"],
+            payload["schema"],
+            payload["identifier"],
+            options,
+            bool(payload.get("full_refresh")),
+        )
 
     @property
     def input(self) -> str:
@@ -208,9 +220,12 @@ def _built(con: duckdb.DuckDBPyConnection, model: Model, k: int, options: dict[s
     try:
         with value_free():
             source, output = model.qualified(model.input), model.qualified(model.identifier)
-            release = anonymize(con, source, k, output=output, replace=True, **options)
-            with release:
-                summary = documents.summary_dict(release)
+            if _refreshes(con, model, k, options):
+                summary = documents.refresh_dict(refresh(con, output))
+            else:
+                release = anonymize(con, source, k, output=output, replace=True, **options)
+                with release:
+                    summary = documents.summary_dict(release)
     except BaseException:
         with _transaction(con):
             _drop(con, model.input)
@@ -219,6 +234,54 @@ def _built(con: duckdb.DuckDBPyConnection, model: Model, k: int, options: dict[s
         raise
     _drop(con, model.previous)
     return summary
+
+
+#: what a model's sbc config asks that an incremental release records and keeps: the release
+#: is refreshed only while the config asks the same (else --full-refresh makes it anew)
+KEPT = ("qi", "sensitive", "drop", "keep")
+
+
+def _refreshes(con: duckdb.DuckDBPyConnection, model: Model, k: int, options: Mapping[str, Any]) -> bool:
+    """Whether the build refreshes the model's release (an incremental one, built before,
+    and no --full-refresh) rather than writing it anew; a config that no longer asks what
+    the release keeps is an InputError naming the first difference."""
+    if not options.get("incremental") or model.full_refresh:
+        return False
+    if not _exists(con, ledger_objects_of(model.identifier)[0]):
+        return False
+    found = con.execute(
+        "SELECT comment FROM duckdb_views() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND view_name = $name",
+        {"name": model.identifier},
+    ).fetchone()
+    recorded = provenance.parse(found[0] if found else None)
+    if recorded is None or "versions" not in recorded.document:
+        return False
+    doc = recorded.document
+    criteria = Criteria(**{n: v for n, v in options.items() if n in _criteria()})
+    recorded_asked = Criteria(**recorded_criteria(doc))
+    asked: dict[str, Any] = {"k": k, "criteria": criteria.describe() if criteria.asked else "none"}
+    kept: dict[str, Any] = {
+        "k": recorded.k,
+        "criteria": recorded_asked.describe() if recorded_asked.asked else "none",
+    }
+    for role in KEPT:
+        if role in options:
+            given = options[role]
+            asked[role] = sorted([given] if isinstance(given, str) else given)
+            kept[role] = sorted(doc.get("options", {}).get(role, []))
+    for name, value in asked.items():
+        if value != kept.get(name):
+            raise InputError(
+                f"model '{model.identifier}': its sbc config asks {name} {json.dumps(value)}, its "
+                f"incremental release keeps {json.dumps(kept.get(name))}; build it anew with dbt build "
+                "--full-refresh"
+            )
+    return True
+
+
+def _criteria() -> set[str]:
+    return {o.name for o in catalogue.CRITERIA_OPTIONS}
 
 
 def verify_json(con: duckdb.DuckDBPyConnection, original: str, release: str, options: str) -> str:

@@ -278,3 +278,59 @@ def test_dbt_postgres_builds_a_verified_release_and_its_test_fails_a_broken_one(
     assert pg_rows(postgres_url, "SELECT count(*) FROM patients") == [(600,)]
     # the failed build's input went with its transaction
     assert pg_rows(postgres_url, "SELECT to_regclass('patients_hostile__sbc_input') IS NULL") == [(True,)]
+
+
+def _grows(run: Dbt, target: list[str], versions: Callable[[], list[tuple[int, int]]]) -> None:
+    """The example's incremental model across builds as the patients table grows: refreshed
+    (version 2 adds the new rows, version 1 kept), a lost row refused, --full-refresh anew.
+    ``versions()``: (release_version, rows) of patients_daily_rows."""
+    select = ["--select", "patients", "patients_daily"]
+    _passed(run("build", *select, *target))
+    assert versions() == [(1, 600)]
+    _passed(run("build", *select, *target, "--vars", "{patients: 700}"))
+    grown = dict(versions())
+    assert grown[1] == 600 and 0 < grown[2] <= 100
+    # a build whose input lost rows the release holds stops, and the release stands
+    lost = run("build", *select, *target, "--vars", "{patients: 650}")
+    assert lost.returncode == 1 and "lacks 50 row(s) that release" in lost.stdout, lost.stdout[-3000:]
+    assert dict(versions()) == grown
+    _passed(run("build", *select, *target, "--vars", "{patients: 650}", "--full-refresh"))
+    assert versions() == [(1, 650)]
+
+
+def test_dbt_duckdb_refreshes_an_incremental_release_as_its_input_grows(
+    dbt: Callable[[dict[str, str]], Dbt], tmp_path: Path
+) -> None:
+    database = tmp_path / "example.duckdb"
+    run = dbt({"SBC_SQL_DBT_DUCKDB": str(database)})
+
+    def versions() -> list[tuple[int, int]]:
+        with duckdb.connect(str(database), read_only=True) as con:
+            return con.execute(
+                "SELECT release_version, count(*) FROM patients_daily_rows GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+
+    _grows(run, [], versions)
+
+
+def test_dbt_postgres_refreshes_an_incremental_release_as_its_input_grows(
+    dbt: Callable[[dict[str, str]], Dbt], postgres_url: str, server_path: list[str]
+) -> None:
+    install_sql.install(postgres_url, python_path=server_path)
+    url = urllib.parse.urlsplit(postgres_url)
+    run = dbt(
+        {
+            "SBC_SQL_DBT_PG_HOST": url.hostname or "",
+            "SBC_SQL_DBT_PG_PORT": str(url.port),
+            "SBC_SQL_DBT_PG_USER": url.username or "",
+            "SBC_SQL_DBT_PG_DATABASE": url.path.lstrip("/"),
+        }
+    )
+
+    def versions() -> list[tuple[int, int]]:
+        rows = pg_rows(
+            postgres_url, "SELECT release_version, count(*) FROM patients_daily_rows GROUP BY 1 ORDER BY 1"
+        )
+        return [(int(v), int(n)) for v, n in rows]
+
+    _grows(run, ["--target", "postgres"], versions)

@@ -108,3 +108,29 @@ def test_sbc_verify_answers_what_verify_does(database) -> None:
     assert failed["ok"] is False and failed["problems"]
     with pytest.raises(duckdb.Error, match="Error: "):
         verdict({"k": 5, "l_diversty": 2})
+
+
+def test_an_incremental_model_is_refreshed_by_each_build_and_made_anew_by_a_full_refresh(database) -> None:
+    options = {**OPTIONS, "incremental": True}
+    dbt_duckdb.build(database, _payload(PEOPLE.format(rows=300), options))
+    before = sorted(database.execute("SELECT * FROM people_k5_rows").fetchall(), key=repr)
+    # the next build's query holds 150 more rows: they are added, nothing published changes
+    summary = dbt_duckdb.build(database, _payload(PEOPLE.format(rows=450), options))
+    assert (summary["schema"], summary["release_version"], summary["parent"]) == ("sbc-sql/refresh", 2, 1)
+    assert summary["rows_added"] + summary["pending"] == 150
+    after = database.execute("SELECT * FROM people_k5_rows").fetchall()
+    for row in before:
+        after.remove(row)
+    assert all(row[-1] == 2 for row in after)
+    assert sbc_sql.verify(database, "people_k5__sbc_input", "people_k5", 5, l_diversity=2).ok
+    # a config that asks another k stops the build, which leaves the release as it was
+    with pytest.raises(ValueError, match=r"asks k 7, its incremental release keeps 5.*--full-refresh"):
+        dbt_duckdb.build(database, _payload(PEOPLE.format(rows=500), {**options, "k": 7}))
+    assert database.execute("SELECT count(*) FROM people_k5__sbc_input").fetchone() == (450,)
+    # a query that lost rows the release holds stops it too
+    with pytest.raises(ValueError, match=r"lacks 100 row\(s\)"):
+        dbt_duckdb.build(database, _payload(PEOPLE.format(rows=350), options))
+    # --full-refresh: a new chain, version 1 of the rows as they are
+    payload = {**_payload(PEOPLE.format(rows=350), options), "full_refresh": True}
+    assert dbt_duckdb.build(database, payload)["schema"] == "sbc-sql/anonymize"
+    assert database.execute("SELECT DISTINCT release_version FROM people_k5_rows").fetchall() == [(1,)]

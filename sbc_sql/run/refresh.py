@@ -143,11 +143,39 @@ def refresh(database: str | Path | Engine | Any, release: str, *, log: Log | Non
             engine.close()
 
 
+def _located(engine: Engine, release: str) -> tuple[str, tuple[str, str] | None]:
+    """``release`` as the engine reads it: a release of another schema (``s.t_k5``) makes
+    that schema the working one, its name then bare; and the working schema before, from
+    which an unqualified source the release records was read (None: unchanged)."""
+    place = engine.parse_name(release)
+    if not place.qualified:
+        return release, None
+    before = engine.working()
+    engine.use(place.catalog, place.schema)
+    return place.name, before
+
+
+def _source(engine: Engine, source: str) -> str:
+    """The source as the statements name it: a qualified name of the working schema bare; of
+    another schema or database, read into a temporary copy under that name (as verify reads
+    one); a name that exists nowhere as it is."""
+    place = engine.parse_name(source)
+    if not place.qualified:
+        return source
+    catalog, schema = engine.working()
+    if place.schema == schema and place.catalog in (None, catalog):
+        return place.name
+    if engine.identities([source]):
+        engine.copy_in(source)
+    return source
+
+
 def _read(engine: Engine, release: str) -> _Release:
     if not engine.capabilities.release_views:
         raise InputError(
             f"refresh is not available with the {engine.name} engine; refresh on DuckDB or PostgreSQL"
         )
+    release, before = _located(engine, release)
     if not engine.table_exists(release):
         raise InputError(
             f"release '{release}' does not exist in the database; pass an existing one with --release"
@@ -169,6 +197,10 @@ def _read(engine: Engine, release: str) -> _Release:
             "re-anonymize the table with anonymize --replace --incremental"
         )
     source = str(doc["source"])
+    if before is not None and not engine.parse_name(source).qualified:
+        # the source the run read, named from the working schema of then
+        source = str(engine.parse_name(source).within(*before))
+    source = _source(engine, source)
     for name in (source, *release_objects_of(release)[1:3], *ledger_objects_of(release)):
         if not engine.table_exists(name):
             raise InputError(

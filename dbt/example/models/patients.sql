@@ -1,5 +1,6 @@
--- 600 generated patients: an identifier, three quasi-identifiers and a diagnosis (the same
--- SQL on DuckDB and PostgreSQL)
+-- generated patients (600 unless the var patients says how many: a table that grows, for
+-- the incremental release): an identifier, three quasi-identifiers and a diagnosis (the
+-- same SQL on DuckDB and PostgreSQL; patient i is the same in every build)
 {{ config(materialized='table') }}
 
 select
@@ -14,4 +15,4 @@ select
         when 3 then 'migraine'
         else 'fracture'
     end as diagnosis
-from generate_series(1, 600) as s(i)
+from generate_series(1, {{ var('patients', 600) }}) as s(i)

@@ -11,7 +11,8 @@
       'database': this.database,
       'schema': this.schema,
       'identifier': this.identifier,
-      'options': options} -%}
+      'options': options,
+      'full_refresh': should_full_refresh()} -%}
 
   {{ run_hooks(pre_hooks, inside_transaction=False) }}
   {{ run_hooks(pre_hooks, inside_transaction=True) }}

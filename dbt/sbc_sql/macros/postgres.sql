@@ -80,6 +80,61 @@
   {{ return(sbc_sql.postgres_arguments('anonymize', arguments)) }}
 {%- endmacro %}
 
+{#- whether the build refreshes the model's release (incremental, built before, its ledger
+    there, and no --full-refresh) rather than writing it anew; a config that no longer asks
+    the k, roles or criteria the release keeps stops the build -#}
+{% macro postgres_refreshes(relation, options) -%}
+  {%- if not execute or not options.get('incremental') or should_full_refresh() -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- set seen = adapter.get_relation(database=relation.database, schema=relation.schema,
+                                      identifier=relation.identifier ~ '_seen') -%}
+  {%- if seen is none -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- set found = run_query("select pg_catalog.obj_description(pg_catalog.to_regclass("
+      ~ sbc_sql.string_literal(sbc_sql.table_name(relation)) ~ "), 'pg_class')") -%}
+  {%- set text = found.columns[0].values()[0] if found.rows | length else none -%}
+  {%- if text is none or 'sbc-sql/provenance' not in text -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- set doc = fromjson(text) -%}
+  {%- if 'versions' not in doc -%}
+    {{ return(false) }}
+  {%- endif -%}
+  {%- set differs = [] -%}
+  {%- if options.get('k') != doc.get('k') -%}
+    {%- do differs.append('k') -%}
+  {%- endif -%}
+  {%- for role in ('qi', 'sensitive', 'drop', 'keep') -%}
+    {%- if role in options -%}
+      {%- set given = [options[role]] if options[role] is string else options[role] -%}
+      {%- if (given | sort) != (doc.get('options', {}).get(role, []) | sort) -%}
+        {%- do differs.append(role) -%}
+      {%- endif -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {#- the criteria a refresh keeps hold class by class: l-diversity and recursive
+      (c,l)-diversity, each with its threshold (a refresh refuses the others) -#}
+  {%- set kept = {} -%}
+  {%- for record in doc.get('privacy_models', []) -%}
+    {%- if record.get('name') == 'l-diversity' -%}
+      {%- do kept.update({'l_diversity': record.get('l')}) -%}
+    {%- elif record.get('name') == 'recursive-diversity' -%}
+      {%- do kept.update({'recursive_l': record.get('l')}) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- for option in ('l_diversity', 'recursive_l') -%}
+    {%- if options.get(option) != kept.get(option) -%}
+      {%- do differs.append(option) -%}
+    {%- endif -%}
+  {%- endfor -%}
+  {%- if differs -%}
+    {{ exceptions.raise_compiler_error("sbc_sql: model '" ~ relation.identifier ~ "' asks another " ~ (differs | join(', ')) ~ " than its incremental release keeps; build it anew with dbt build --full-refresh") }}
+  {%- endif -%}
+  {{ return(true) }}
+{%- endmacro %}
+
 {% materialization sbc_release, adapter='postgres' %}
   {%- set options = sbc_sql.model_options(config.get('sbc'), this.identifier) -%}
   {%- set target_relation = this.incorporate(type='view') -%}
@@ -99,7 +154,11 @@
     )
   {%- endcall %}
   {% call statement('main', fetch_result=True) -%}
+    {%- if sbc_sql.postgres_refreshes(this, options) %}
+    select sbc.refresh({{ sbc_sql.postgres_arguments('refresh', {'release': sbc_sql.table_name(this)}) }})::text as summary
+    {%- else %}
     select sbc.anonymize({{ sbc_sql.postgres_anonymize_arguments(this, options) }})::text as summary
+    {%- endif %}
   {%- endcall %}
 
   {{ run_hooks(post_hooks, inside_transaction=True) }}
