@@ -65,6 +65,21 @@ _IDENTITY = (
     "SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal "
     f"AND lower(view_name) = lower($name) AND {_IDENTITY_WHERE}"
 )
+#: the comments of several names at one place, each row with the name as it was given
+_COMMENTS = (
+    "SELECT q.name, t.comment FROM (SELECT unnest($names) AS name) AS q JOIN duckdb_tables() AS t "
+    f"ON lower(t.table_name) = lower(q.name) WHERE {_WHERE} UNION ALL "
+    "SELECT q.name, v.comment FROM (SELECT unnest($names) AS name) AS q JOIN duckdb_views() AS v "
+    f"ON lower(v.view_name) = lower(q.name) WHERE NOT v.internal AND {_WHERE}"
+)
+#: _IDENTITY of several names at one place, each row with the name as it was given
+_IDENTITIES = (
+    "SELECT q.name, t.database_name, t.schema_name, t.table_name FROM (SELECT unnest($names) AS name) AS q "
+    f"JOIN duckdb_tables() AS t ON lower(t.table_name) = lower(q.name) WHERE {_IDENTITY_WHERE} UNION ALL "
+    "SELECT q.name, v.database_name, v.schema_name, v.view_name FROM (SELECT unnest($names) AS name) AS q "
+    f"JOIN duckdb_views() AS v ON lower(v.view_name) = lower(q.name) WHERE NOT v.internal "
+    f"AND {_IDENTITY_WHERE}"
+)
 #: the catalog queries' place: where unqualified names are read and written
 _HERE: dict[str, str | None] = {"database": None, "schema": None}
 #: the connection's temporary objects
@@ -218,15 +233,26 @@ class DuckDBEngine(Engine):
         return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
 
     def identities(self, names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
-        found: dict[str, Hashable] = {}
-        for n in names:
-            if not output and looks_like_file(n):
-                continue
-            full = self._resolve(_names.Name(n) if output else _names.parse(n))
+        found: dict[str, tuple[str, str, str]] = {}
+        parsed = {
+            n: _names.Name(n) if output else _names.parse(n)
+            for n in names
+            if output or not looks_like_file(n)
+        }
+        # the bare names in one catalog query per place (a release's four names: two look-ups
+        # rather than eight), the qualified ones each as _resolve finds it
+        bare = {n: name.name for n, name in parsed.items() if name.schema is None}
+        for where in (_TEMP, _HERE) if bare else ():
+            left = [n for n in bare if n not in found]
+            rows = self._fetch(_IDENTITIES, {"names": [bare[n] for n in left], **where}) if left else []
+            by_name = {str(r[0]): (str(r[1]), str(r[2]), str(r[3])) for r in rows}
+            found.update({n: by_name[bare[n]] for n in left if bare[n] in by_name})
+        for n, name in parsed.items():
+            full = self._resolve(name) if n not in bare else None
             if full is not None:
-                # DuckDB's catalog is case-insensitive: one object, however its name is spelt
-                found[n] = tuple(p.lower() for p in full)
-        return found
+                found[n] = full
+        # DuckDB's catalog is case-insensitive: one object, however its name is spelt
+        return {n: tuple(p.lower() for p in found[n]) for n in names if n in found}
 
     def _resolve(self, name: _names.Name) -> tuple[str, str, str] | None:
         """The database, schema and name (as the catalog spells them) of the table or view
@@ -252,6 +278,17 @@ class DuckDBEngine(Engine):
             if rows:
                 return rows[0][0]  # type: ignore[no-any-return]
         return None
+
+    def comments(self, names: Sequence[str]) -> dict[str, str | None]:
+        # one catalog query per place for all the names, rather than one per name and place
+        found: dict[str, str | None] = {}
+        for where in (_TEMP, _HERE):
+            left = [n for n in dict.fromkeys(names) if n not in found]
+            if left:
+                found.update(
+                    (str(n), c) for n, c in self._fetch(_COMMENTS, {"names": left, **where}) if n not in found
+                )
+        return {n: found.get(n) for n in names}
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         for where in (_TEMP,) if temporary else (_TEMP, _HERE):
