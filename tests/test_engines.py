@@ -344,7 +344,16 @@ def test_duckdb_reads_comments_and_identities_of_many_names_as_of_each_alone() -
     con.execute("COMMENT ON VIEW v IS 'view'")
     con.execute("CREATE SCHEMA s")
     con.execute("CREATE TABLE s.q (a INTEGER)")
+    con.execute("CREATE TABLE tv (a INTEGER)")
+    con.execute("CREATE TEMPORARY VIEW tv AS SELECT 1 AS a")
     eng = DuckDBEngine(con)
+    # a temporary object before the working schema's: the temporary view, not the table
+    assert eng.object_kinds(["TV", "v", "shadowed", "nope"]) == {
+        "TV": "VIEW",
+        "v": "VIEW",
+        "shadowed": "TABLE",
+    }
+    assert eng.identities(["tv"]) == {"tv": ("temp", "main", "tv")}
     names = ['Odd "name", x', 'odd "NAME", X', "shadowed", "V", "v", "nope", "'; DROP TABLE v; --"]
     assert eng.comments(names) == {n: eng.comment(n) for n in names}
     assert eng.comments(names)['odd "NAME", X'] == "odd"
