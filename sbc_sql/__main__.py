@@ -20,17 +20,25 @@ The process is the command's own, which the app is told (``cli.app.own_process``
 command imports lives until the process ends, so the garbage collector stops walking it once
 it has loaded (``cli.app.loading``), during the run and at exit.
 
+The process ends as soon as the command has: its exit functions run and its output is
+flushed as at any exit, and then it leaves without the interpreter's teardown of the some 500
+modules a run loads, which only frees memory the system takes back anyway (about 20 ms of an
+anonymize run on Adult). An exit message rather than a code, or output that cannot be
+flushed, ends it the usual way.
+
 ``sbc-sql --version`` alone is answered here, before typer loads (it is what scripts ask
 most, to check what is installed); with anything else beside it the app answers it.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 import threading
 from types import FrameType
+from typing import NoReturn
 
 from .errors import INTERRUPTED, SIGNALLED
 from .version import version_line
@@ -96,7 +104,31 @@ def main() -> None:
         sys.stderr.write(INTERRUPTED + "\n")
         raise SystemExit(130) from None
     own_process()
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        _leave(done)
+
+
+def _leave(done: SystemExit) -> NoReturn:
+    """End the process with ``done``'s code (see the module docstring): what the interpreter
+    does at exit before its teardown, in its order (threading's shutdown, which waits for
+    every thread that is not a daemon, then the exit functions), and then the flushed output."""
+    code = 0 if done.code is None else done.code
+    if not isinstance(code, int):
+        raise done
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: as Python reports it at exit
+        raise done from None
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
 
 
 if __name__ == "__main__":

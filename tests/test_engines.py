@@ -26,6 +26,7 @@ import sbc_sql
 from sbc_sql import engines, warehouse
 from sbc_sql.compare import compare
 from sbc_sql.engines.duckdb import DuckDBEngine
+from sbc_sql.names import Name
 from sbc_sql.sql import templates
 from sbc_sql.sql.dialects.postgres import SbcPostgres
 from sbc_sql.sql.dialects.spark import SbcSpark
@@ -327,3 +328,48 @@ def test_the_engine_reads_each_type_as_a_kind(engine) -> None:
         "l": (None, None),
         "i": (None, None),
     }
+
+
+def test_duckdb_reads_comments_and_identities_of_many_names_as_of_each_alone() -> None:
+    # the batched catalog look-ups (one query per place) give what one look-up per name
+    # gives: a temporary object before the working schema's, any spelling of a name, a
+    # hostile name as one name, nothing for a name that does not exist
+    con = duckdb.connect()
+    con.execute('CREATE TABLE "Odd ""name"", x" (a INTEGER)')
+    con.execute('COMMENT ON TABLE "Odd ""name"", x" IS \'odd\'')
+    con.execute("CREATE TABLE shadowed (a INTEGER)")
+    con.execute("COMMENT ON TABLE shadowed IS 'main'")
+    con.execute("CREATE TEMPORARY TABLE shadowed (a INTEGER)")
+    con.execute("CREATE VIEW v AS SELECT 1 AS a")
+    con.execute("COMMENT ON VIEW v IS 'view'")
+    con.execute("CREATE SCHEMA s")
+    con.execute("CREATE TABLE s.q (a INTEGER)")
+    con.execute("CREATE TABLE tv (a INTEGER)")
+    con.execute("CREATE TEMPORARY VIEW tv AS SELECT 1 AS a")
+    eng = DuckDBEngine(con)
+    # a temporary object before the working schema's: the temporary view, not the table
+    assert eng.object_kinds(["TV", "v", "shadowed", "nope"]) == {
+        "TV": "VIEW",
+        "v": "VIEW",
+        "shadowed": "TABLE",
+    }
+    assert eng.identities(["tv"]) == {"tv": ("temp", "main", "tv")}
+    names = ['Odd "name", x', 'odd "NAME", X', "shadowed", "V", "v", "nope", "'; DROP TABLE v; --"]
+    assert eng.comments(names) == {n: eng.comment(n) for n in names}
+    assert eng.comments(names)['odd "NAME", X'] == "odd"
+    assert eng.comments(names)["V"] == "view"
+    assert eng.comments(names)["shadowed"] is None  # the temporary table, which has none
+    given = [*names, '"shadowed"', "s.q", "S.Q", "s.nope", "memory.s.q"]
+    # each name resolved alone, as SQL resolves it
+    alone = {n: eng._resolve(eng.parse_name(n)) for n in given}
+    one_by_one = {n: tuple(p.lower() for p in full) for n, full in alone.items() if full is not None}
+    assert eng.identities(given) == one_by_one
+    assert one_by_one["shadowed"] == ("temp", "main", "shadowed")
+    assert one_by_one["s.q"] == one_by_one["S.Q"] == one_by_one["memory.s.q"]
+    assert "nope" not in one_by_one and "s.nope" not in one_by_one
+    outputs = eng.identities(names, output=True)
+    alone = {n: eng._resolve(Name(n)) for n in names}
+    assert outputs == {n: tuple(p.lower() for p in full) for n, full in alone.items() if full is not None}
+    assert set(outputs) == {'Odd "name", x', 'odd "NAME", X', "shadowed", "V", "v"}
+    assert eng.log == []
+    con.close()

@@ -9,6 +9,7 @@ sbc_sql.choices, held here equal to the modules that implement them.
 from __future__ import annotations
 
 import enum
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -223,14 +224,11 @@ def test_arrow_compute_loads_where_a_module_computes_not_where_it_is_imported():
 #: a whole command in a fresh interpreter, through the entry point, then what the garbage
 #: collector was left with: the objects frozen, and whether it still runs
 FROZEN_PROBE = """
-import gc, sys
+import atexit, gc, sys
 from sbc_sql.__main__ import main
 sys.argv = ["sbc-sql", *sys.argv[1:]]
-try:
-    main()
-except SystemExit as done:
-    assert not done.code, done.code
-print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)
+atexit.register(lambda: print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr))
+main()
 """
 
 
@@ -279,3 +277,37 @@ def test_what_a_command_loads_loads_with_the_collector_off():
     res = fresh(["-c", LOADING_PROBE])
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == ["0", "True", "True"]
+
+
+#: a command through the entry point beside a thread still running and an exit function
+EXIT_PROBE = """
+import atexit, sys, threading, time
+from sbc_sql.__main__ import main
+sys.argv = ["sbc-sql", *sys.argv[1:]]
+def late():
+    time.sleep(0.5)
+    print("thread ended", flush=True)
+threading.Thread(target=late).start()
+atexit.register(lambda: print("exit function ran"))
+main()
+"""
+
+
+@pytest.mark.parametrize(("table", "code"), [("patients", 0), ("nope", 1)])
+def test_the_process_ends_as_at_exit_without_the_teardown(tmp_path, table, code):
+    # the command's process, which leaves without the interpreter's teardown, still waits
+    # for its threads and runs its exit functions, keeps its code and output, and leaves
+    # its database closed (no write-ahead log beside it)
+    clinic = load_example("examples/make_clinic_db.py")
+    db = clinic.make_clinic_db(tmp_path / "clinic.duckdb", 300, 7)
+    command = ["anonymize", "--db", str(db), "-t", table, "-k", "5", "--replace", "--json"]
+    res = fresh(["-c", EXIT_PROBE, *command], cwd=tmp_path, timeout=120)
+    assert res.returncode == code, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[-1] == "exit function ran", res.stdout
+    assert "thread ended" in lines
+    document = json.loads(
+        "\n".join(line for line in lines if line not in ("thread ended", "exit function ran"))
+    )
+    assert document["ok"] is (code == 0)
+    assert not list(tmp_path.glob("*.wal"))

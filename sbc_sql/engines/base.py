@@ -284,6 +284,10 @@ class Engine(ABC):
         """The comment on a table or view of the working schema (None: none, or no such
         name); a release's provenance is kept there."""
 
+    def comments(self, names: Sequence[str]) -> dict[str, str | None]:
+        """:meth:`comment` of each of ``names``; an engine may read them all at once."""
+        return {n: self.comment(n) for n in names}
+
     @abstractmethod
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         """Columns, types, comments and type kinds of a table or view, in column order."""

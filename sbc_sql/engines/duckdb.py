@@ -65,6 +65,36 @@ _IDENTITY = (
     "SELECT database_name, schema_name, view_name FROM duckdb_views() WHERE NOT internal "
     f"AND lower(view_name) = lower($name) AND {_IDENTITY_WHERE}"
 )
+#: the look-ups of several names in both places an unqualified name resolves to at once
+#: (``$schema`` and ``$database`` None): the temporary objects, then the working schema. Each
+#: row says whether it is a temporary object; the rows of those come first
+_TEMPORARY = "(database_name = 'temp' AND schema_name = 'main')"
+_EITHER = f"({_TEMPORARY} OR ({_WHERE}))"
+_KINDS_EITHER = (
+    f"SELECT table_name, 'TABLE', {_TEMPORARY} AS temporary FROM duckdb_tables() "
+    f"WHERE list_contains($names, lower(table_name)) AND {_EITHER} UNION ALL "
+    f"SELECT view_name, 'VIEW', {_TEMPORARY} FROM duckdb_views() WHERE NOT internal AND "
+    f"list_contains($names, lower(view_name)) AND {_EITHER} ORDER BY temporary DESC"
+)
+#: the comments of several names, each row with the name as it was given
+_COMMENTS_EITHER = (
+    f"SELECT q.name, t.comment, {_TEMPORARY} AS temporary FROM (SELECT unnest($names) AS name) AS q "
+    f"JOIN duckdb_tables() AS t ON lower(t.table_name) = lower(q.name) WHERE {_EITHER} UNION ALL "
+    f"SELECT q.name, v.comment, {_TEMPORARY} FROM (SELECT unnest($names) AS name) AS q "
+    f"JOIN duckdb_views() AS v ON lower(v.view_name) = lower(q.name) WHERE NOT v.internal AND {_EITHER} "
+    "ORDER BY temporary DESC"
+)
+#: _IDENTITY of several names, each row with the name as it was given
+_IDENTITY_EITHER = f"({_TEMPORARY} OR ({_IDENTITY_WHERE}))"
+_IDENTITIES_EITHER = (
+    f"SELECT q.name, t.database_name, t.schema_name, t.table_name, {_TEMPORARY} AS temporary "
+    "FROM (SELECT unnest($names) AS name) AS q JOIN duckdb_tables() AS t "
+    f"ON lower(t.table_name) = lower(q.name) WHERE {_IDENTITY_EITHER} UNION ALL "
+    f"SELECT q.name, v.database_name, v.schema_name, v.view_name, {_TEMPORARY} "
+    "FROM (SELECT unnest($names) AS name) AS q JOIN duckdb_views() AS v "
+    f"ON lower(v.view_name) = lower(q.name) WHERE NOT v.internal AND {_IDENTITY_EITHER} "
+    "ORDER BY temporary DESC"
+)
 #: the catalog queries' place: where unqualified names are read and written
 _HERE: dict[str, str | None] = {"database": None, "schema": None}
 #: the connection's temporary objects
@@ -212,21 +242,32 @@ class DuckDBEngine(Engine):
 
     def object_kinds(self, names: Sequence[str]) -> dict[str, str]:
         kinds: dict[str, str] = {}
-        for where in (_TEMP, _HERE):
-            for found, kind in self._fetch(_KINDS, {"names": [n.lower() for n in names], **where}):
-                kinds.setdefault(found.lower(), kind)
+        for found, kind, _ in self._fetch(_KINDS_EITHER, {"names": [n.lower() for n in names], **_HERE}):
+            kinds.setdefault(found.lower(), kind)  # a temporary object first
         return {n: kinds[n.lower()] for n in names if n.lower() in kinds}
 
     def identities(self, names: Sequence[str], *, output: bool = False) -> dict[str, Hashable]:
-        found: dict[str, Hashable] = {}
-        for n in names:
-            if not output and looks_like_file(n):
-                continue
-            full = self._resolve(_names.Name(n) if output else _names.parse(n))
+        found: dict[str, tuple[str, str, str]] = {}
+        parsed = {
+            n: _names.Name(n) if output else _names.parse(n)
+            for n in names
+            if output or not looks_like_file(n)
+        }
+        # the bare names in one catalog query (a release's four names: one look-up rather
+        # than eight), the qualified ones each as _resolve finds it
+        bare = {n: name.name for n, name in parsed.items() if name.schema is None}
+        by_name: dict[str, tuple[str, str, str]] = {}
+        for row in self._fetch(_IDENTITIES_EITHER, {"names": list(bare.values()), **_HERE}) if bare else []:
+            by_name.setdefault(
+                str(row[0]), (str(row[1]), str(row[2]), str(row[3]))
+            )  # a temporary object first
+        found.update({n: by_name[b] for n, b in bare.items() if b in by_name})
+        for n, name in parsed.items():
+            full = self._resolve(name) if n not in bare else None
             if full is not None:
-                # DuckDB's catalog is case-insensitive: one object, however its name is spelt
-                found[n] = tuple(p.lower() for p in full)
-        return found
+                found[n] = full
+        # DuckDB's catalog is case-insensitive: one object, however its name is spelt
+        return {n: tuple(p.lower() for p in found[n]) for n in names if n in found}
 
     def _resolve(self, name: _names.Name) -> tuple[str, str, str] | None:
         """The database, schema and name (as the catalog spells them) of the table or view
@@ -252,6 +293,15 @@ class DuckDBEngine(Engine):
             if rows:
                 return rows[0][0]  # type: ignore[no-any-return]
         return None
+
+    def comments(self, names: Sequence[str]) -> dict[str, str | None]:
+        # one catalog query for all the names, rather than one per name and place
+        found: dict[str, str | None] = {}
+        for name, text, _ in (
+            self._fetch(_COMMENTS_EITHER, {"names": list(dict.fromkeys(names)), **_HERE}) if names else []
+        ):
+            found.setdefault(str(name), text)  # a temporary object first
+        return {n: found.get(n) for n in names}
 
     def describe(self, name: str, *, temporary: bool = False) -> TableInfo:
         for where in (_TEMP,) if temporary else (_TEMP, _HERE):

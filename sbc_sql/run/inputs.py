@@ -58,23 +58,28 @@ def release_owners(engine: Engine, names: Iterable[str]) -> dict[str, str]:
     """Which of these existing names belong to a release, and its name: a release's view and
     tables carry its provenance; its text view ``<release>_view`` belongs to the release
     whose provenance names it."""
+    names = list(names)
+    bases = {
+        n: n.rpartition("_")[0] for n in names if n.rpartition("_")[0] and n.rpartition("_")[2] == "view"
+    }
+    # every comment these names need in one look-up
+    comments = engine.comments(list(dict.fromkeys([*names, *bases.values()])))
     owners: dict[str, str] = {}
     for name in names:
-        doc = _provenance_of(engine, name)
+        doc = _provenance_of(comments[name])
         if doc is not None:
             owners[name] = str(doc["release"]["view"])
             continue
-        base, _, suffix = name.rpartition("_")
-        if base and suffix == "view":
-            doc = _provenance_of(engine, base)
+        if name in bases:
+            doc = _provenance_of(comments[bases[name]])
             if doc is not None and str(doc["release"]["text_view"]).lower() == name.lower():
                 owners[name] = str(doc["release"]["view"])
     return owners
 
 
-def _provenance_of(engine: Engine, name: str) -> Mapping[str, Any] | None:
+def _provenance_of(comment: str | None) -> Mapping[str, Any] | None:
     try:
-        found = provenance.parse(engine.comment(name))
+        found = provenance.parse(comment)
     except provenance.ProvenanceError:
         return None
     return found.document if found is not None else None
