@@ -498,6 +498,21 @@ def evaluate() -> str:
     )
 
 
+def refresh() -> str:
+    """Incremental releases: the refreshes of a table that grows, against anonymizing it
+    whole each day (bench_refresh.py)."""
+    import bench_refresh
+
+    fig = record.read("refresh")
+    env = fig["environment"]
+    load = ", ".join(f"{x:g}" for x in env["load_average"])
+    return (
+        bench_refresh.table(fig["runs"])
+        + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end), DuckDB, "
+        + f"in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); {fig['loads']} loads after the first half._"
+    )
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "paper-A": lambda: paper_setting("A", {"sbca": "sbca (default)"}),
     "paper-B": lambda: paper_setting("B", {"sbca": "sbca (default, `auto` mode)"}),
@@ -513,6 +528,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "scale-criteria-10m": scale_criteria("scale_criteria_10m"),
     "scale-criteria-spark": scale_criteria("scale_criteria_spark"),
     "evaluate": evaluate,
+    "refresh": refresh,
 }
 
 

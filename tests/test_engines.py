@@ -184,6 +184,13 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # the run and by verify
     sbc_sql.anonymize(engine, "t", 3, output="rk", **{**ROLES, "sensitive": ["pay"], "keep": ["dis"]})
     sbc_sql.verify(engine, "t", "rk", 3)
+    # an incremental release refreshed: new rows placed into published classes (the same rows
+    # again), new classes among the rest (older people), and the chain verified
+    con.execute("CREATE TABLE grows AS SELECT * FROM t")
+    sbc_sql.anonymize(engine, "grows", 3, output="ri", incremental=True, l_diversity=2, **one)
+    con.execute("INSERT INTO grows SELECT * FROM t UNION ALL SELECT id, age + 100, born, seen, sex, zip, dis, pay FROM t")
+    sbc_sql.refresh(engine, "ri")
+    sbc_sql.verify(engine, "grows", "ri", 3, l_diversity=2)
     sbc_sql.measure(engine, "t", "r")
     sbc_sql.evaluate(engine, "t", "r", sensitive="dis")
     sbc_sql.evaluate(engine, "t", "r", sensitive="pay")
