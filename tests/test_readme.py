@@ -342,14 +342,24 @@ def test_readme_install_sql_and_its_sql_run_on_postgres(
     for command in pg_commands():
         rewritten = re.sub(r"postgresql://\S+", postgres_url, command)
         run(rewritten + (reach if " install-sql " in command else ""), tmp_path)
-    (block,) = [b for b in BLOCKS if b.lang == "sql"]
-    statements = [s.strip() for s in block.text.split(";") if s.strip()]
-    answers = [pg_rows(postgres_url, statement) for statement in statements]
-    summary, ok, ncp, said = (json.loads(a[0][0]) if i != 1 else a[0][0] for i, a in enumerate(answers))
+    blocks = {Path(b.page).name: b for b in BLOCKS if b.lang == "sql"}
+    assert sorted(blocks) == ["engines.md", "pipelines.md"]
+
+    def answers(block: Block) -> list[list[tuple]]:
+        statements = [s.strip() for s in block.text.split(";") if s.strip()]
+        return [pg_rows(postgres_url, statement) for statement in statements]
+
+    got = answers(blocks["engines.md"])
+    summary, ok, ncp, said = (json.loads(a[0][0]) if i != 1 else a[0][0] for i, a in enumerate(got))
     assert (summary["release"], summary["k"], summary["rows"]) == ("patients_k5", 5, 2000)
     assert ok == "true"
     assert float(ncp) == pytest.approx(summary["total_ncp"])
     assert said["sbc_sql"] == version.__version__
+    # the pipelines page: an incremental release, then its refresh (nothing new yet)
+    made, refreshed = (json.loads(a[0][0]) for a in answers(blocks["pipelines.md"]))
+    assert (made["release"], made["ok"]) == ("patients_daily", True)
+    assert refreshed["schema"] == "sbc-sql/refresh"
+    assert (refreshed["release_version"], refreshed["rows_added"]) == (1, 0)
 
 
 @pytest.mark.slow
