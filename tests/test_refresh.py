@@ -278,3 +278,32 @@ def test_the_command_line_refreshes_and_says_so(tmp_path) -> None:
     assert doc["schema"] == "sbc-sql/refresh" and doc["release_version"] == 2 and doc["parent"] == 1
     res = run_cli(["refresh", "--db", str(db), "--release", "t"])
     assert_one_error(res, "release 't' keeps no ledger")
+
+
+def test_an_interrupted_refresh_leaves_the_release_and_nothing_else(monkeypatch) -> None:
+    import duckdb
+
+    from sbc_sql.run import refresh as refreshing
+
+    con = duckdb.connect()
+    con.register("src", people(300, 40))
+    con.execute("CREATE TABLE t AS SELECT * FROM src")
+    sbc_sql.anonymize(con, "t", K, incremental=True, **ROLES).close()
+    con.register("day", people(100, 41, start=300))
+    con.execute("INSERT INTO t SELECT * FROM day")
+    tables = sorted(con.execute("SELECT table_name FROM duckdb_tables()").fetchall())
+    rows = sorted(con.execute("SELECT * FROM t_k5_rows").fetchall(), key=repr)
+    ledger = sorted(con.execute("SELECT * FROM t_k5_seen").fetchall())
+
+    def interrupted(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    # interrupted in the transaction, with the rows and the new classes written
+    monkeypatch.setattr(refreshing, "_verify_and_record", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        refresh(con, "t_k5")
+    assert sorted(con.execute("SELECT table_name FROM duckdb_tables()").fetchall()) == tables
+    assert sorted(con.execute("SELECT * FROM t_k5_rows").fetchall(), key=repr) == rows
+    assert sorted(con.execute("SELECT * FROM t_k5_seen").fetchall()) == ledger
+    monkeypatch.undo()
+    assert refresh(con, "t_k5").version == 2
