@@ -307,3 +307,16 @@ def test_an_interrupted_refresh_leaves_the_release_and_nothing_else(monkeypatch)
     assert sorted(con.execute("SELECT * FROM t_k5_seen").fetchall()) == ledger
     monkeypatch.undo()
     assert refresh(con, "t_k5").version == 2
+
+
+def test_an_incremental_release_refuses_a_column_its_version_would_shadow() -> None:
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("src", people(100, 50).assign(release_version=1))
+    con.execute("CREATE TABLE t AS SELECT * FROM src")
+    with pytest.raises(
+        InputError, match=r"column 'release_version' is released as it is.*drop it with drop="
+    ):
+        sbc_sql.anonymize(con, "t", K, incremental=True, keep="release_version", **ROLES)
+    assert [n for (n,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == ["t"]

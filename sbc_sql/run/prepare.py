@@ -43,7 +43,7 @@ from ..knowledge import background_options
 from ..model import CsvOptions
 from ..plan import determinants
 from ..privacy.criteria import check_sensitive
-from ..stages import pull, stats, stream, write
+from ..stages import ledger, pull, stats, stream, write
 from ..stages.verify import MICROS_PER_DAY
 from .inputs import release_owners
 from .lines import Log, warnings_only
@@ -170,6 +170,17 @@ def prepare(
     csv = CsvOptions(options.csv_delimiter, options.csv_header)
     info = engine.open_source(table, csv)
     plan = planning.make_plan(info, options, display_name=table, parse_name=engine.parse_name)
+    if options.incremental and not engine.capabilities.release_views:
+        raise InputError(
+            f"--incremental keeps a ledger of released rows beside the release's tables, which the "
+            f"{engine.name} engine does not keep; anonymize on DuckDB or PostgreSQL, or drop --incremental"
+        )
+    taken = [c.name for c in plan.verbatim if c.name.lower() == ledger.VERSION]
+    if options.incremental and taken:
+        raise InputError(
+            f"column '{taken[0]}' is released as it is, and an incremental release numbers its rows in a "
+            f"column '{ledger.VERSION}' of its row table; rename the column, or drop it with --drop"
+        )
     if writes:
         _check_output(engine, plan, say)
     timings["plan"] = time.perf_counter() - t
