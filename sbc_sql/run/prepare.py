@@ -248,7 +248,7 @@ def _prepared(
     prepared = Prepared(
         engine, plan, st, hierarchies=hierarchies, timings=timings, tuples=tuples, estimated=estimated
     )
-    if in_workers(engine, plan) or (tuples is None and streams(engine, plan, n_rows)):
+    if not_pulled(engine, plan, tuples, n_rows):
         # the engine's workers read the rows where they are, or the run streams them a run
         # of blocks at a time (see ready())
         return dataclasses.replace(prepared, pulled=False)
@@ -275,7 +275,7 @@ def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | N
     engine = prepared.engine
     # a run that clusters the distinct tuples holds them (prepare streams the rows where
     # they are more than it may hold)
-    if in_workers(engine, plan) or (prepared.tuples is None and streams(engine, plan, prepared.stats.n_rows)):
+    if not_pulled(engine, plan, prepared.tuples, prepared.stats.n_rows):
         return _cluster_in_engine(prepared, log)
     if not prepared.pulled or (prepared.tuples is not None and not by_tuples(engine, plan)):
         prepared = _pull(prepared, _pulled_sensitive(plan))
@@ -373,6 +373,13 @@ def _pull(prepared: Prepared, sensitive: Sequence[planning.Column]) -> Prepared:
     prepared = dataclasses.replace(prepared, pulled=True)
     prepared.stage("pull", t)
     return prepared
+
+
+def not_pulled(engine: Engine, plan: planning.Plan, tuples: str | None, n_rows: int) -> bool:
+    """Whether the run's rows are clustered without being pulled here: in the engine's own
+    workers, or streamed from it a run of blocks at a time (a run that clusters its
+    distinct ``tuples`` holds them)."""
+    return in_workers(engine, plan) or (tuples is None and streams(engine, plan, n_rows))
 
 
 def in_workers(engine: Engine, plan: planning.Plan) -> bool:
