@@ -82,6 +82,9 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             output=o.output,
             replace=o.replace,
             leftover=o.leftover,
+            recode=o.recode,
+            aggregate=o.aggregate,
+            aggregate_categorical=o.aggregate_categorical,
             weights=o.weights,
             out_file=o.out_file,
             sql_only=o.sql,
@@ -167,6 +170,22 @@ def dry_run_header(result: "Result") -> list[str]:
         "-- 'sbc-sql sql' prints the run's statements for a warehouse with every parameter a",
         "-- literal, reading the class ids from the table that file is loaded into.",
     ]
+    return lines
+
+
+def _micro_lines(result: "Result") -> list[str]:
+    """A microaggregated release's lines: what each QI shows, that its NCP is its
+    clustering's (the ranges are not published), and its SSE and IL1s."""
+    plan, m = result.plan, result.measures
+    if plan.options.recode == "generalize" or m is None:
+        return []
+    lines = [
+        "  microaggregated: "
+        + ", ".join(f"{c.name} {c.aggregate}" for c in plan.qis)
+        + "; NCP above is the clustering's, as if generalized"
+    ]
+    if m.sse is not None and m.il1s is not None:
+        lines.append(f"  SSE {m.sse:.4f}, IL1s {m.il1s:.4f} (numeric QIs, standardized)")
     return lines
 
 
@@ -268,6 +287,7 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, ke
         f"  classes {m.classes:,}: smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
+        *_micro_lines(result),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
         *exported,
         f"next: {read}; "
