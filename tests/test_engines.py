@@ -169,6 +169,13 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     limits = {"max_width": "age=30,born=4000,seen=4000", "max_values": "zip=3"}
     sbc_sql.anonymize(engine, "t", 3, output="rl", max_suppression=0.5, **limits, **ROLES)
     sbc_sql.verify(engine, "t", "rl", 3)
+    # microaggregated: means of a number and a date and modes of categories, then medians
+    # (a timestamp's too) and value sets; each checked by the run and by an auditor
+    means = {**ROLES, "qi": ["age", "born", "sex", "zip"], "drop": ["id", "seen"]}
+    sbc_sql.anonymize(engine, "t", 3, output="rm", recode="microaggregate", **means)
+    sbc_sql.verify(engine, "t", "rm", 3)
+    medians = {"aggregate": "median", "aggregate_categorical": "values"}
+    sbc_sql.anonymize(engine, "t", 3, output="rmd", recode="microaggregate", **medians, **ROLES)
     compare(engine, "t", [4], ["sbca"], **ROLES)
     # class ids for another warehouse, streamed: written from the database, the key checked
     keyed = {**ROLES, "drop": [], "keep": ["id"]}
@@ -188,7 +195,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     # again), new classes among the rest (older people), and the chain verified
     con.execute("CREATE TABLE grows AS SELECT * FROM t")
     sbc_sql.anonymize(engine, "grows", 3, output="ri", incremental=True, l_diversity=2, **one)
-    con.execute("INSERT INTO grows SELECT * FROM t UNION ALL SELECT id, age + 100, born, seen, sex, zip, dis, pay FROM t")
+    con.execute(
+        "INSERT INTO grows SELECT * FROM t UNION ALL SELECT id, age + 100, born, seen, sex, zip, dis, pay FROM t"
+    )
     sbc_sql.refresh(engine, "ri")
     sbc_sql.verify(engine, "grows", "ri", 3, l_diversity=2)
     sbc_sql.measure(engine, "t", "r")
