@@ -509,7 +509,8 @@ def refresh() -> str:
     return (
         bench_refresh.table(fig["runs"])
         + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end), DuckDB, "
-        + f"in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); {fig['loads']} loads after the first half._"
+        + f"in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); "
+        + f"{fig['loads']} loads after the first half._"
     )
 
 

@@ -196,7 +196,8 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     con.execute("CREATE TABLE grows AS SELECT * FROM t")
     sbc_sql.anonymize(engine, "grows", 3, output="ri", incremental=True, l_diversity=2, **one)
     con.execute(
-        "INSERT INTO grows SELECT * FROM t UNION ALL SELECT id, age + 100, born, seen, sex, zip, dis, pay FROM t"
+        "INSERT INTO grows SELECT * FROM t "
+        "UNION ALL SELECT id, age + 100, born, seen, sex, zip, dis, pay FROM t"
     )
     sbc_sql.refresh(engine, "ri")
     sbc_sql.verify(engine, "grows", "ri", 3, l_diversity=2)
