@@ -311,7 +311,6 @@ RECODE = Option(
     "--aggregate-categorical).",
     default="generalize",
     choices=choices.RECODES,
-    no_sql=NOT_IN_SQL_YET,
 )
 AGGREGATE = Option(
     "aggregate",
@@ -319,7 +318,6 @@ AGGREGATE = Option(
     help="With --recode microaggregate: each class's numeric QIs released as their mean "
     "(rounded to the column's type), median (the lower middle value) or mode (default: mean).",
     choices=choices.AGGREGATES,
-    no_sql=NOT_IN_SQL_YET,
 )
 AGGREGATE_CATEGORICAL = Option(
     "aggregate_categorical",
@@ -327,7 +325,6 @@ AGGREGATE_CATEGORICAL = Option(
     help="With --recode microaggregate: each class's categorical QIs released as their mode "
     "(ties: the smallest value) or values, their value set as generalized (default: mode).",
     choices=choices.CATEGORICAL_AGGREGATES,
-    no_sql=NOT_IN_SQL_YET,
 )
 MODE_WAREHOUSE = Option(
     "mode",
@@ -1181,6 +1178,7 @@ _DECLARED = (
             "seed",
             "allow_determinant",
             "incremental",
+            *("recode", "aggregate", "aggregate_categorical"),
         ),
     ),
     Command(
