@@ -285,6 +285,7 @@ def test_measure_of_a_microaggregated_release_says_where_its_figures_are(tmp_pat
     res = run_cli(["anonymize", *args, "-o", "h"])
     assert res.exit_code == 0, res.stderr
     assert "microaggregated: x mean, d mean, c mode" in res.stdout and "SSE " in res.stdout
+    assert "(one value per QI)" in res.stdout
     for command in ("measure", "evaluate"):
         res = run_cli([command, "--db", db, "--original", "t", "--release", "h"])
         assert_one_error(res, "'h' is microaggregated")

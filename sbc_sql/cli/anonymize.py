@@ -269,11 +269,11 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, ke
     # the hint's SQL names each object as an identifier, however it is spelt
     # (a path, as it is)
     in_sql = functools.partial(_sql_name, result.engine, schema if prefix else "") if not path else str
+    shows = "one value per QI" if plan.options.recode == "microaggregate" else "ranges and sets"
     read = (
-        f"SELECT * FROM {in_sql(result.view)} (readable) or {in_sql(result.release)} (ranges and sets)"
+        f"SELECT * FROM {in_sql(result.view)} (readable) or {in_sql(result.release)} ({shows})"
         if views
-        else f"read {in_sql(result.release)} (ranges and sets) and "
-        f"{in_sql(plan.classes_table)} (a row per class)"
+        else f"read {in_sql(result.release)} ({shows}) and {in_sql(plan.classes_table)} (a row per class)"
     )
     lines = [
         f"release '{release}' ({beside}): verified {plan.k}-anonymous and complete",
