@@ -85,11 +85,19 @@ def _layout(
     engine: Engine, original: str, release: str, weights: Mapping[str, float] | None
 ) -> metrics.Layout:
     """The release's layout: the run's roles and weights from its provenance, else read off
-    its columns (``weights`` override either)."""
+    its columns (``weights`` override either). A microaggregated release is refused: what
+    reads a layout (measure, evaluate, the report) reads ranges and value sets."""
     read = _read(engine, original, release, weights)
     if not read.readable:
         raise InputError(
             f"'{release}' lacks columns of its release ({'; '.join(read.problems)}); run sbc-sql verify on it"
+        )
+    one = [c.name for c in read.layout.qis if c.one_value]
+    if one:
+        raise InputError(
+            f"'{release}' is microaggregated (QI '{one[0]}' released as one value per class): its "
+            "NCP, SSE and IL1s need the run's class labels, which a release does not keep; read "
+            "them from the run's summary or its provenance (measures), and check it with sbc-sql verify"
         )
     return read.layout
 

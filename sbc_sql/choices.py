@@ -12,6 +12,14 @@ so there is one list; the algorithm table, whose entries are the registry's
 
 from __future__ import annotations
 
+#: how a release recodes each class's QIs: generalized (ranges and value sets) or
+#: microaggregated (one value per QI: sbc_sql.stages.write)
+RECODES = ("generalize", "microaggregate")
+#: a microaggregated numeric QI's value: its class's mean, (lower) median or mode
+AGGREGATES = ("mean", "median", "mode")
+#: a microaggregated categorical QI's value: its class's mode, or its value set as generalized
+CATEGORICAL_AGGREGATES = ("mode", "values")
+
 #: the engines a caller names (PostgreSQL is named by its URL)
 ENGINES = ("duckdb", "spark")
 #: how a table is clustered: auto (the algorithm's choice), exact (one block) or blocks

@@ -102,12 +102,23 @@ def summary_dict(result: Result) -> dict[str, object]:
             "mode": result.mode,
             "tuples": result.tuples,
             **m.as_dict(),
+            **_recode_dict(result),
             **({"criteria": _criteria_dict(result)} if result.criteria else {}),
             **_limits_dict(result),
             **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
             "seconds": {s: round(t, 4) for s, t in result.timings.items()},
         },
     )
+
+
+def _recode_dict(result: Result) -> dict[str, object]:
+    """A microaggregated release's recode and each QI's aggregate (generalized: no key)."""
+    if result.plan.options.recode == "generalize":
+        return {}
+    return {
+        "recode": result.plan.options.recode,
+        "aggregates": {c.name: c.aggregate for c in result.plan.qis},
+    }
 
 
 def _limits_dict(result: Result) -> dict[str, object]:

@@ -75,13 +75,23 @@ class Column:
     temporal: str | None = None
     #: where the role came from: 'flag', 'comment' or 'default'
     origin: str = "default"
+    #: a microaggregated QI's released value: 'mean', 'median' or 'mode' of its class, or
+    #: 'values' (a categorical QI's value set, as generalized); None: generalized
+    aggregate: str | None = None
 
     @property
     def release_columns(self) -> list[str]:
-        """Its columns in the release: a numeric QI's range and NULL flag, else its name."""
-        if self.role == "qi" and self.kind == "numeric":
+        """Its columns in the release: a generalized numeric QI's range and NULL flag, else
+        its name (a microaggregated QI's one value, a categorical QI's value set)."""
+        if self.role == "qi" and self.kind == "numeric" and self.aggregate is None:
             return [self.name + s for s in ("_min", "_max", "_has_null")]
         return [self.name]
+
+    @property
+    def one_value(self) -> bool:
+        """Whether the release shows this QI as one value of its class (microaggregated:
+        mean, median or mode) rather than a range or a value set."""
+        return self.role == "qi" and self.aggregate in ("mean", "median", "mode")
 
 
 def release_objects_of(output: str) -> tuple[str, str, str, str]:

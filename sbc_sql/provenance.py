@@ -112,6 +112,16 @@ def document(
             "max_values": {name: int(v) for name, v in o.max_values.items()},
             "target": o.target,
             "target_weight": o.target_weight,
+            # a microaggregated release's recode: absent from a generalized one's
+            **(
+                {
+                    "recode": o.recode,
+                    "aggregate": o.aggregate,
+                    "aggregate_categorical": o.aggregate_categorical,
+                }
+                if o.recode != "generalize"
+                else {}
+            ),
         },
         "columns": [
             {
@@ -121,6 +131,8 @@ def document(
                 "kind": c.kind,
                 "temporal": c.temporal,
                 "origin": c.origin,
+                # how a microaggregated release shows the QI (absent: generalized)
+                **({"aggregate": c.aggregate} if c.aggregate is not None else {}),
             }
             for c in plan.columns
         ],
@@ -194,7 +206,21 @@ def _column(entry: Mapping[str, Any]) -> Column:
         kind,
         entry.get("temporal"),
         str(entry.get("origin", "default")),
+        _aggregate(entry.get("aggregate"), role, kind),
     )
+
+
+#: how a microaggregated release may show a QI, by its kind
+AGGREGATES = {"numeric": ("mean", "median", "mode"), "categorical": ("mode", "values")}
+
+
+def _aggregate(value: Any, role: str, kind: str | None) -> str | None:
+    """A recorded column's aggregate (None: generalized): one its kind takes, on a QI."""
+    if value is None:
+        return None
+    if role != "qi" or value not in AGGREGATES.get(str(kind), ()):
+        raise ValueError(value)
+    return str(value)
 
 
 def _rounded(value: Any) -> Any:

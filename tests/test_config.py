@@ -140,7 +140,7 @@ def test_every_command_takes_config_and_every_option_is_a_key() -> None:
         (
             "k = 5\n[anonymize]\nmax_suppresion = 0.1\n",
             "[anonymize] has no key 'max_suppresion' (did you "
-            "mean 'max-suppression'?); the keys of anonymize: algorithm, allow-determinant, attach",
+            "mean 'max-suppression'?); the keys of anonymize: aggregate, aggregate-categorical, algorithm",
         ),
         ("kk = 5\n", "'kk' is no option of any command (did you mean 'k'?)"),
         ("[anonimize]\nk = 5\n", "[anonimize] is no command (did you mean 'anonymize'?)"),

@@ -125,6 +125,27 @@ def test_every_criterion_is_an_argument_of_the_sql_functions(pl: str, registered
     assert json.loads(checked)["ok"] is True, checked
 
 
+def test_a_microaggregated_release_is_made_and_verified_inside_the_server(pl: str) -> None:
+    extra = ", recode => 'microaggregate', aggregate => 'median', aggregate_categorical => 'values'"
+    (summary,) = sql(pl, ANONYMIZE.format(extra=extra))[0]
+    got = json.loads(summary)
+    assert (got["ok"], got["recode"]) == (True, "microaggregate")
+    assert got["aggregates"] == {
+        "age": "median",
+        "born": "median",
+        "seen": "median",
+        "sex": "values",
+        "zip": "values",
+    }
+    assert got["sse"] > 0 and got["il1s"] > 0
+    verdict = sbc_sql.verify(pl, "t", "r", 3)
+    assert verdict.ok, verdict.problems
+    state, message = failure(
+        pl, ANONYMIZE.format(extra=", output => 'r2', aggregate => 'mode'").replace("output => 'r', ", "")
+    )
+    assert state == "22023" and "applies to a microaggregated release only" in message
+
+
 def test_an_incremental_release_is_refreshed_inside_the_server(pl: str) -> None:
     (summary,) = sql(pl, ANONYMIZE.format(extra=", incremental => true"))[0]
     assert json.loads(summary)["ok"] is True

@@ -299,6 +299,8 @@ def slots(plan: spec.Plan) -> dict[str, dict]:
             "release": RELEASE,
             "num": [c.name for c in plan.numeric_qis if not c.temporal],
             "tnum": [c.name for c in plan.numeric_qis if c.temporal],
+            "one": [],
+            "mode": [],
             "cat": cats,
             "verb": ["dis"],
             "col": text_columns,

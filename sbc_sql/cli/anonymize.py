@@ -82,6 +82,9 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             output=o.output,
             replace=o.replace,
             leftover=o.leftover,
+            recode=o.recode,
+            aggregate=o.aggregate,
+            aggregate_categorical=o.aggregate_categorical,
             weights=o.weights,
             out_file=o.out_file,
             sql_only=o.sql,
@@ -170,6 +173,22 @@ def dry_run_header(result: "Result") -> list[str]:
     return lines
 
 
+def _micro_lines(result: "Result") -> list[str]:
+    """A microaggregated release's lines: what each QI shows, that its NCP is its
+    clustering's (the ranges are not published), and its SSE and IL1s."""
+    plan, m = result.plan, result.measures
+    if plan.options.recode == "generalize" or m is None:
+        return []
+    lines = [
+        "  microaggregated: "
+        + ", ".join(f"{c.name} {c.aggregate}" for c in plan.qis)
+        + "; NCP above is the clustering's, as if generalized"
+    ]
+    if m.sse is not None and m.il1s is not None:
+        lines.append(f"  SSE {m.sse:.4f}, IL1s {m.il1s:.4f} (numeric QIs, standardized)")
+    return lines
+
+
 def _criteria_lines(result: "Result") -> list[str]:
     """The criteria held and what the release achieves, worst over the sensitive columns."""
     a = result.achieved
@@ -250,11 +269,11 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, ke
     # the hint's SQL names each object as an identifier, however it is spelt
     # (a path, as it is)
     in_sql = functools.partial(_sql_name, result.engine, schema if prefix else "") if not path else str
+    shows = "one value per QI" if plan.options.recode == "microaggregate" else "ranges and sets"
     read = (
-        f"SELECT * FROM {in_sql(result.view)} (readable) or {in_sql(result.release)} (ranges and sets)"
+        f"SELECT * FROM {in_sql(result.view)} (readable) or {in_sql(result.release)} ({shows})"
         if views
-        else f"read {in_sql(result.release)} (ranges and sets) and "
-        f"{in_sql(plan.classes_table)} (a row per class)"
+        else f"read {in_sql(result.release)} ({shows}) and {in_sql(plan.classes_table)} (a row per class)"
     )
     lines = [
         f"release '{release}' ({beside}): verified {plan.k}-anonymous and complete",
@@ -268,6 +287,7 @@ def summary_text(result: "Result", where: Mapping[str, str] | None = None, *, ke
         f"  classes {m.classes:,}: smallest {m.smallest:,}, mean {m.mean:,.2f}, largest {m.largest:,}",
         f"  total NCP {m.total_ncp:.4f}, utility {m.utility:.4f}  (mode: {result.mode})",
         "  NCP per QI: " + ", ".join(f"{q} {v:.4f}" for q, v in m.ncp.items()),
+        *_micro_lines(result),
         "  seconds: " + ", ".join(f"{s} {result.timings.get(s, 0.0):.3f}" for s in stages),
         *exported,
         f"next: {read}; "

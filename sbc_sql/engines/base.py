@@ -76,6 +76,9 @@ class Capabilities:
     #: reads one query's rows while it writes another's: the streamed run
     #: (:mod:`sbc_sql.stages.stream`) holds a run of blocks at a time, never the table
     streams: bool = False
+    #: writes a microaggregated release (``--recode microaggregate``): its class table's
+    #: means, medians and modes, and verification's recomputation of them
+    microaggregates: bool = True
 
 
 class ServerError(Exception):
@@ -250,6 +253,11 @@ class Engine(ABC):
     @abstractmethod
     def _stream(self, sql: str, batch_rows: int, params: Params = None) -> Iterator[pa.RecordBatch]:
         """Run a query and yield its result in Arrow batches of about ``batch_rows`` rows."""
+
+    def column_type(self, name: str) -> exp.DataType:
+        """A column type as this engine names it (:attr:`ColumnInfo.type`), as sqlglot's
+        type: what a microaggregated class's value is cast to."""
+        return exp.DataType.build(name, dialect=self.dialect)
 
     def list_type(self, element: str) -> exp.DataType:
         """The type of a list of ``element``, a column type as this engine names it

@@ -303,6 +303,29 @@ MAX_VALUES = Option(
     metavar="COLUMN=COUNT",
     no_sql=NOT_IN_SQL_YET,
 )
+RECODE = Option(
+    "recode",
+    str,
+    help="How each class's QIs are released: generalize (numeric QIs as ranges, categorical "
+    "QIs as value sets) or microaggregate (one value per QI: see --aggregate and "
+    "--aggregate-categorical).",
+    default="generalize",
+    choices=choices.RECODES,
+)
+AGGREGATE = Option(
+    "aggregate",
+    str,
+    help="With --recode microaggregate: each class's numeric QIs released as their mean "
+    "(rounded to the column's type), median (the lower middle value) or mode (default: mean).",
+    choices=choices.AGGREGATES,
+)
+AGGREGATE_CATEGORICAL = Option(
+    "aggregate_categorical",
+    str,
+    help="With --recode microaggregate: each class's categorical QIs released as their mode "
+    "(ties: the smallest value) or values, their value set as generalized (default: mode).",
+    choices=choices.CATEGORICAL_AGGREGATES,
+)
 MODE_WAREHOUSE = Option(
     "mode",
     str,
@@ -432,6 +455,9 @@ ANONYMIZE = (
         default=False,
     ),
     LEFTOVER,
+    RECODE,
+    AGGREGATE,
+    AGGREGATE_CATEGORICAL,
     WEIGHTS,
     Option(
         "out_file",
@@ -1152,6 +1178,7 @@ _DECLARED = (
             "seed",
             "allow_determinant",
             "incremental",
+            *("recode", "aggregate", "aggregate_categorical"),
         ),
     ),
     Command(

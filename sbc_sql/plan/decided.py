@@ -4,6 +4,7 @@ options, the release's names, the QIs' weights).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,15 @@ class Plan:
         made incremental, its ledger and its pending rows too."""
         ledger = ledger_objects_of(self.output) if self.options.incremental else ()
         return (*release_objects_of(self.output), *ledger)
+
+    def generalized(self) -> Plan:
+        """This plan as a generalized release's (every QI a range or a value set): what a
+        microaggregated release's clustering would publish, for its NCP."""
+        columns = tuple(dataclasses.replace(c, aggregate=None) for c in self.columns)
+        options = dataclasses.replace(
+            self.options, recode="generalize", aggregate=None, aggregate_categorical=None
+        )
+        return dataclasses.replace(self, columns=columns, options=options)
 
     @property
     def qis(self) -> tuple[Column, ...]:

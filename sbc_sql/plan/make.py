@@ -25,6 +25,7 @@ from .checks import (
 from .decided import Plan, scaled_weights
 from .determinants import check_allowed
 from .options import MODES, Options
+from .recode import check_recode, recoded
 from .roles import AS_ROLE, check_identifier_names, resolve_roles
 
 
@@ -58,6 +59,7 @@ def make_plan(
             f"--mode {options.mode} does not apply to {chosen.name}, which runs in "
             f"{' or '.join(chosen.modes)} mode only; drop --mode"
         )
+    check_recode(options)
     check_block_rows(options)
     check_held_rows(options)
     if options.workers is not None and options.workers < 1:
@@ -86,6 +88,7 @@ def make_plan(
                 "(e.g. to text) and name that view with --table"
             )
         columns.append(Column(c.name, c.type, role, kind, temporal, origin))
+    columns = recoded(columns, options)
     if not any(c.role == "qi" for c in columns):
         raise RoleError(f"no quasi-identifier is left in '{name}'; name at least one with --qi")
     check_allowed(columns, options.allow_determinant, name)

@@ -64,6 +64,12 @@ class Options:
     tuples: bool = True
     # write the ledger of the rows released and pending, so that refresh can add new rows
     incremental: bool = False
+    # how each class's QIs are released: generalized (ranges, value sets) or
+    # microaggregated (one value: the numeric QIs' ``aggregate``, the categorical QIs'
+    # ``aggregate_categorical``)
+    recode: str = "generalize"
+    aggregate: str | None = None
+    aggregate_categorical: str | None = None
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ def anonymize(
     output: str | None = None,
     replace: bool = False,
     leftover: str = "nearest",
+    recode: str = "generalize",
+    aggregate: str | None = None,
+    aggregate_categorical: str | None = None,
     weights: Mapping[str, float] | str | None = None,
     out_file: str | Path | None = None,
     sql_only: bool = False,
@@ -94,6 +97,9 @@ def anonymize(
     the kept columns let to, each released with a warning. ``output`` names the release
     (default ``<table>_k<k>``); ``replace`` overwrites an existing release of that name.
     ``leftover`` (nearest, last, suppress) places rows left when fewer than k remain.
+    ``recode`` 'microaggregate' releases each class's QIs as one value rather than a range
+    or a value set: the numeric QIs' ``aggregate`` (mean, median or mode; default mean)
+    and the categorical QIs' ``aggregate_categorical`` (mode, or values: the value set; default mode).
     ``weights`` ({'age': 2} or 'age=2') weighs QIs in the distance and the total NCP.
     ``out_file`` also exports the release: .parquet (value sets as lists), .csv (the
     readable text view), .json (an array) or .ndjson (a line a row).
@@ -190,6 +196,9 @@ def anonymize(
         output=output,
         replace=replace,
         leftover=leftover,
+        recode=recode,
+        aggregate=aggregate,
+        aggregate_categorical=aggregate_categorical,
         weights=weights,
         mode=mode,
         workers=workers,
@@ -258,6 +267,11 @@ def anonymize(
         elif place is not None and place.qualified:
             table = _qualified_input(run, table)
             run.use(place.catalog, place.schema)
+        if options.recode == "microaggregate" and not run.capabilities.microaggregates:
+            raise InputError(
+                f"--recode microaggregate is not available with the {run.name} engine; "
+                "release ranges and value sets there (--recode generalize)"
+            )
         if out_file is not None and not run.capabilities.exports:
             # refused before any work, not after the clustering
             raise InputError(

@@ -299,7 +299,8 @@ def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
     """Whether this run may cluster the distinct QI tuples rather than the rows: asked
     (``Options.tuples``), an algorithm that clusters tuples whole on k alone
     (``Clusterer.tuples``; criteria, background knowledge, per-column limits and a target
-    count or place rows one by one), and an engine that labels rows by their tuple."""
+    count or place rows one by one; a microaggregated release's means and medians weigh
+    rows), and an engine that labels rows by their tuple."""
     options = plan.options
     return (
         options.tuples
@@ -309,6 +310,7 @@ def by_tuples(engine: Engine, plan: planning.Plan) -> bool:
         and not options.background.asked
         and not (options.max_width or options.max_values)
         and options.target is None
+        and options.recode == "generalize"
     )
 
 

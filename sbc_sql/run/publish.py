@@ -12,6 +12,7 @@ interruption rolls everything back.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import secrets
@@ -25,7 +26,7 @@ import pyarrow as pa
 
 from .. import arrays, provenance
 from .. import plan as planning
-from ..engines.base import Engine
+from ..engines.base import Engine, drop_table_sql
 from ..errors import VerificationError
 from ..model import ledger_objects_of
 from ..privacy.base import PrivacyModel
@@ -111,18 +112,24 @@ def publish(
             with contextlib.ExitStack() as uploaded:
                 if sets is not None and made is not None:
                     uploaded.enter_context(engine.upload(sets, made))
-                engine.execute(
-                    write.create_classes_sql(
-                        plan,
-                        classes_tmp,
-                        classes_labels,
-                        row_id,
-                        classes_from,
-                        sets,
-                        engine.list_type,
-                        labelled,
+                if write.microaggregated(plan):
+                    for tree in write.create_classes_micro_sql(
+                        plan, classes_tmp, labels_name, row_id, engine.column_type, labelled
+                    ):
+                        engine.execute(tree)
+                else:
+                    engine.execute(
+                        write.create_classes_sql(
+                            plan,
+                            classes_tmp,
+                            classes_labels,
+                            row_id,
+                            classes_from,
+                            sets,
+                            engine.list_type,
+                            labelled,
+                        )
                     )
-                )
             if made is not None:
                 made = None
                 # Arrow's allocator keeps what it freed for reuse: give the lists' memory
@@ -137,6 +144,10 @@ def publish(
                     layout, source, labels_name, rows_tmp, classes_tmp, row_id, models, tuples, labelled
                 ):
                     engine.show(tree)
+                if write.microaggregated(plan):
+                    rows = write.labelled_rows_sql(labelled, [c.name for c in plan.qis])
+                    for tree in verify.aggregate_checks_sql(layout, classes_tmp, rows, engine.column_type):
+                        engine.show(tree)
                 if limits:
                     engine.show(verify.limits_sql(limits, classes_tmp))
             else:
@@ -171,7 +182,11 @@ def publish(
             t = time.perf_counter()
             ranges, cards = known_domains(plan, st)
             size = planning.CLASS_SIZE
-            if engine.dry:
+            if write.microaggregated(plan):
+                measures = _measure_micro(
+                    prepared, plan, labels_name, row_id, labelled, classes_tmp, temp_name
+                )
+            elif engine.dry:
                 for tree in measure.measure_sql(layout, source, classes_tmp, ranges, size, cards):
                     engine.show(tree)
             else:
@@ -282,6 +297,49 @@ def _ledger(
             }
         ],
     }
+
+
+def _measure_micro(
+    prepared: Prepared,
+    plan: planning.Plan,
+    labels: str,
+    row_id: Any,
+    labelled: str,
+    classes: str,
+    temp_name: str,
+) -> measure.Measures | None:
+    """A microaggregated release's measures: NCP of its clustering as if generalized (the
+    ranges and value sets its classes span, built beside it under a temporary name and
+    dropped: the release does not publish them), with the release's own SSE and IL1s on
+    its numeric QIs (:func:`sbc_sql.stages.measure.micro_loss`). A dry run shows the
+    statements."""
+    engine, st = prepared.engine, prepared.stats
+    ranges, cards = known_domains(plan, st)
+    general = plan.generalized()
+    spans = f"{temp_name}_spans"
+    g_layout = measure.Layout(general.qis, general.verbatim, general.weights)
+    layout = measure.Layout(plan.qis, plan.verbatim, plan.weights)
+    make = write.create_classes_sql(general, spans, labels, row_id, labelled=labelled)
+    rows = write.labelled_rows_sql(labelled, [c.name for c in plan.qis])
+    loss_query = measure.micro_loss_sql(layout, plan.source.name, classes, rows)
+    size = planning.CLASS_SIZE
+    if engine.dry:
+        engine.show(make)
+        for tree in measure.measure_sql(g_layout, plan.source.name, spans, ranges, size, cards):
+            engine.show(tree)
+        if loss_query is not None:
+            engine.show(loss_query)
+        return None
+    engine.execute(make)
+    try:
+        found = measure.measure_tables(engine, g_layout, plan.source.name, spans, ranges, size, cards)
+    finally:
+        engine.execute(drop_table_sql(spans))
+    loss = measure.micro_loss(engine, layout, plan.source.name, classes, rows)
+    if loss is None:
+        return found
+    sse, il1s, per = loss
+    return dataclasses.replace(found, sse=sse, il1s=il1s, loss=per)
 
 
 class _Trial(Exception):

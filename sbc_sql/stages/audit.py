@@ -299,7 +299,8 @@ def _type_problems(
 ) -> list[str]:
     """With provenance the release's types are the run's: a numeric QI's range of the
     source's type and a BOOLEAN NULL flag, a value set a list of it, the other columns the
-    source's type, and in the text view text."""
+    source's type, and in the text view text; a QI microaggregated to one value, the
+    source's type."""
     types: dict[str, str] = {}
     for c in columns:
         if c.role == "identifier":
@@ -308,6 +309,8 @@ def _type_problems(
             types[c.name] = c.type
         elif text:
             types[c.name] = "VARCHAR"
+        elif c.one_value:
+            types[c.name] = c.type
         elif c.kind == "numeric":
             types.update({c.name + "_min": c.type, c.name + "_max": c.type, c.name + "_has_null": "BOOLEAN"})
         else:

@@ -46,6 +46,11 @@ class Measures:
     mean: float = 0.0
     largest: int = 0
     extra: dict[str, float] = field(default_factory=dict)
+    #: a microaggregated release's loss on its numeric QIs (:func:`micro_loss`): SSE and
+    #: IL1s summed over them, and each QI's; None for a generalized release
+    sse: float | None = None
+    il1s: float | None = None
+    loss: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def utility(self) -> float:
@@ -63,6 +68,12 @@ class Measures:
             "total_ncp": self.total_ncp,
             "utility": self.utility,
             "ncp": dict(self.ncp),
+            # a microaggregated release's loss on its numeric QIs (absent: generalized)
+            **(
+                {"sse": self.sse, "il1s": self.il1s, "loss": {q: dict(v) for q, v in self.loss.items()}}
+                if self.sse is not None
+                else {}
+            ),
         }
 
 
@@ -162,6 +173,67 @@ def ncp_sql(
         cost=[cost_expression(c, ranges, cards, span=f"span_{i}") for i, c in enumerate(layout.qis)],
         weight=row_weight(size_column),
     )
+
+
+def micro_loss_sql(layout: Layout, original: str, classes: str, rows: exp.Query) -> exp.Expression | None:
+    """The SSE and IL1s query of a microaggregated release (micro_loss.sql) over its class
+    table and its released rows with their classes (``rows``): None when no numeric QI is
+    released as one value."""
+    num = [c for c in layout.qis if c.kind == "numeric" and c.one_value]
+    if not num:
+        return None
+    sqrt2 = exp.Sqrt(this=exp.Literal.number(2))
+
+    def gap(c: Column) -> exp.Expression:
+        return exp.Sub(this=as_number(ref(c.name, "s"), c), expression=as_number(ref(c.name, "c"), c))
+
+    def deviation(c: Column) -> exp.Expression:
+        return exp.Nullif(this=ref(c.name, "d"), expression=exp.Literal.number(0))
+
+    return render(
+        "micro_loss",
+        original=original,
+        labelled=rows,
+        classes=classes,
+        sd=[exp.StddevSamp(this=as_number(ref(c.name, "o"), c)) for c in num],
+        num=[c.name for c in num],
+        sse=[
+            exp.Sum(
+                this=exp.Pow(
+                    this=exp.Div(this=exp.Paren(this=gap(c)), expression=deviation(c)),
+                    expression=exp.Literal.number(2),
+                )
+            )
+            for c in num
+        ],
+        sse_name=[f"sse_{i}" for i in range(len(num))],
+        il1=[
+            exp.Sum(
+                this=exp.Div(
+                    this=exp.Abs(this=gap(c)),
+                    expression=exp.Paren(this=exp.Mul(this=deviation(c), expression=sqrt2.copy())),
+                )
+            )
+            for c in num
+        ],
+        il1_name=[f"il1s_{i}" for i in range(len(num))],
+    )
+
+
+def micro_loss(
+    engine: Engine, layout: Layout, original: str, classes: str, rows: exp.Query
+) -> tuple[float, float, dict[str, dict[str, float]]] | None:
+    """SSE and IL1s of a microaggregated release over its numeric QIs (summed over them),
+    and each QI's (see micro_loss.sql); None when no numeric QI is released as one value."""
+    query = micro_loss_sql(layout, original, classes, rows)
+    if query is None:
+        return None
+    num = [c for c in layout.qis if c.kind == "numeric" and c.one_value]
+    row = engine.fetch_one(query)
+    sse = [float(x or 0.0) for x in row[: len(num)]]
+    il1 = [float(x or 0.0) for x in row[len(num) :]]
+    per = {c.name: {"sse": a, "il1s": b} for c, a, b in zip(num, sse, il1, strict=True)}
+    return sum(sse), sum(il1), per
 
 
 def ncp_params(layout: Layout, ranges: Mapping[str, tuple[float, float]] | None) -> dict[str, float]:

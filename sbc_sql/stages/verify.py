@@ -254,7 +254,9 @@ def class_checks_sql(
     row_id: exp.Expression,
     labelled: str | None = None,
 ) -> exp.Expression:
-    cats = [c for c in layout.qis if c.kind != "numeric"]
+    # a QI released as one value (microaggregated) is held to its class's aggregate by
+    # aggregate_checks_sql, not to a range or a set
+    cats = [c for c in layout.qis if c.kind != "numeric" and not c.one_value]
     qi = [c.name for c in layout.qis]
     return render(
         "class_checks",
@@ -262,10 +264,91 @@ def class_checks_sql(
         rows=rows,
         labelled=write.released_rows(source, labels, row_id, qi, labelled),
         qi=qi,
-        inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric"]),
+        inside=conj([inside(c, "s", "g") for c in layout.qis if c.kind == "numeric" and not c.one_value]),
         cat=[c.name for c in cats],
         same=[same_key(ref(c.name, "s"), exp.column("sbc_value", "u"), c) for c in cats],
     )
+
+
+#: how far a floating-point mean may lie from its recomputation (a share of its size): the
+#: engine may sum a class's values in another order
+FLOAT_TOLERANCE = 1e-9
+
+
+def _differs(c: Column, column_type: write.ColumnType) -> exp.Expr:
+    """Over c (the class table) and g (the recomputation): the released value of QI ``c``
+    is not its recomputed aggregate (NULL equal to NULL only); a floating-point mean within
+    :data:`FLOAT_TOLERANCE` of it is equal."""
+    released, again = ref(c.name, "c"), ref(c.name, "g")
+    if c.aggregate != "mean" or not column_type(c.type).is_type(*_FLOATS):
+        return exp.not_(exp.NullSafeEQ(this=released, expression=again))
+    one_null = exp.NEQ(
+        this=exp.Paren(this=exp.Is(this=released.copy(), expression=exp.Null())),
+        expression=exp.Paren(this=exp.Is(this=again.copy(), expression=exp.Null())),
+    )
+    gap = exp.Abs(this=exp.Sub(this=released, expression=again))
+    bound = exp.Mul(
+        this=exp.Literal.number(FLOAT_TOLERANCE),
+        expression=exp.Greatest(this=exp.Literal.number(1), expressions=[exp.Abs(this=again.copy())]),
+    )
+    return exp.or_(one_null, exp.GT(this=gap, expression=bound))
+
+
+#: the floating-point types, whose means are compared within FLOAT_TOLERANCE
+_FLOATS = (exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE)
+
+
+def aggregate_checks_sql(
+    layout: Layout, classes: str, rows: exp.Query, column_type: write.ColumnType
+) -> list[exp.Expression]:
+    """The queries that hold a microaggregated class table to its classes: each mean and
+    median recomputed from ``rows`` (the released rows with their classes and QIs) by the
+    expression the class table was made with (class_aggregates.sql, one query), then each
+    mode (mode_checks.sql, one query per QI). Each gives a count of classes whose released
+    value is wrong. None when no QI is released as one value."""
+    computed = [c for c in layout.qis if c.one_value and c.aggregate != "mode"]
+    out: list[exp.Expression] = []
+    if computed:
+        out.append(
+            render(
+                "class_aggregates",
+                classes=classes,
+                labelled=rows.copy(),
+                agg=[write.aggregate_sql(c, ref(c.name, "s"), column_type) for c in computed],
+                one=[c.name for c in computed],
+                differs=[_differs(c, column_type) for c in computed],
+                wrong=[f"wrong_{i}" for i in range(len(computed))],
+            )
+        )
+    out += [
+        render("mode_checks", classes=classes, qi=c.name, modes=write.class_mode_sql(c, rows.copy()))
+        for c in layout.qis
+        if c.aggregate == "mode"
+    ]
+    return out
+
+
+def aggregate_problems(
+    engine: Engine,
+    layout: Layout,
+    source: str,
+    labels: str,
+    classes: str,
+    row_id: exp.Expression,
+    labelled: str | None,
+) -> tuple[list[str], int]:
+    """Problems with a microaggregated release's values: classes whose released mean,
+    median or mode is not the one recomputed from their source rows; and their count."""
+    rows = write.released_rows(source, labels, row_id, [c.name for c in layout.qis], labelled)
+    wrong = 0
+    for query in aggregate_checks_sql(layout, classes, rows, engine.column_type):
+        wrong += sum(int(x or 0) for x in engine.fetch_one(query))
+    if not wrong:
+        return [], 0
+    return [
+        f"{wrong:,} released class value(s) are not their class's aggregate recomputed from its "
+        "source rows (counted once per class and QI)"
+    ], wrong
 
 
 def label_coverage_sql(source: str, labelled: str) -> exp.Expression:
@@ -398,6 +481,11 @@ def verify_with_labels(
             f"the release has {facts['released']:,} rows; expected "
             f"{_n(source_rows - suppressed)} ({_n(source_rows)} in, {_n(suppressed)} suppressed)"
         )
+    if any(c.one_value for c in layout.qis):
+        wrong, facts["wrong_aggregates"] = aggregate_problems(
+            engine, layout, source, labels, classes, engine.row_id("s"), labelled
+        )
+        problems += wrong
     missing, extra = engine.fetch_one(missing_rows)
     facts.update(missing=int(missing), extra=int(extra))
     if missing or extra:
@@ -540,8 +628,62 @@ def verify_pair(
             problems += suppression_bound_problems(
                 recorded.suppressed, recorded.input_rows, max_suppression, "the auditor's --max-suppression"
             )
-    problems += values_problems(engine, layout, original, release, facts, int(n_rows))
+    if any(c.one_value for c in layout.qis):
+        problems += micro_values_problems(engine, layout, original, release, facts)
+    else:
+        problems += values_problems(engine, layout, original, release, facts, int(n_rows))
     return Verdict(k, tuple(problems), facts)
+
+
+def micro_values_sql(layout: Layout, original: str, release: str) -> exp.Expression:
+    """The label-free checks of a microaggregated release's values (micro_values.sql)."""
+    num = [c for c in layout.qis if c.kind == "numeric" and c.one_value]
+    within = [
+        exp.Case(
+            ifs=[exp.If(this=exp.Is(this=ref(c.name, "t"), expression=exp.Null()), true=exp.true())],
+            default=exp.Between(
+                this=ref(c.name, "t"), low=ref(c.name + "_lo", "p"), high=ref(c.name + "_hi", "p")
+            ),
+        )
+        for c in num
+    ]
+    return render(
+        "micro_values",
+        release=release,
+        original=original,
+        verb=[c.name for c in layout.verbatim],
+        num=[c.name for c in num],
+        lo=[c.name + "_lo" for c in num],
+        hi=[c.name + "_hi" for c in num],
+        inside=conj(within),
+        mode=[c.name for c in layout.qis if c.kind != "numeric" and c.one_value],
+        match=conj([_same(c, "r", "s") for c in layout.verbatim]),
+    )
+
+
+def micro_values_problems(
+    engine: Engine, layout: Layout, original: str, release: str, facts: dict[str, int]
+) -> list[str]:
+    """What an auditor without the run's labels can hold a microaggregated release's values
+    to (micro_values.sql): each class's numeric values within the range of the source rows
+    that could be its rows, its categorical modes values the source holds, its verbatim rows
+    the source's. ``facts`` gains the counts: outside, extra, unknown_modes."""
+    problems: list[str] = []
+    with engine.hashed_joins():
+        outside, extra, *unknown = engine.fetch_one(micro_values_sql(layout, original, release))
+    facts.update(outside=int(outside), extra=int(extra), unknown_modes=sum(int(x or 0) for x in unknown))
+    if outside:
+        problems.append(
+            f"{_n(outside)} class(es) release a numeric value outside the range of the source rows "
+            "that could be theirs (those holding their rows' verbatim values)"
+        )
+    if facts["unknown_modes"]:
+        problems.append(
+            f"{_n(facts['unknown_modes'])} class value(s) of a categorical QI are no value of the source"
+        )
+    if extra:
+        problems.append(f"{_n(extra)} release row(s) carry released values that the input lacks")
+    return problems
 
 
 def values_problems(

@@ -71,6 +71,8 @@ def sets_beside(plan: Plan, uploads_sets: bool) -> bool:
     of a type that an upload returns unchanged. A plan decision, so a dry run shows the
     statements of a real run."""
     cats = plan.categorical_qis
+    if plan.options.recode != "generalize":
+        return False  # a microaggregated release's class table aggregates every QI in SQL
     return uploads_sets and bool(cats) and all(c.type.upper() in _PLAIN_SET_TYPES for c in cats)
 
 
@@ -225,6 +227,84 @@ def create_classes_sql(
     )
 
 
+#: the engine's type of a column as the catalog names it (Engine.column_type)
+ColumnType = Callable[[str], exp.DataType]
+
+#: the day every date's mean is counted from
+_EPOCH = exp.cast(exp.Literal.string("1970-01-01"), "DATE")
+
+
+def aggregate_sql(c: Column, value: exp.Expression, column_type: ColumnType) -> exp.Expression:
+    """A microaggregated QI's value of a class, an aggregate over its rows' ``value``s
+    (NULLs left out): the mean rounded to the column's type (to a whole number for an
+    integer column, to a day for a date, by a cast for the others), the lower median (a
+    value of the class: QUANTILE_DISC), or NULL of the column's type for a mode, which
+    :func:`mode_updates_sql` sets."""
+    typed = column_type(c.type)
+    if c.aggregate == "median":
+        return exp.PercentileDisc(this=value, expression=exp.Literal.number(0.5))
+    if c.aggregate == "mean":
+        if c.temporal == "date":
+            days = exp.DateDiff(this=value, expression=_EPOCH.copy(), unit=exp.var("DAY"))
+            mean = exp.cast(exp.Round(this=exp.Avg(this=days)), "INTEGER")
+            return exp.cast(exp.Add(this=_EPOCH.copy(), expression=mean), typed)
+        if typed.is_type(*exp.DataType.INTEGER_TYPES):
+            return exp.cast(exp.Round(this=exp.Avg(this=value)), typed)
+        return exp.cast(exp.Avg(this=value), typed)
+    if c.aggregate == "mode":
+        return exp.cast(exp.Null(), typed)
+    raise ValueError(f"no single-value aggregate {c.aggregate!r}")
+
+
+def microaggregated(plan: Plan) -> bool:
+    """Whether the plan's release is microaggregated (``--recode microaggregate``)."""
+    return plan.options.recode == "microaggregate"
+
+
+def create_classes_micro_sql(
+    plan: Plan,
+    table: str,
+    labels: str,
+    row_id: exp.Expression,
+    column_type: ColumnType,
+    labelled: str | None = None,
+) -> list[exp.Expression]:
+    """The statements that make a microaggregated release's class table: its GROUP BY
+    (create_classes_micro.sql: sizes, means, medians, value sets), then one UPDATE per QI
+    released as its class's mode (update_class_mode.sql over class_mode.sql)."""
+    qis = [c.name for c in plan.qis]
+    rows = released_rows(plan.source.name, labels, row_id, qis, labelled)
+    one = [c for c in plan.qis if c.one_value]
+    sets = [c for c in plan.qis if not c.one_value]
+    create = render(
+        "create_classes_micro",
+        classes=table,
+        labelled=rows.copy(),
+        size=exp.Count(this=exp.Star()),
+        agg=[aggregate_sql(c, ref(c.name, "s"), column_type) for c in one],
+        one=[c.name for c in one],
+        sets=[value_set(ref(c.name, "s"), len(sets)) for c in sets],
+        cat=[c.name for c in sets],
+        projection=[alias(ref("sbc_eq_class", "g"), "eq_class"), alias(ref("sbc_size", "g"), CLASS_SIZE)]
+        + [alias(ref(c.name, "g"), c.name) for c in plan.qis],
+    )
+    return [create, *mode_updates_sql(plan.qis, table, rows)]
+
+
+def class_mode_sql(c: Column, rows: exp.Query) -> exp.Query:
+    """Each class's mode of QI ``c`` over ``rows`` (released rows with their classes)."""
+    return _as_query(render("class_mode", labelled=rows, qi=c.name))
+
+
+def mode_updates_sql(qis: Sequence[Column], table: str, rows: exp.Query) -> list[exp.Expression]:
+    """One UPDATE per QI released as its class's mode, setting it in the class table."""
+    return [
+        render("update_class_mode", classes=table, qi=c.name, modes=class_mode_sql(c, rows.copy()))
+        for c in qis
+        if c.aggregate == "mode"
+    ]
+
+
 def create_rows_sql(
     plan: Plan, table: str, labels: str, row_id: exp.Expression, labelled: str | None = None
 ) -> exp.Expression:
@@ -283,9 +363,11 @@ def text_view_sql(columns: Sequence[Column], view: str, release: exp.Query | str
         "create_view",
         view=view,
         release=release,
-        num=[c.name for c in qis if c.kind == "numeric" and not c.temporal],
-        tnum=[c.name for c in qis if c.kind == "numeric" and c.temporal],
-        cat=[c.name for c in qis if c.kind != "numeric"],
+        num=[c.name for c in qis if c.kind == "numeric" and not c.temporal and not c.one_value],
+        tnum=[c.name for c in qis if c.kind == "numeric" and c.temporal and not c.one_value],
+        one=[c.name for c in qis if c.kind == "numeric" and c.one_value],
+        mode=[c.name for c in qis if c.kind != "numeric" and c.one_value],
+        cat=[c.name for c in qis if c.kind != "numeric" and not c.one_value],
         verb=[c.name for c in columns if c.role in ("sensitive", "insensitive")],
         col=[c.name for c in columns if c.role != "identifier"],
     )

@@ -11,8 +11,12 @@
 -- per source column under that column's own name, computed from the release's columns: a
 -- released column can never stand in for a QI's text (as a column named <qi>_sbc_text could
 -- when the text was computed beside r.*).
+-- A microaggregated QI's one value shows as its text (NULL as the word NULL); a
+-- categorical mode is escaped as a value of a set is.
 -- Slots: __view (new view), __release (table), __num and __tnum (lists of numeric and
--- temporal QIs), __cat (list of categorical QIs), __verb (list of the columns released
+-- temporal QIs released as ranges), __one (list of numeric QIs released as one value),
+-- __mode (list of categorical QIs released as one value), __cat (list of categorical QIs
+-- released as value sets), __verb (list of the columns released
 -- verbatim), __col (list of the view's columns after eq_class, in source order).
 -- Parameters: none.
 CREATE VIEW __view AS
@@ -33,6 +37,12 @@ WITH t AS (
         ELSE CAST(r.__tnum_min AS TEXT) || '..' || CAST(r.__tnum_max AS TEXT)
       END || CASE WHEN r.__tnum_has_null THEN '|NULL' ELSE '' END
     END AS __tnum,
+    CASE WHEN r.__one IS NULL THEN 'NULL' ELSE CAST(r.__one AS TEXT) END AS __one,
+    CASE
+      WHEN r.__mode IS NULL THEN 'NULL'
+      WHEN CAST(r.__mode AS TEXT) = 'NULL' THEN '\NULL'
+      ELSE REPLACE(REPLACE(CAST(r.__mode AS TEXT), '\', '\\'), '|', '\|')
+    END AS __mode,
     ARRAY_TO_STRING(
       LIST_TRANSFORM(
         r.__cat,

@@ -45,6 +45,7 @@ class SparkEngine(SparkTransaction):
         exports=False,
         release_views=False,
         cluster_blocks=True,
+        microaggregates=False,
     )
 
     @classmethod
