@@ -99,6 +99,8 @@ def profile_cmd(o: SimpleNamespace) -> None:
             database,
             o.table,
             **roles(o),
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
             attach=o.attach or (),
             log=None if o.quiet else (lambda line: typer.echo(line, err=True)),
         )

@@ -700,6 +700,22 @@ VERIFY = (
     ),
 )
 
+#: the population the table or release was drawn from (quality/population_keys.py)
+SAMPLING_FRACTION = Option(
+    "sampling_fraction",
+    float,
+    help="The share of the population the table holds, in (0, 1]: adds the population risk "
+    "(population uniques, individual risk), e.g. --sampling-fraction 0.01.",
+    metavar="SHARE",
+)
+SAMPLE_WEIGHTS = Option(
+    "sample_weights",
+    str,
+    help="A numeric column of per-record weights (the people each record stands for, 1 or "
+    "more): adds the population risk, e.g. --sample-weights w.",
+    metavar="COLUMN",
+)
+
 EVALUATE = (
     ORIGINAL,
     RELEASE,
@@ -787,6 +803,8 @@ PROFILE = (
     ),
     DB_READ,
     *ROLE_OPTIONS,
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     AS_JSON,
     Option(
         "quiet",
