@@ -25,6 +25,7 @@ import pytest
 from scipy import stats
 from test_json_schema import check
 
+import sbc_sql
 from sbc_sql.errors import InputError
 from sbc_sql.quality import population as P
 from sbc_sql.quality import population_keys
@@ -297,3 +298,96 @@ def test_cli_options(tmp_path, make_table, cli) -> None:
         res = cli(["profile", "--db", path, "-t", "t", "--qi", "a,b,c", *more, "--json", "-q"])
         doc = check("profile", res.stdout)
         assert (doc["population"] is None) == (not more)
+
+
+# ---------------------------------------------------------------------------------------
+# evaluate: the release's risk in the population, on each engine
+
+
+def survey(n: int = 240) -> pd.DataFrame:
+    """A sample of n records: three QIs and a weight of 20 to 80 people per record."""
+    i = np.arange(n)
+    return pd.DataFrame(
+        {
+            "age": 20 + (i * 7) % 50,
+            "zip": [f"Z{(j * 3) % 11}" for j in i],
+            "sex": ["F" if j % 3 else "M" for j in i],
+            "w": 20.0 + (i * 13) % 61,
+        }
+    )
+
+
+RELEASE_QIS = "age_min, age_max, age_has_null, zip, sex"
+
+
+def test_evaluate_population_on_engine(engine) -> None:
+    """Each distinct generalized tuple of the release is one key: its sizes and weights read
+    here by a hand-written GROUP BY over the release's QI columns, the figures expected of
+    the estimators over them; the same on every engine."""
+    from sbc_sql import engines
+    from sbc_sql.quality.evaluate import evaluate
+
+    database = engine.frame(survey(), {"age": "INTEGER", "w": "DOUBLE"})
+    with sbc_sql.anonymize(database, "t", 4, output="r", qi=["age", "zip", "sex"], keep=["w"]):
+        pass
+    sampled = evaluate(database, "t", "r", queries=0, sampling_fraction=0.05).population
+    weighted = evaluate(database, "t", "r", queries=0, sample_weights="w").population
+    with engines.reading(database, ()) as e:
+        rows = e.fetch_all(f"SELECT COUNT(*), SUM(w) FROM r GROUP BY {RELEASE_QIS}")
+    f = np.array([int(r[0]) for r in rows])
+    weight = np.array([float(r[1]) for r in rows])
+    assert sampled is not None and weighted is not None
+    assert sampled.records == weighted.records == int(f.sum()) == 240
+    assert sampled.sample_uniques == 0 and sampled.population_uniques == 0.0 and sampled.model == "none"
+    ones = np.ones(len(f), dtype=np.int64)
+    expected = population_keys.assemble(f, f / 0.05, ones, 0.05, "sampling fraction", None)
+    assert sampled.global_risk == pytest.approx(expected.global_risk, rel=1e-12)
+    assert sampled.expected_reidentifications == pytest.approx(expected.expected_reidentifications, rel=1e-12)
+    by_weight = P.individual(f, weight, ones)
+    assert weighted.population == pytest.approx(float(weight.sum()))
+    assert weighted.expected_reidentifications == pytest.approx(
+        by_weight.expected_reidentifications, rel=1e-9
+    )
+    assert weighted.highest_individual_risk == pytest.approx(by_weight.highest, rel=1e-9)
+    # the release's keys are at least k: each risk at most 1 / 4, below the prosecutor's
+    assert weighted.highest_individual_risk < 0.25
+
+
+def test_evaluate_json_and_text(tmp_path, make_table, cli) -> None:
+    import duckdb
+
+    path = tmp_path / "e.duckdb"
+    with duckdb.connect(str(path)) as con:
+        make_table(con, "t", survey(), {"age": "INTEGER", "w": "DOUBLE"})
+    base = ["--db", path, "--original", "t", "--release", "r"]
+    res = cli(
+        [
+            "anonymize",
+            "--db",
+            path,
+            "-t",
+            "t",
+            "-k",
+            "4",
+            "-o",
+            "r",
+            "--qi",
+            "age,zip,sex",
+            "--keep",
+            "w",
+            "-q",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    res = cli(["evaluate", *base, "--queries", "0", "--sampling-fraction", "0.05", "--json", "-q"])
+    doc = check("evaluate", res.stdout)
+    assert doc["population_risk"]["model"]["value"] == "none"
+    assert doc["population_risk"]["sampling_fraction"]["value"] == 0.05
+    res = cli(["evaluate", *base, "--queries", "0", "-q"])
+    assert "Population risk: not estimated" in res.stdout and "Risk in the population" not in res.stdout
+    res = cli(["evaluate", *base, "--queries", "0", "--sample-weights", "age", "-q"])
+    lines = res.stderr.strip().splitlines()
+    assert res.exit_code == 1 and len(lines) == 1
+    assert lines[0].startswith(
+        "Error: column 'age' given to --sample-weights is not a column 'r' releases as it is"
+    )

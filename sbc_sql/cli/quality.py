@@ -74,6 +74,8 @@ def evaluate_cmd(o: SimpleNamespace) -> None:
             model=o.model,
             classifier=o.classifier,
             progress=bars,
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
         )
     if o.as_json:
         typer.echo(documents.dumps(documents.document("evaluate", report.grouped(result))))

@@ -740,6 +740,8 @@ EVALUATE = (
     Option("seed", int, help="Seed of the random queries and of --model's split and classifier.", default=0),
     Option("k", int, help="k of C_AVG (default: smallest class)."),
     Option("weights", str, help="Per-QI weights, e.g. age=2,zip=0.5."),
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     AS_JSON,
     Option(
         "sql",

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..engines.base import Engine
 from ..errors import InputError
-from ..model import ColumnInfo
+from ..model import Column, ColumnInfo
 from ..sql.templates import render
 from . import population
 
@@ -98,12 +98,14 @@ def basis(sampling_fraction: float | None, sample_weights: str | None) -> Basis:
     return Basis(weights=sample_weights or None)
 
 
-def check_weights(engine: Engine, source: str, columns: Sequence[ColumnInfo], b: Basis, table: str) -> None:
+def check_weights(
+    engine: Engine, source: str, columns: Sequence[ColumnInfo] | Sequence[Column], b: Basis, table: str
+) -> None:
     """The weights column exists, is numeric (no date), has no NULL and no weight below
     :data:`LEAST_WEIGHT` (counts only: no value is shown)."""
     if b.weights is None:
         return
-    of = {c.name: c for c in columns}
+    of: dict[str, ColumnInfo | Column] = {c.name: c for c in columns}
     c = of.get(b.weights)
     if c is None:
         raise InputError(
