@@ -391,3 +391,30 @@ def test_evaluate_json_and_text(tmp_path, make_table, cli) -> None:
     assert lines[0].startswith(
         "Error: column 'age' given to --sample-weights is not a column 'r' releases as it is"
     )
+
+
+def test_report_shows_the_population_risk(tmp_path, make_table) -> None:
+    """The page's section 2 gives the figures before and after, with the fraction used; its
+    section 8 every figure of evaluate's group; without the options it says they were not
+    estimated."""
+    import duckdb
+
+    from sbc_sql.quality.html_report import report
+
+    path = tmp_path / "h.duckdb"
+    with duckdb.connect(str(path)) as con:
+        make_table(con, "t", survey(), {"age": "INTEGER", "w": "DOUBLE"})
+    sbc_sql.anonymize(path, "t", 4, output="r", qi=["age", "zip", "sex"], keep=["w"])
+    found = report(path, "t", "r", curve_k=(), sampling_fraction=0.05)
+    before, after = found.population_before, found.population_after
+    assert before is not None and after is not None
+    assert after == found.evaluation.population and before.records == 240
+    page = found.html
+    assert 'data-basis="sampling fraction" data-fraction="0.05"' in page
+    assert "a sampling fraction of 5.00 %" in page
+    assert f'data-population="expected_reidentifications">{before.expected_reidentifications:,.1f}<' in page
+    assert "Risk in the population" in page and "expected re-identifications" in page
+    weighted = report(path, "t", "r", curve_k=(), sample_weights="w")
+    assert "the weights of column <code>w</code>" in weighted.html
+    plain = report(path, "t", "r", curve_k=())
+    assert plain.population_before is None and "Risk in the population: not estimated" in plain.html

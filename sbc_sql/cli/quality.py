@@ -146,6 +146,8 @@ def report_cmd(o: SimpleNamespace) -> None:
             attach=o.attach or (),
             log=None if o.quiet else (lambda line: typer.echo(line, err=True)),
             progress=bars,
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
         )
     typer.echo(f"wrote the report of '{o.release}' to {found.path}")
 

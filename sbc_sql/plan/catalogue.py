@@ -841,6 +841,8 @@ REPORT = (
         default="2,5,10,25,50",
     ),
     Option("sensitive", str, help="The sensitive column shown (default: the first the release declares)."),
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     Option(
         "replace",
         bool,
