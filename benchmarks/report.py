@@ -508,8 +508,9 @@ def refresh() -> str:
     load = ", ".join(f"{x:g}" for x in env["load_average"])
     return (
         bench_refresh.table(fig["runs"])
-        + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end), DuckDB, "
-        + f"in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); {fig['loads']} loads after the first half._"
+        + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end), "
+        + f"DuckDB, in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); {fig['loads']} loads after "
+        + "the first half._"
     )
 
 

@@ -159,10 +159,10 @@ def from_sizes(sizes: Sequence[int], counts: Sequence[int], fraction: float) -> 
 def assemble(
     f: np.ndarray, weight: np.ndarray, count: np.ndarray, fraction: float, how: str, column: str | None
 ) -> PopulationRisk:
+    """The figures of rows (f, the sum of a key's weights, keys sharing both): the
+    population N is the sum of the weights (records / fraction under a fraction)."""
     records = int(np.dot(f, count))
-    big_n = records / fraction if fraction else 0.0
-    if how == "weights":
-        big_n = float(np.dot(weight, count))
+    big_n = float(np.dot(weight, count))
     sizes, counts = population.histogram(f, count)
     u = population.uniqueness(sizes, counts, big_n)
     ind = population.individual(f, weight, count)
