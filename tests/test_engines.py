@@ -211,6 +211,9 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     sbc_sql.evaluate(engine, "t", "r", target="dis", model=True, classifier="logistic", queries=0)
     # the risk before release, its combinations and greedy path on the five QIs
     sbc_sql.profile(engine, "t", **ROLES)
+    # the risk in the population, by per-record weights: the weights checked, the keys read
+    con.execute("CREATE TABLE weighted AS SELECT *, 20.0 + COALESCE(age, 0) % 7 AS w FROM t")
+    sbc_sql.profile(engine, "weighted", **ROLES, sample_weights="w")
     # the HTML report: its risk, class-size and diversity queries, and a curve point
     sbc_sql.report(engine, "t", "rb", curve_k=[4])
     assert all(isinstance(s, exp.Expression) for s in engine.log)

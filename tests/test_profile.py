@@ -240,7 +240,9 @@ def test_cli_text_and_json(small_db: Path, cli) -> None:
         "combinations",
         "greedy",
         "seconds",
+        "population",
     }
+    assert doc["population"] is None
     assert doc["risk"]["unique_records"] == 4 and doc["qis"] == ["age", "zip"]
     assert doc["combinations"][0]["columns"] == ["age", "zip"]
     assert {

@@ -74,6 +74,8 @@ def evaluate_cmd(o: SimpleNamespace) -> None:
             model=o.model,
             classifier=o.classifier,
             progress=bars,
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
         )
     if o.as_json:
         typer.echo(documents.dumps(documents.document("evaluate", report.grouped(result))))
@@ -99,6 +101,8 @@ def profile_cmd(o: SimpleNamespace) -> None:
             database,
             o.table,
             **roles(o),
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
             attach=o.attach or (),
             log=None if o.quiet else (lambda line: typer.echo(line, err=True)),
         )
@@ -142,6 +146,8 @@ def report_cmd(o: SimpleNamespace) -> None:
             attach=o.attach or (),
             log=None if o.quiet else (lambda line: typer.echo(line, err=True)),
             progress=bars,
+            sampling_fraction=o.sampling_fraction,
+            sample_weights=o.sample_weights,
         )
     typer.echo(f"wrote the report of '{o.release}' to {found.path}")
 

@@ -726,6 +726,22 @@ VERIFY = (
     ),
 )
 
+#: the population the table or release was drawn from (quality/population_keys.py)
+SAMPLING_FRACTION = Option(
+    "sampling_fraction",
+    float,
+    help="The share of the population the table holds, in (0, 1]: adds the population risk "
+    "(population uniques, individual risk), e.g. --sampling-fraction 0.01.",
+    metavar="SHARE",
+)
+SAMPLE_WEIGHTS = Option(
+    "sample_weights",
+    str,
+    help="A numeric column of per-record weights (the people each record stands for, 1 or "
+    "more): adds the population risk, e.g. --sample-weights w.",
+    metavar="COLUMN",
+)
+
 EVALUATE = (
     ORIGINAL,
     RELEASE,
@@ -750,6 +766,8 @@ EVALUATE = (
     Option("seed", int, help="Seed of the random queries and of --model's split and classifier.", default=0),
     Option("k", int, help="k of C_AVG (default: smallest class)."),
     Option("weights", str, help="Per-QI weights, e.g. age=2,zip=0.5."),
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     AS_JSON,
     Option(
         "sql",
@@ -813,6 +831,8 @@ PROFILE = (
     ),
     DB_READ,
     *ROLE_OPTIONS,
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     AS_JSON,
     Option(
         "quiet",
@@ -847,6 +867,8 @@ REPORT = (
         default="2,5,10,25,50",
     ),
     Option("sensitive", str, help="The sensitive column shown (default: the first the release declares)."),
+    SAMPLING_FRACTION,
+    SAMPLE_WEIGHTS,
     Option(
         "replace",
         bool,

@@ -108,7 +108,7 @@ from ..sql.templates import render
 from ..stages import measure as metrics
 from ..stages.measure import Layout
 from . import model as ml
-from . import scratch
+from . import population_keys, scratch
 from .classification import check_model, classification, classification_sql, model_fields, target_column
 from .linkage import (
     classes_sql,
@@ -120,6 +120,7 @@ from .linkage import (
     tuples_sql,
     whole_sql,
 )
+from .population_keys import Basis, PopulationRisk
 from .queries import (
     QueryError,
     domains,
@@ -203,6 +204,9 @@ class Evaluation:
     model_f1_original: float | None = None
     model_f1_release: float | None = None
     model_f1_ratio: float | None = None
+    #: with a sampling fraction or weights: the release's risk in the population, its
+    #: classes' generalized tuples the keys (None: not asked)
+    population: PopulationRisk | None = None
 
     def __getattr__(self, name: str) -> Any:
         # a registered criterion's figure (only names that are no field reach here)
@@ -216,6 +220,9 @@ class Evaluation:
         for key, value in asdict(self).items():
             if key == "criteria":
                 out.update({f: value.get(f) for f in _FIGURES})
+            elif key == "population":
+                # flat beside the others; its records are the released rows
+                out.update({k: v for k, v in (value or {}).items() if k != "records"})
             else:
                 out[key] = value
         out["query_error"] = [asdict(q) for q in self.query_error]
@@ -424,6 +431,8 @@ def evaluate(
     model: bool = False,
     classifier: str = "gbt",
     progress: Progress | None = None,
+    sampling_fraction: float | None = None,
+    sample_weights: str | None = None,
 ) -> Evaluation:
     """Information loss (NCP, GCP, RGCP, DM, C_AVG), class figures, record linkage, query
     error and, on a sensitive column, l-diversity, t-closeness and beta-likeness of
@@ -443,9 +452,13 @@ def evaluate(
     original's test rows. Without ``target``, the target the run kept classes pure on
     (``anonymize --target``, from its provenance) is evaluated, when there is one.
     ``progress(step, done, total)`` follows the long steps: the coverage step's statements,
-    the query error's batches of queries.
+    the query error's batches of queries. ``sampling_fraction`` (the share of the population
+    the original holds) or ``sample_weights`` (a column of per-record weights the release
+    keeps as it is) adds the release's risk in the population
+    (:mod:`sbc_sql.quality.population`), each distinct generalized QI tuple one key.
     """
     _check(k_r, n_r, queries, selectivities, k)
+    b = population_keys.basis(sampling_fraction, sample_weights)
     check_model(target, model, classifier, recorded_allowed=True)
     with engines.reading(database_or_con, attach) as engine:
         original, release = _located(engine, original, release)
@@ -467,6 +480,7 @@ def evaluate(
             target,
             model,
             classifier,
+            b,
         )
 
 
@@ -488,7 +502,9 @@ def _evaluate(
     target: str | None = None,
     with_model: bool = False,
     classifier: str = "gbt",
+    b: Basis | None = None,
 ) -> Evaluation:
+    b = b or Basis()
     _tables(engine, original, release)
     recorded = _recorded(engine, original, release)
     if target is None:
@@ -500,6 +516,7 @@ def _evaluate(
         sensitive = recorded_sensitive(recorded, layout)
     sens = _sensitive(layout, sensitive, original)
     label = target_column(layout, target, original)
+    _check_weights(engine, layout, release, b)
     with step("information loss"):
         m = metrics.measure_tables(engine, layout, original, release)
         n = m.n_rows
@@ -553,6 +570,10 @@ def _evaluate(
             with step(f"model utility ({classifier}, seed {seed})"):
                 utility = ml.model_utility(engine, layout, original, release, label, classifier, seed)
             labelled.update(model_fields(utility))
+    population = None
+    if b.given and m.classes:
+        with step("population risk"):
+            population = population_keys.figures(engine, release, layout.qi_columns(), b)
     k_used = int(k) if k is not None else m.smallest
     c_avg = (n - m.suppressed) / m.classes / k_used if m.classes and k_used else None
     suppressed_by = {str(w): int(c) for w, c in recorded.get("rows", {}).get("suppressed_by", {}).items()}
@@ -602,7 +623,23 @@ def _evaluate(
         forced_class=forced or None,
         forced_beta=beta_likeness if forced else None,
         **labelled,
+        population=population,
     )
+
+
+def _check_weights(engine: Engine, layout: Layout, release: str, b: Basis) -> None:
+    """The weights column is one the release shows as it is, and can weigh its records."""
+    if b.weights is None:
+        return
+    verbatim = [c for c in layout.verbatim if c.name == b.weights]
+    if not verbatim:
+        shown = ", ".join(c.name for c in layout.verbatim) or "none"
+        raise InputError(
+            f"column '{b.weights}' given to {population_keys.WEIGHTS_FLAG} is not a column '{release}' "
+            f"releases as it is (those are: {shown}); keep it in the release (anonymize --keep "
+            f"{b.weights}), or give {population_keys.FRACTION_FLAG}"
+        )
+    population_keys.check_weights(engine, release, verbatim, b, release)
 
 
 def recorded_sensitive(recorded: Mapping[str, Any], layout: Layout) -> str | None:

@@ -28,6 +28,7 @@ from .. import engines
 from ..engines.base import Engine
 from ..errors import InputError, OutputExistsError
 from ..plan import check_writable_path, same_file
+from . import population_keys
 from .report_figures import BANDS, DEFAULT_CURVE_K, ReportFigures, measure, scratch_for
 from .report_render import render_page
 
@@ -111,6 +112,8 @@ def report(
     attach: Iterable[str] = (),
     log: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    sampling_fraction: float | None = None,
+    sample_weights: str | None = None,
 ) -> Report:
     """The HTML report of ``release`` against ``original`` (its sections:
     :mod:`sbc_sql.quality.report_render`), written to ``output`` when given (an existing
@@ -123,8 +126,11 @@ def report(
     ``sensitive``: the column of the diversity figures (default: the first sensitive column
     the release declares). ``log`` receives a line per step, ``progress(step, done,
     total)`` the long steps' progress (the coverage step, the curve's k).
+    ``sampling_fraction`` or ``sample_weights`` adds the risk in the population before and
+    after (:mod:`sbc_sql.quality.population`).
     """
     say = log or (lambda _: None)
+    b = population_keys.basis(sampling_fraction, sample_weights)
     ks = [int(k) for k in (curve_k or ())]
     bad = [k for k in ks if k < 2]
     if bad:
@@ -139,7 +145,7 @@ def report(
             engine.attach(file, name)
         # a file opened here is written by nothing: the curve's trials go to a scratch engine
         scratch = scratch_for(database, engine, files)
-        found = Report(**vars(measure(engine, original, release, ks, sensitive, say, scratch, progress)))
+        found = Report(**vars(measure(engine, original, release, ks, sensitive, say, scratch, progress, b)))
     finally:
         if engine is not database:  # an engine given is left open; a connection given stays open
             engine.close()

@@ -35,6 +35,11 @@ aggregate of ``sql/profile_*.sql``:
   combinations' column positions compared in table order). Beyond 3 QIs, greedily: from the
   best 3-combination, add one at a time the QI that raises the unique share most (ties: the
   earlier column) until every QI is in.
+* **Population risk**, with a sampling fraction or a column of per-record weights: what
+  the records risk in the population the table was drawn from (population uniques by
+  Zayatz, Pitman, SNB and the decision rule among them; the Benedetti-Franconi individual
+  risk, its global mean and the expected re-identifications), over the keys the raw QIs
+  make (:mod:`sbc_sql.quality.population`). The weights column is no QI.
 
 The combinations are counted in one scan per query: ``GROUP BY GROUPING SETS``, one set per
 combination (DuckDB, PostgreSQL and Spark have it), at most :data:`SETS_PER_QUERY` sets a
@@ -71,6 +76,8 @@ from ..plan.determinants import share_text
 from ..sql.nodes import ref
 from ..sql.templates import render
 from ..stages.stats import kept_determinants
+from . import population_keys
+from .population_keys import Basis, PopulationRisk
 
 #: the most grouping sets one query holds (Spark expands every row once per set)
 SETS_PER_QUERY = 128
@@ -172,6 +179,8 @@ class Profile:
     greedy: tuple[Combination, ...] = ()
     #: seconds per step (columns, risk, combinations, greedy)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: with a sampling fraction or weights: the risk in the population (None: not asked)
+    population: PopulationRisk | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (the keys are listed in docs/risk.md)."""
@@ -317,6 +326,8 @@ def profile(
     drop: Iterable[str] | str = (),
     keep: Iterable[str] | str = (),
     allow_determinant: Iterable[str] | str = (),
+    sampling_fraction: float | None = None,
+    sample_weights: str | None = None,
     attach: Iterable[str] = (),
     log: Callable[[str], None] | None = None,
 ) -> Profile:
@@ -328,8 +339,11 @@ def profile(
     written. ``log`` receives a line as each step ends, with its seconds. ``database``
     may be the data itself (a pandas or polars DataFrame, a pyarrow Table, a DuckDB
     relation), read in place as the table ``table`` (default 'data'), as ``anonymize``
-    takes it.
+    takes it. ``sampling_fraction`` (the share of the population the table holds, in
+    (0, 1]) or ``sample_weights`` (a numeric column: the people each record stands for, 1
+    or more) adds the population risk.
     """
+    b = population_keys.basis(sampling_fraction, sample_weights)
     frame = engines.as_frame(database)
     if frame is not None:
         table = table or "data"
@@ -348,7 +362,7 @@ def profile(
     }
     with engines.reading(database, attach) as engine:
         info = engine.open_source(table)
-        return _profile(engine, info, table, roles, log or (lambda _: None))
+        return _profile(engine, info, table, roles, log or (lambda _: None), b)
 
 
 def _profile(
@@ -357,7 +371,9 @@ def _profile(
     table: str,
     roles: Mapping[str, Sequence[str]],
     log: Callable[[str], None],
+    b: Basis | None = None,
 ) -> Profile:
+    b = b or Basis()
     if not info.columns:
         raise InputError(f"table '{table}' has no columns")
     declared = declared_roles(info, table, roles["qi"], roles["sensitive"], roles["drop"], roles["keep"])
@@ -381,12 +397,20 @@ def _profile(
     log(f"profile: columns done in {seconds['columns']:.2f} s")
 
     qi_named = any(role == "qi" for role, _ in declared.values())
+    if b.weights is not None and declared.get(b.weights, ("", ""))[0] == "qi":
+        raise InputError(
+            f"column '{b.weights}' is both a QI and the {population_keys.WEIGHTS_FLAG} column; "
+            "weights are no quasi-identifier: drop it from --qi"
+        )
+    population_keys.check_weights(engine, source, info.columns, b, table)
     columns: list[ColumnProfile] = []
     for i, c in enumerate(info.columns):
         nulls = n_rows - non_null[i]
         figures = alone.get((i,))
         distinct = None if figures is None else figures.classes - (1 if nulls else 0)
         role, is_declared, reason = _role(c, declared, qi_named, n_rows, distinct)
+        if c.name == b.weights and c.name not in declared:
+            role, reason = "insensitive", f"the records' weights ({population_keys.WEIGHTS_FLAG}): no QI"
         columns.append(
             ColumnProfile(
                 c.name,
@@ -424,6 +448,12 @@ def _profile(
     seconds["risk"] = time.perf_counter() - t
     log(f"profile: risk on {len(qis)} QIs done in {seconds['risk']:.2f} s")
     risk = _risk(tuple(qis), whole, n_rows)
+    population = None
+    if b.given:
+        t = time.perf_counter()
+        population = population_keys.figures(engine, source, qis, b)
+        seconds["population"] = time.perf_counter() - t
+        log(f"profile: population risk done in {seconds['population']:.2f} s")
 
     t = time.perf_counter()
     combos = [
@@ -461,6 +491,7 @@ def _profile(
         tuple(_combination(names, s, found[s], n_rows) for s in ranked),
         tuple(greedy),
         seconds,
+        population,
     )
 
 
@@ -636,6 +667,14 @@ def text(p: Profile) -> str:
         ],
         (False, True, False),
     )
+    out.append("")
+    if p.population is None:
+        out.append(population_keys.NOT_ASKED)
+    else:
+        out.append("Risk in the population the table was drawn from")
+        out += _table(
+            ("figure", "value", "meaning"), population_keys.rows(p.population), (False, True, False)
+        )
     if p.combinations:
         out += ["", f"Riskiest QI combinations ({min(SHOWN, len(p.combinations))} of {len(p.combinations)})"]
         out += _table(

@@ -8,6 +8,7 @@ JSON (``sbc-sql evaluate --json``, in the envelope of :mod:`sbc_sql.documents`: 
     {"rows":                 {"n_rows": {"value": 2000, "better": null, "meaning": "..."}, ...},
      "information_loss":     {"total_ncp": {...}, "ncp": {"age": {...}, ...}, ...},
      "risk":                 {...},
+     "population_risk":      {"population": {...}, ...},   (with a sampling fraction or weights)
      "attribute_disclosure": {"sensitive": {...}, "l_diversity": {...}, ...},   (with a sensitive column)
      "classification":       {"target": {...}, "cm": {...}, ...},   (with a target; model_* with --model)
      "query_accuracy":       {"0.01": {"relative_error": {...}, "used": {...}, ...}, ...}}
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..privacy import registry as criteria
+from .population_keys import NOT_ASKED
 
 if TYPE_CHECKING:
     from .evaluate import Evaluation
@@ -104,6 +106,44 @@ GROUPS: tuple[tuple[str, str, tuple[Metric, ...]], ...] = (
                 "expected rows an attacker knowing a person's QIs links to the right release row",
             ),
             Metric("record_linkage_share", "record linkage share", "lower", "record linkage / rows in"),
+        ),
+    ),
+    (
+        "population_risk",
+        "Risk in the population",
+        (
+            Metric("basis", "population given by", None, "'sampling fraction' or 'weights'"),
+            Metric("weights_column", "weights column", None, "the column of the records' weights"),
+            Metric("sampling_fraction", "sampling fraction", None, "released records / the population"),
+            Metric("population", "population", None, "people the released records stand for"),
+            Metric("sample_uniques", "sample uniques", "lower", "generalized QI tuples of one released row"),
+            Metric("zayatz", "uniques, Zayatz", "lower", "population uniques by Zayatz's estimator"),
+            Metric("pitman", "uniques, Pitman", "lower", "population uniques by Pitman's sampling formula"),
+            Metric("snb", "uniques, SNB", "lower", "population uniques by the slide negative binomial"),
+            Metric("model", "decision rule", None, "the estimator Dankar et al.'s rule chose"),
+            Metric(
+                "population_uniques",
+                "population uniques",
+                "lower",
+                "people alone in the population on the released QIs (the rule's estimate)",
+            ),
+            Metric("population_unique_share", "population unique share", "lower", "that / the population"),
+            Metric(
+                "global_risk",
+                "individual risk, global",
+                "lower",
+                "mean over released rows of their Benedetti-Franconi risk",
+            ),
+            Metric(
+                "expected_reidentifications",
+                "expected re-identifications",
+                "lower",
+                "sum of the released rows' risks: correct matches an intruder may expect",
+            ),
+            Metric("highest_individual_risk", "individual risk, highest", "lower", "the riskiest row's"),
+            Metric("individual_above_20", "rows at risk > 20 %", "lower", "share of released rows"),
+            Metric("individual_above_10", "rows at risk > 10 %", "lower", "share of released rows"),
+            Metric("individual_above_5", "rows at risk > 5 %", "lower", "share of released rows"),
         ),
     ),
     (
@@ -293,4 +333,6 @@ def text(evaluation: Evaluation) -> str:
             out.append(("" if not out else "\n") + headings[i])
         direction = f"{better} is better" if better else ""
         out.append(f"  {label:<{width}}  {value:>{number}}  {direction:<16}  {meaning}".rstrip())
+    if "population_risk" not in doc:
+        out += ["", NOT_ASKED]
     return "\n".join(out)

@@ -45,7 +45,9 @@ from ..errors import SbcError
 from ..names import Name
 from ..privacy.criteria import recorded_criteria
 from ..sql.templates import render
+from . import population_keys
 from .evaluate import Evaluation, _recorded, evaluate, recorded_sensitive
+from .population_keys import Basis, PopulationRisk
 
 #: the k of the NCP-against-k curve unless asked otherwise
 DEFAULT_CURVE_K = (2, 5, 10, 25, 50)
@@ -127,6 +129,10 @@ class ReportFigures:
     #: the k of the curve that gave no verified release, and why
     curve_failed: list[tuple[int, str]] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: with a sampling fraction or weights: the risk in the population of the original on
+    #: its raw QIs and of the release (None: not asked)
+    population_before: PopulationRisk | None = None
+    population_after: PopulationRisk | None = None
 
 
 def _sizes(engine: Engine, source: str, columns: Sequence[str]) -> list[tuple[int, int]]:
@@ -308,12 +314,15 @@ def measure(
     say: Callable[[str], None],
     scratch: Scratch | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    b: Basis | None = None,
 ) -> ReportFigures:
     """The figures of ``release`` against ``original`` (see this module's docstring);
     ``ks``: the k of the curve (empty: none), ``sensitive``: the column of the diversity
     figures (None: the first sensitive column the release declares and shows verbatim),
     ``say`` receives a line per step, ``scratch``: where the curve's trials are written
-    (None: ``engine``), ``progress(step, done, total)`` follows the long steps."""
+    (None: ``engine``), ``progress(step, done, total)`` follows the long steps, ``b`` the
+    sampling fraction or weights of the population risk (None: not asked)."""
+    b = b or Basis()
     seconds: dict[str, float] = {}
     shown_original, shown_release = original, release
     original, release = _located(engine, original, release)
@@ -326,7 +335,15 @@ def measure(
     t = time.perf_counter()
     say("report: evaluating the release ...")
     # every figure evaluate gives, its query error with evaluate's defaults included
-    evaluation = evaluate(engine, original, release, sensitive=sensitive, progress=progress)
+    evaluation = evaluate(
+        engine,
+        original,
+        release,
+        sensitive=sensitive,
+        progress=progress,
+        sampling_fraction=b.fraction,
+        sample_weights=b.weights,
+    )
     seconds["evaluate"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -337,6 +354,11 @@ def measure(
     if sensitive is not None and evaluation.classes:
         rows = engine.fetch_all(render("report_diversity", release=release, sensitive=sensitive))
         diversity = [(int(v), int(c)) for v, c in rows]
+    population_before = None
+    if b.given:
+        weights = [c for c in layout.verbatim if c.name == b.weights]
+        population_keys.check_weights(engine, original, weights, b, shown_original)
+        population_before = population_keys.figures(engine, original, [c.name for c in layout.qis], b)
     seconds["risk"] = time.perf_counter() - t
 
     own = CurvePoint(
@@ -379,4 +401,6 @@ def measure(
         curve_note=note,
         curve_failed=failed,
         seconds=seconds,
+        population_before=population_before,
+        population_after=evaluation.population,
     )

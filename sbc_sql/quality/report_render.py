@@ -4,7 +4,8 @@ rendered by the Jinja2 templates in ``templates/`` (shipped in this package):
 - ``report.html``: the page: a verdict first (:mod:`sbc_sql.quality.verdict`: the
   guarantees asked and whether they hold, the warnings against its thresholds), then
   sections: 1. how the release was made (its provenance and
-  every column's role), 2. the prosecutor risk before and after, 3. NCP per QI and total,
+  every column's role), 2. the prosecutor risk before and after (and, given a sampling
+  fraction or weights, the risk in the population before and after), 3. NCP per QI and total,
   4. the class-size histogram, 5. the total NCP against k, 6. the sensitive column's
   diversity, 7. suppressed rows per reason, 8. every figure of ``evaluate``'s JSON
   document, the query accuracy included, with its meaning as
@@ -161,6 +162,7 @@ def render_page(r: ReportFigures) -> str:
             sensitive_figures=sensitive_figures(e),
             declared=declared(r.provenance, r.sensitive),
             metrics=metric_tables(e),
+            population=population_rows(r),
             verdict=verdict(r),
             thresholds=THRESHOLDS,
         )
@@ -265,6 +267,78 @@ def risk_bars(r: ReportFigures) -> list[Bar]:
         )
         for before, after in zip(r.risk_before.bands, r.risk_after.bands, strict=True)
         for name, b in (("before", before), ("after", after))
+    ]
+
+
+class PopulationRow(NamedTuple):
+    """A row of section 2's population table: the figure, before, after, what it means."""
+
+    key: str
+    label: str
+    before: str
+    after: str
+    meaning: str
+
+
+def population_rows(r: ReportFigures) -> list[PopulationRow]:
+    """The population-risk figures before and after (empty: not asked)."""
+    b, a = r.population_before, r.population_after
+    if b is None or a is None:
+        return []
+
+    def count(value: float | None) -> str:
+        return "no answer" if value is None else thousands(value, 1)
+
+    return [
+        PopulationRow(
+            "population",
+            "population",
+            thousands(b.population, 0),
+            thousands(a.population, 0),
+            "people the records stand for",
+        ),
+        PopulationRow(
+            "sample_uniques",
+            "sample uniques",
+            thousands(b.sample_uniques),
+            thousands(a.sample_uniques),
+            "keys of one record",
+        ),
+        PopulationRow(
+            "population_uniques",
+            "population uniques",
+            f"{count(b.population_uniques)} ({b.model})",
+            f"{count(a.population_uniques)} ({a.model})",
+            "people alone in the population on the QIs, by the decision rule's estimator",
+        ),
+        PopulationRow(
+            "population_unique_share",
+            "population unique share",
+            pct(b.population_unique_share, 3),
+            pct(a.population_unique_share, 3),
+            "that / the population",
+        ),
+        PopulationRow(
+            "global_risk",
+            "individual risk, global",
+            pct(b.global_risk, 2),
+            pct(a.global_risk, 2),
+            "mean over records of their Benedetti-Franconi risk",
+        ),
+        PopulationRow(
+            "highest_individual_risk",
+            "individual risk, highest",
+            pct(b.highest_individual_risk),
+            pct(a.highest_individual_risk),
+            "the riskiest record's",
+        ),
+        PopulationRow(
+            "expected_reidentifications",
+            "expected re-identifications",
+            thousands(b.expected_reidentifications, 1),
+            thousands(a.expected_reidentifications, 1),
+            "sum of the records' risks: correct matches an intruder may expect",
+        ),
     ]
 
 
