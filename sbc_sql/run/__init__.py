@@ -269,8 +269,8 @@ def anonymize(
             run.use(place.catalog, place.schema)
         if options.recode == "microaggregate" and not run.capabilities.microaggregates:
             raise InputError(
-                f"--recode microaggregate is not available with the {run.name} engine; "
-                "release ranges and value sets there (--recode generalize)"
+                f"--recode 'microaggregate' is not available with the {run.name} engine; "
+                "release ranges and value sets there (--recode 'generalize')"
             )
         if out_file is not None and not run.capabilities.exports:
             # refused before any work, not after the clustering
