@@ -224,19 +224,23 @@ def server_path(postgres_cluster: pg_cluster.Cluster) -> list[str]:
     return pg_cluster.python_path(postgres_cluster, install_sql.default_path())
 
 
+def _postgres_profile(postgres_url: str, server_path: list[str]) -> dict[str, str]:
+    """The example profile's variables for the throwaway PostgreSQL at ``postgres_url``, once
+    sbc-sql's SQL functions are installed there."""
+    install_sql.install(postgres_url, python_path=server_path)
+    url = urllib.parse.urlsplit(postgres_url)
+    return {
+        "SBC_SQL_DBT_PG_HOST": url.hostname or "",
+        "SBC_SQL_DBT_PG_PORT": str(url.port),
+        "SBC_SQL_DBT_PG_USER": url.username or "",
+        "SBC_SQL_DBT_PG_DATABASE": url.path.lstrip("/"),
+    }
+
+
 def test_dbt_postgres_builds_a_verified_release_and_its_test_fails_a_broken_one(
     dbt: Callable[[dict[str, str]], Dbt], tmp_path: Path, postgres_url: str, server_path: list[str]
 ) -> None:
-    install_sql.install(postgres_url, python_path=server_path)
-    url = urllib.parse.urlsplit(postgres_url)
-    run = dbt(
-        {
-            "SBC_SQL_DBT_PG_HOST": url.hostname or "",
-            "SBC_SQL_DBT_PG_PORT": str(url.port),
-            "SBC_SQL_DBT_PG_USER": url.username or "",
-            "SBC_SQL_DBT_PG_DATABASE": url.path.lstrip("/"),
-        }
-    )
+    run = dbt(_postgres_profile(postgres_url, server_path))
     _passed(run("build", "--target", "postgres"))
     _passed(run("build", "--target", "postgres"))
     kinds = pg_rows(
@@ -316,16 +320,7 @@ def test_dbt_duckdb_refreshes_an_incremental_release_as_its_input_grows(
 def test_dbt_postgres_refreshes_an_incremental_release_as_its_input_grows(
     dbt: Callable[[dict[str, str]], Dbt], postgres_url: str, server_path: list[str]
 ) -> None:
-    install_sql.install(postgres_url, python_path=server_path)
-    url = urllib.parse.urlsplit(postgres_url)
-    run = dbt(
-        {
-            "SBC_SQL_DBT_PG_HOST": url.hostname or "",
-            "SBC_SQL_DBT_PG_PORT": str(url.port),
-            "SBC_SQL_DBT_PG_USER": url.username or "",
-            "SBC_SQL_DBT_PG_DATABASE": url.path.lstrip("/"),
-        }
-    )
+    run = dbt(_postgres_profile(postgres_url, server_path))
 
     def versions() -> list[tuple[int, int]]:
         rows = pg_rows(
