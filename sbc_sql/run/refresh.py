@@ -503,7 +503,7 @@ def _verify_and_record(
     pending = sum(pending_by.values())
     rows_added = placed + formed_rows
     if rows_added:
-        problems += _delta_problems(engine, rel, unseen, n_new, keys, version, delta, checked, pending)
+        problems += _delta_problems(engine, rel, unseen, n_new, keys, version, checked, pending)
     elif pending != n_new:
         problems.append(f"{n_new:,} new rows, none released, and {pending:,} pending")
     whole: list[str] = []
@@ -584,16 +584,13 @@ def _delta_problems(
     n_new: int,
     keys: Sequence[Column],
     version: int,
-    delta: str,
     checked: Sequence[Any],
     pending: int,
 ) -> list[str]:
     """The rows ``version`` adds, taken alone: a release keeping k and the criteria, one
     generalized tuple per class, its values those of new source rows inside their classes,
     and every new row released or pending."""
-    projection = write.release_projection(rel.columns)
-    engine.execute(ledger.delta_sql(delta, rel.rows, rel.classes, projection), {"version": version})
-    try:
+    with verify.version_rows(engine, rel.rows, rel.classes, rel.columns, version) as delta:
         added, facts = verify.check_release(engine, rel.layout, delta, rel.k, checked, delta)
         facts["suppressed"] = n_new - facts["released"]
         if facts["suppressed"] != pending:
@@ -602,8 +599,6 @@ def _delta_problems(
                 f"{n_new - facts['released'] - pending:,} are neither"
             )
         added += verify.values_problems(engine, rel.layout, unseen, delta, facts, n_new, keys)
-    finally:
-        engine.discard(delta)
     return [f"the rows version {version} adds, taken alone: {p}" for p in added]
 
 

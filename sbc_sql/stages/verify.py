@@ -857,6 +857,22 @@ def _query(create: exp.Expression) -> exp.Query:
     return query
 
 
+@contextlib.contextmanager
+def version_rows(
+    engine: Engine, rows: str, classes: str, columns: Sequence[Column], version: int
+) -> Iterator[str]:
+    """The temporary table of the rows ``version`` of an incremental release added, alone, as
+    a release of their own (:func:`~sbc_sql.stages.ledger.delta_sql`): its name, for the
+    block; dropped after."""
+    delta = f"sbc_delta_{secrets.token_hex(4)}"
+    projection = write.release_projection(columns)
+    engine.execute(ledger.delta_sql(delta, rows, classes, projection), {"version": version})
+    try:
+        yield delta
+    finally:
+        engine.discard(delta)
+
+
 def version_problems(
     engine: Engine,
     columns: Sequence[Column],
@@ -880,8 +896,6 @@ def version_problems(
     for name in (seen, pending):
         if not engine.table_exists(name):
             return [f"the ledger table '{name}' of incremental release '{release}' is missing"]
-    projection = write.release_projection(columns)
-    delta = f"sbc_delta_{secrets.token_hex(4)}"
     for entry in versions:
         version = int(entry["version"])
         digest = ledger.digests(engine, rows, classes, columns, version, version)[1]
@@ -892,11 +906,8 @@ def version_problems(
             )
         if version == 1:
             continue
-        engine.execute(ledger.delta_sql(delta, rows, classes, projection), {"version": version})
-        try:
+        with version_rows(engine, rows, classes, columns, version) as delta:
             added, _ = check_release(engine, layout, delta, k, models, delta)
-        finally:
-            engine.discard(delta)
         problems += [f"the rows version {version} adds, taken alone: {p}" for p in added]
     counted, waiting, last = engine.fetch_one(ledger.totals_sql(seen, pending, rows))
     (released,) = engine.fetch_one(render("row_count", source=rows))
