@@ -514,6 +514,21 @@ def refresh() -> str:
     )
 
 
+def kmap() -> str:
+    """k-map and delta-presence: samples of Adult against Adult as their population
+    (bench_kmap.py)."""
+    import bench_kmap
+
+    fig = record.read("kmap")
+    env = fig["environment"]
+    load = ", ".join(f"{x:g}" for x in env["load_average"])
+    return (
+        bench_kmap.table(fig["runs"])
+        + f"\n\n_Measured {env['date']} on {env['cpus']} cores (load average {load} at the end), "
+        + f"DuckDB, in one process (peak RSS {fig['peak_rss_gb']:.2f} GB); every release verified in SQL._"
+    )
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "paper-A": lambda: paper_setting("A", {"sbca": "sbca (default)"}),
     "paper-B": lambda: paper_setting("B", {"sbca": "sbca (default, `auto` mode)"}),
@@ -530,6 +545,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "scale-criteria-spark": scale_criteria("scale_criteria_spark"),
     "evaluate": evaluate,
     "refresh": refresh,
+    "kmap": kmap,
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from . import engines
+from . import plan as planning
 from .engines.base import Engine
 from .errors import InputError, SbcError, in_python_terms
 from .model import Column
@@ -15,6 +16,7 @@ from .plan import determinants, split_names
 from .privacy.criteria import Criteria, check_sensitive, models, takes_criteria
 from .stages import audit
 from .stages import measure as metrics
+from .stages import population as population_stage
 from .stages.stats import distinct_and_nulls, kept_determinants
 from .stages.verify import (
     Limit,
@@ -207,6 +209,10 @@ def verify(
     sensitive: Iterable[str] = (),
     keep: Iterable[str] = (),
     allow_determinant: Iterable[str] = (),
+    population: str | None = None,
+    k_map: int | None = None,
+    delta_min: float | None = None,
+    delta_max: float | None = None,
     **criteria: Any,
 ) -> Verdict:
     """``release`` against ``original`` as an auditor: the roles the run recorded (or the
@@ -224,11 +230,15 @@ def verify(
     column released as it is (not sensitive) that determines a QI, its value giving the QI's
     on 99 % of the source's rows or more, is a problem, as the release publishes that QI as
     it is (:mod:`sbc_sql.plan.determinants`), unless the auditor accepts it in
-    ``allow_determinant``."""
+    ``allow_determinant``. ``population`` (a table or view holding the QIs) with ``k_map``
+    and ``delta_min`` / ``delta_max`` checks k-map and delta-presence against it
+    (:mod:`sbc_sql.privacy.population`)."""
     if k < 2:
         raise InputError(f"k={k} is below 2; choose --k 2 or more")
     asked = Criteria(**criteria)
     asked.check()
+    against = planning.Population(population, k_map, delta_min, delta_max)
+    against.check()
     if max_suppression is not None and not 0.0 <= max_suppression < 1.0:
         raise InputError(
             f"--max-suppression {max_suppression} is outside [0, 1); give the share of input rows "
@@ -252,13 +262,17 @@ def verify(
         problems = list(read.problems)
         facts: dict[str, int] = {}
         if read.readable:
+            checked = models(k, asked, declared)
+            if against.table is not None:
+                population_stage.check_table(engine, against.table, read.layout.qis)
+                checked = (*checked, *population_stage.models(engine, against, read.layout.qis, release))
             verdict = verify_pair(
                 engine,
                 read.layout,
                 original,
                 release,
                 k,
-                models(k, asked, declared),
+                checked,
                 recorded=read.provenance,
                 limits=_recorded_limits(read),
                 max_suppression=max_suppression,

@@ -105,6 +105,7 @@ def summary_dict(result: Result) -> dict[str, object]:
             **_recode_dict(result),
             **({"criteria": _criteria_dict(result)} if result.criteria else {}),
             **_limits_dict(result),
+            **_population_dict(result),
             **({"suppressed_by": result.suppressed_by} if result.suppressed_by else {}),
             "seconds": {s: round(t, 4) for s, t in result.timings.items()},
         },
@@ -129,6 +130,22 @@ def _limits_dict(result: Result) -> dict[str, object]:
     return {"limits": {"max_width": dict(o.max_width), "max_values": dict(o.max_values)}}
 
 
+#: what a release achieves of k-map and delta-presence (privacy/population.py's figures)
+POPULATION_FIGURES = ("fewest_population_matches", "smallest_delta", "largest_delta")
+
+
+def _population_dict(result: Result) -> dict[str, object]:
+    """k-map and delta-presence as asked and achieved (no --population: no key)."""
+    p = result.plan.options.population
+    if p.table is None:
+        return {}
+    asked: dict[str, object] = {} if p.k_map is None else {"k_map": p.k_map}
+    if p.delta:
+        asked["delta_min"], asked["delta_max"] = p.bounds
+    achieved = {key: round(result.achieved[key], 6) for key in POPULATION_FIGURES if key in result.achieved}
+    return {"population": {"table": p.table, "asked": asked, "achieved": achieved}}
+
+
 def _criteria_dict(result: Result) -> dict[str, object]:
     c = result.criteria
     assert c is not None
@@ -136,7 +153,7 @@ def _criteria_dict(result: Result) -> dict[str, object]:
     return {
         "asked": {key: v for key, v in asked.items() if v is not None},
         "sensitive": [col.name for col in result.plan.sensitive],
-        "achieved": {key: round(v, 6) for key, v in result.achieved.items()},
+        "achieved": {key: round(v, 6) for key, v in result.achieved.items() if key not in POPULATION_FIGURES},
     }
 
 

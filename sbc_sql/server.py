@@ -115,6 +115,11 @@ def _criteria(a: dict[str, Any]) -> dict[str, Any]:
     return {o.name: o.default if a[o.name] is None else a[o.name] for o in catalogue.CRITERIA_OPTIONS}
 
 
+def _population(a: dict[str, Any]) -> dict[str, Any]:
+    """k-map and delta-presence's arguments (NULL: not given)."""
+    return {o.name: a[o.name] for o in catalogue.POPULATION_OPTIONS}
+
+
 def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
     from .run import anonymize
 
@@ -143,6 +148,7 @@ def _anonymize(engine: Any, **a: Any) -> dict[str, object]:
         allow_determinant=_names(a["allow_determinant"], "allow_determinant"),
         workers=1,
         incremental=bool(a["incremental"]),
+        **_population(a),
     )
     with result:
         return documents.summary_dict(result)
@@ -172,6 +178,7 @@ def _verify(engine: Any, **a: Any) -> dict[str, object]:
         sensitive=_names(a["sensitive"], "sensitive"),
         keep=_names(a["keep"], "keep"),
         allow_determinant=_names(a["allow_determinant"], "allow_determinant"),
+        **_population(a),
     )
 
     return documents.verify_dict(verdict)

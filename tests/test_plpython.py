@@ -146,6 +146,27 @@ def test_a_microaggregated_release_is_made_and_verified_inside_the_server(pl: st
     assert state == "22023" and "applies to a microaggregated release only" in message
 
 
+def test_k_map_and_delta_presence_are_kept_and_verified_inside_the_server(pl: str) -> None:
+    """The population a view of the people twice over (each class's delta then 1/2): each
+    class matches at least 10 of them, and verifies; sbc.verify against a population some
+    class matches too few of fails."""
+    sql(
+        pl,
+        "CREATE VIEW pop AS SELECT age, born, seen, sex, zip FROM t "
+        "UNION ALL SELECT age, born, seen, sex, zip FROM t",
+        "CREATE TABLE few AS SELECT * FROM pop WHERE age < 40",
+    )
+    (summary,) = sql(pl, ANONYMIZE.format(extra=", population => 'pop', k_map => 10, delta_max => 0.9"))[0]
+    got = json.loads(summary)
+    assert got["ok"] and got["population"]["asked"] == {"k_map": 10, "delta_min": 0.0, "delta_max": 0.9}
+    assert got["population"]["achieved"]["fewest_population_matches"] >= 10
+    (checked,) = sql(pl, "SELECT sbc.verify('t', 'r', 3, population => 'pop', k_map => 10)")[0]
+    assert json.loads(checked)["ok"]
+    (strict,) = sql(pl, "SELECT sbc.verify('t', 'r', 3, population => 'few', k_map => 10)")[0]
+    verdict = json.loads(strict)
+    assert not verdict["ok"] and "rows of the population 'few'" in verdict["error"]["message"]
+
+
 def test_an_incremental_release_is_refreshed_inside_the_server(pl: str) -> None:
     (summary,) = sql(pl, ANONYMIZE.format(extra=", incremental => true"))[0]
     assert json.loads(summary)["ok"] is True

@@ -107,6 +107,10 @@ def anonymize_cmd(o: SimpleNamespace) -> None:
             seed=o.seed,
             max_width=o.max_width,
             max_values=o.max_values,
+            population=o.population,
+            k_map=o.k_map,
+            delta_min=o.delta_min,
+            delta_max=o.delta_max,
             target=o.target,
             target_weight=o.target_weight,
             tuples=not o.rows,
@@ -203,6 +207,17 @@ def _criteria_lines(result: "Result") -> list[str]:
         lines.append(
             f"  verified the background-knowledge bound: beliefs in a class at most "
             f"{a['js_diameter']:.4f} bits apart"
+        )
+    population = o.population
+    if population.table is not None:
+        found = []
+        if "fewest_population_matches" in a:
+            found.append(f"each class matches at least {a['fewest_population_matches']:,.0f} population rows")
+        if "smallest_delta" in a:
+            found.append(f"delta from {a['smallest_delta']:.4g} to {a['largest_delta']:.4g}")
+        lines.append(
+            f"  verified {population.describe()} against the population '{population.table}': "
+            + ", ".join(found)
         )
     if result.criteria is None:
         return lines

@@ -68,6 +68,10 @@ def verify_cmd(o: SimpleNamespace) -> None:
             sensitive=o.sensitive or (),
             keep=o.keep or (),
             allow_determinant=o.allow_determinant or (),
+            population=o.population,
+            k_map=o.k_map,
+            delta_min=o.delta_min,
+            delta_max=o.delta_max,
         )
     notes = "".join(f"; {note}" for note in verdict.notes)
     if o.as_json:

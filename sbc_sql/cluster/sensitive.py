@@ -79,6 +79,7 @@ REASONS = {
     6: "kinc_left",
     7: "budget",  # the algorithm's own suppression (full-domain recoding, k only)
     8: "limits",  # no class holds it within the per-column limits (--max-width, --max-values)
+    9: "delta_min",  # its class matches too many population rows for --delta-min
 }
 REASON_CODES = {name: code for code, name in REASONS.items()}
 #: a repair bound meaning "a row of a value below its input share repairs the class" (see

@@ -303,6 +303,36 @@ MAX_VALUES = Option(
     metavar="COLUMN=COUNT",
     no_sql=NOT_IN_SQL_YET,
 )
+POPULATION_OPTIONS = (
+    Option(
+        "population",
+        str,
+        help="A population table (or CSV/Parquet file) holding the QIs under the same names: "
+        "the people the table was drawn from, whom --k-map and --delta-max match each class "
+        "against, e.g. --population residents.",
+    ),
+    Option(
+        "k_map",
+        int,
+        help="k-map (with --population): every class matches at least K population rows "
+        "(inside its ranges and sets), e.g. --k-map 10.",
+        metavar="K",
+    ),
+    Option(
+        "delta_min",
+        float,
+        help="delta-presence (with --population): every class's rows are at least D of the "
+        "population rows it matches (default 0), e.g. --delta-min 0.01.",
+        metavar="D",
+    ),
+    Option(
+        "delta_max",
+        float,
+        help="delta-presence (with --population): every class's rows are at most D of the "
+        "population rows it matches (default 1), e.g. --delta-max 0.5.",
+        metavar="D",
+    ),
+)
 RECODE = Option(
     "recode",
     str,
@@ -604,6 +634,7 @@ ANONYMIZE = (
     Option("seed", int, help="Seed of beta-ge's random choices (default 0), e.g. --seed 7."),
     MAX_WIDTH,
     MAX_VALUES,
+    *POPULATION_OPTIONS,
     Option(
         "target",
         str,
@@ -714,6 +745,7 @@ VERIFY = (
         "as it publishes that QI as it is",
         "education_num",
     ),
+    *POPULATION_OPTIONS,
     *ENGINE_OPTIONS,
     Option(
         "as_json",
@@ -1201,6 +1233,7 @@ _DECLARED = (
             "allow_determinant",
             "incremental",
             *("recode", "aggregate", "aggregate_categorical"),
+            *(o.name for o in POPULATION_OPTIONS),
         ),
     ),
     Command(
@@ -1219,6 +1252,7 @@ _DECLARED = (
             *("original", "release", "k"),
             *(o.name for o in CRITERIA_OPTIONS),
             *("max_suppression", "qi", "identifier", "sensitive", "keep", "allow_determinant"),
+            *(o.name for o in POPULATION_OPTIONS),
         ),
     ),
     Command("refresh", REFRESH, "sbc_sql.run.refresh:refresh", sql="refresh", sql_arguments=("release",)),

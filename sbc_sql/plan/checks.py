@@ -70,6 +70,38 @@ def check_background(options: Options, chosen: registry.Clusterer, sensitive: Se
         )
 
 
+def check_population(options: Options) -> None:
+    """k-map and delta-presence's options (:class:`.options.Population`), and what they cannot
+    go with: the clustering merges classes after it has formed them, which a per-column limit,
+    a background-knowledge bound or a refresh (whose new rows join published classes as
+    they are) would not survive, and a microaggregated class has no range or set to match."""
+    population = options.population
+    population.check()
+    if not population.asked:
+        return
+    given = f"--population '{population.table}'"
+    if options.max_width or options.max_values:
+        raise InputError(
+            f"{given} merges classes until each matches enough of the population, which "
+            "--max-width and --max-values would not survive; drop one or the other"
+        )
+    if options.background.asked:
+        raise InputError(
+            f"{given} merges classes, which the background-knowledge bound would not survive; "
+            "drop one or the other"
+        )
+    if options.incremental:
+        raise InputError(
+            f"{given} is checked over the whole release, which a refresh adds to class by class; "
+            "drop --incremental, or re-run the release as the table grows"
+        )
+    if options.recode != "generalize":
+        raise InputError(
+            f"{given} counts the population inside each class's ranges and sets, which "
+            f"--recode {options.recode} does not release; drop one or the other"
+        )
+
+
 def check_limits(columns: list[Column], options: Options) -> None:
     """Each limit names a QI of its kind: a width a numeric (or date) QI, a value count a
     categorical one."""

@@ -20,6 +20,7 @@ from .checks import (
     check_criteria,
     check_held_rows,
     check_limits,
+    check_population,
     check_release_names,
 )
 from .decided import Plan, scaled_weights
@@ -94,6 +95,7 @@ def make_plan(
     check_allowed(columns, options.allow_determinant, name)
     check_criteria(options, chosen, [c for c in columns if c.role == "sensitive"])
     check_background(options, chosen, [c for c in columns if c.role == "sensitive"])
+    check_population(options)
     weights = qi_weights(columns, options.weights)
     check_limits(columns, options)
     limits = Limits(options.max_width, options.max_values)

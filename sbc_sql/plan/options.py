@@ -70,6 +70,8 @@ class Options:
     recode: str = "generalize"
     aggregate: str | None = None
     aggregate_categorical: str | None = None
+    # k-map and delta-presence against a population table
+    population: Population = field(default_factory=lambda: Population())
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,84 @@ class Background:
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
             raise InputError(f"--seed {self.seed} is not a whole number of 0 or more: give e.g. --seed 0")
+
+
+@dataclass(frozen=True)
+class Population:
+    """k-map and delta-presence as asked (:mod:`sbc_sql.privacy.population`): ``table`` the
+    population (a table, or a CSV/Parquet file), ``k_map`` the fewest population rows a
+    class must match, ``delta_min`` and ``delta_max`` the bounds of a class's rows over its
+    matches (None: not given)."""
+
+    table: str | None = None
+    k_map: int | None = None
+    delta_min: float | None = None
+    delta_max: float | None = None
+
+    @property
+    def asked(self) -> bool:
+        return self.table is not None
+
+    @property
+    def delta(self) -> bool:
+        """Whether delta-presence is asked."""
+        return self.delta_min is not None or self.delta_max is not None
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """delta-presence's bounds, a missing one 0 or 1."""
+        low = 0.0 if self.delta_min is None else float(self.delta_min)
+        return low, 1.0 if self.delta_max is None else float(self.delta_max)
+
+    def describe(self) -> str:
+        """The criteria asked, as a message names them."""
+        asked = [] if self.k_map is None else [f"k-map k={self.k_map}"]
+        if self.delta:
+            low, high = self.bounds
+            asked.append(f"delta-presence in [{low:g}, {high:g}]")
+        return " and ".join(asked)
+
+    def check(self) -> None:
+        """The options' own limits: each asks for the others it needs."""
+        given = [
+            flag
+            for flag, v in (
+                ("--k-map", self.k_map),
+                ("--delta-min", self.delta_min),
+                ("--delta-max", self.delta_max),
+            )
+            if v is not None
+        ]
+        if self.table is None:
+            if given:
+                raise InputError(
+                    f"{given[0]} is checked against a population table: give --population TABLE "
+                    "(the people the input was drawn from, on the same QIs)"
+                )
+            return
+        if not given:
+            raise InputError(
+                f"--population '{self.table}' is given without a criterion over it: give --k-map K "
+                "(e.g. --k-map 10), --delta-max D (e.g. --delta-max 0.5) or both"
+            )
+        k_map = self.k_map
+        if k_map is not None and (isinstance(k_map, bool) or not isinstance(k_map, int) or k_map < 2):
+            raise InputError(f"--k-map {k_map} is not a whole number of 2 or more: give e.g. --k-map 10")
+        for flag, v in (("--delta-min", self.delta_min), ("--delta-max", self.delta_max)):
+            ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and 0.0 <= float(v) <= 1.0
+            if v is not None and not ok:
+                raise InputError(
+                    f"{flag} {v} is outside [0, 1]; it bounds the share of the population a class "
+                    f"matches that is in the release: give e.g. {flag} 0.5"
+                )
+        low, high = self.bounds
+        if self.delta and not low < high:
+            raise InputError(
+                f"--delta-min {low:g} is not below --delta-max {high:g}; give a lower --delta-min "
+                "or a higher --delta-max"
+            )
+        if self.delta_max is not None and self.delta_max <= 0:
+            raise InputError("--delta-max 0 leaves no class a row; give e.g. --delta-max 0.5")
 
 
 def no_criteria() -> Criteria:

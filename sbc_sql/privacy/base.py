@@ -27,6 +27,7 @@ cell values.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -57,6 +58,10 @@ class PrivacyModel(ABC):
 
     #: the model's name, as a flag or a report would spell it
     name: ClassVar[str]
+    #: whether its queries join on the values of a series (value_pairs_range), which a
+    #: planner should hash rather than sort by estimates it cannot make
+    #: (:meth:`Engine.hashed_joins`)
+    hashed: ClassVar[bool] = False
 
     @property
     def min_class_size(self) -> int:
@@ -110,12 +115,14 @@ class PrivacyModel(ABC):
 
     def measure(self, engine: Engine, release: str, original: str | None = None) -> dict[str, Any]:
         """The model's figures of ``release``, by name."""
-        row = engine.fetch_one(self.measure_sql(release, original))
+        with engine.hashed_joins() if self.hashed else contextlib.nullcontext():
+            row = engine.fetch_one(self.measure_sql(release, original))
         return {name: value for (name, _), value in zip(self.folds(), row, strict=True)}
 
     def check(self, engine: Engine, release: str, original: str | None = None) -> list[str]:
         """The problems the violation check finds in ``release`` (empty: the model holds)."""
-        violations, *values = engine.fetch_one(self.violations_sql(release, original), self.params())
+        with engine.hashed_joins() if self.hashed else contextlib.nullcontext():
+            violations, *values = engine.fetch_one(self.violations_sql(release, original), self.params())
         measures = {name: value for (name, _), value in zip(self.folds(), values, strict=True)}
         return self.problems(int(violations or 0), measures)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..model import Column
+from ..sql.matching import inside
 from ..sql.nodes import alias, as_number, conj, list_has_null, list_size, or_false, ref, same_key, text_list
 from ..sql.templates import render
 from ..stages.measure import Layout, cost_expression
-from ..stages.verify import inside
 from .scratch import Names
 
 # ---------------------------------------------------------------------------------------

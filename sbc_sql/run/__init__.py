@@ -70,6 +70,10 @@ def anonymize(
     seed: int | None = None,
     max_width: Mapping[str, float] | str | Iterable[str] | None = None,
     max_values: Mapping[str, int] | str | Iterable[str] | None = None,
+    population: str | None = None,
+    k_map: int | None = None,
+    delta_min: float | None = None,
+    delta_max: float | None = None,
     target: str | None = None,
     target_weight: float | None = None,
     tuples: bool = True,
@@ -127,6 +131,13 @@ def anonymize(
     ``max_values`` ({'nationality': 3}: the most values of a class's set on a categorical
     QI) are kept by the default algorithm while it clusters and verified in SQL; rows that
     fit no class are suppressed, at most ``max_suppression`` of them.
+
+    ``population`` (a table, or a CSV or Parquet file, holding the QIs under the same
+    names: the people the table was drawn from) with ``k_map`` (every class matches at
+    least that many of its rows, inside the class's ranges and sets) and ``delta_min`` /
+    ``delta_max`` (every class's rows over the population rows it matches within those
+    bounds, default 0 and 1): the clustering merges the classes that match too few rows or
+    whose share is above ``delta_max``, and SQL verifies both before the release is written.
 
     ``target`` (a column released verbatim, e.g. a label a model will be trained on) makes
     the clustering prefer classes whose rows share their majority label: it minimizes total
@@ -212,6 +223,7 @@ def anonymize(
         background=planning.Background(bk_threshold, bk_estimator, bk, seed),
         max_width=max_width,
         max_values=max_values,
+        population=planning.Population(population, k_map, delta_min, delta_max),
         target=target,
         target_weight=target_weight,
         tuples=tuples,

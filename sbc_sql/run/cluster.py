@@ -10,12 +10,20 @@ handed on as they are.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import plan as planning
 from ..cluster import registry
+from ..cluster.model import QIData
+from ..cluster.population import enforce
 from ..cluster.registry import ClusterRun, run_clustering
+from ..cluster.runs import share_needed, suppression_budget
+from ..cluster.sensitive import REASON_CODES
+from ..errors import InputError
 from .lines import COMPILING, Log, Progress
 from .prepare import Prepared, cluster_limits
 
@@ -27,6 +35,59 @@ class Clustering:
 
     plan: planning.Plan
     run: ClusterRun | None
+
+
+def _population(prepared: Prepared, data: QIData, run: ClusterRun, log: Log | None) -> ClusterRun:
+    """The classes merged until each keeps k-map and delta-max against the population
+    (:func:`sbc_sql.cluster.population.enforce`), the sensitive criteria kept by the
+    partner each merge chooses."""
+    asked = prepared.plan.options.population
+    assert prepared.population is not None
+    rule = prepared.plan.options.criteria.rule()
+    keeps = None
+    if rule.active and data.sensitive is not None:
+        sensitive = data.sensitive
+        sizes = [len(c) for c in sensitive.counts]
+
+        def keeps(members: np.ndarray) -> bool:
+            counts = [np.bincount(sensitive.codes[s][members], minlength=sizes[s]) for s in range(len(sizes))]
+            return rule.ok(counts, len(members), sensitive)
+
+    options = prepared.plan.options
+    weights = data.weights_of_rows()
+    left = suppression_budget(options.max_suppression, data.n_represented) - int(
+        weights[run.labels < 0].sum()
+    )
+    enforced = enforce(
+        data, run.labels, prepared.population, asked.k_map, asked.delta_max, keeps, asked.delta_min, left
+    )
+    if enforced.below:
+        n = data.n_represented
+        need = share_needed(enforced.below + int(weights[enforced.suppressed | (run.labels < 0)].sum()), n)
+        raise InputError(
+            f"--delta-min {asked.delta_min:g}: classes of {enforced.below:,} more row(s) match so many "
+            f"rows of the population '{asked.table}' that their delta stays below it, above what "
+            f"--max-suppression {options.max_suppression:g} lets go; give --max-suppression {need:g} "
+            "or a lower --delta-min"
+        )
+    reasons = run.reasons
+    if enforced.suppressed.any():
+        reasons = np.zeros(len(run.labels), dtype=np.int8) if reasons is None else reasons.copy()
+        reasons[enforced.suppressed] = REASON_CODES["delta_min"]
+    if log is not None:
+        fewest = int(enforced.matched.min()) if len(enforced.matched) else 0
+        log(
+            f"population '{asked.table}': {enforced.merged:,} class(es) merged for "
+            f"{prepared.plan.options.population.describe()}; each class now matches at least "
+            f"{fewest:,} of its rows"
+            + (
+                f"; {int(weights[enforced.suppressed].sum()):,} row(s) suppressed in classes below "
+                f"--delta-min {asked.delta_min:g}"
+                if enforced.suppressed.any()
+                else ""
+            )
+        )
+    return dataclasses.replace(run, labels=enforced.labels, reasons=reasons)
 
 
 def cluster(prepared: Prepared, *, progress: Progress | None = None, log: Log | None = None) -> Clustering:
@@ -76,4 +137,8 @@ def cluster(prepared: Prepared, *, progress: Progress | None = None, log: Log | 
                 f"a value of '{column}' forces classes of at least {forced:,} rows under "
                 "beta-likeness: its rows are suppressed"
             )
+    if prepared.population is not None:
+        t = time.perf_counter()
+        run = _population(prepared, data, run, log)
+        prepared.stage("cluster", t)
     return Clustering(plan, run)

@@ -31,6 +31,7 @@ from ..cluster.blocks import block_bounds
 from ..cluster.distributed import BlockJob
 from ..cluster.limits import Limits
 from ..cluster.model import QIData
+from ..cluster.population import Matcher, Population
 from ..cluster.registry import ClusterRun
 from ..cluster.runs import DEFAULT_TARGET_WEIGHT, check_counted, suppression_budget
 from ..cluster.sbca_plus.algorithm import MAX_LABELS
@@ -44,6 +45,7 @@ from ..model import CsvOptions
 from ..plan import determinants
 from ..privacy.criteria import check_sensitive
 from ..stages import ledger, pull, stats, stream, write
+from ..stages import population as population_stage
 from ..stages.verify import MICROS_PER_DAY
 from .inputs import release_owners
 from .lines import Log, warnings_only
@@ -91,6 +93,9 @@ class Prepared:
     #: background-knowledge options with the user's knowledge (None: not asked)
     resolved: Mapping[str, Hierarchy] = field(default_factory=dict)
     background: BackgroundOptions | None = None
+    #: read by :func:`ready` for ``plan``: the population's distinct QI tuples, coded as the
+    #: pulled rows (None: no --population)
+    population: Population | None = None
     #: made by :func:`ready` where the engine clusters ``plan`` in its own workers: the
     #: labels, kept in the engine
     workers: ClusterRun | None = None
@@ -223,6 +228,8 @@ def _prepared(
     planning.check_identifiers(plan, st.n_rows, st.distinct, say)
     _check_finite(plan, st)
     _check_determinants(engine, plan, st, say)
+    if plan.options.population.table is not None:
+        population_stage.check_table(engine, plan.options.population.table, plan.qis)
     timings["stats"] += time.perf_counter() - t
     for c in plan.columns:
         how = f"{c.kind} quasi-identifier" if c.role == "qi" else c.role
@@ -269,7 +276,9 @@ def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | N
     files and the user's background knowledge read; or, where the engine clusters the
     plan in its own workers, the labels made there. A dry run reads nothing more."""
     plan = plan or prepared.plan
-    prepared = dataclasses.replace(prepared, plan=plan, resolved={}, background=None, workers=None)
+    prepared = dataclasses.replace(
+        prepared, plan=plan, resolved={}, background=None, workers=None, population=None
+    )
     if prepared.dry:
         return prepared
     engine = prepared.engine
@@ -286,8 +295,38 @@ def ready(prepared: Prepared, plan: planning.Plan | None = None, *, log: Log | N
     t = time.perf_counter()
     resolved = resolve_hierarchies(data, prepared.stats, prepared.hierarchies)
     background = background_options(engine, plan, data)
+    population = _population(engine, plan, prepared.stats, data)
     prepared.stage("pull", t)
-    return dataclasses.replace(prepared, resolved=resolved, background=background)
+    return dataclasses.replace(prepared, resolved=resolved, background=background, population=population)
+
+
+def _population(engine: Engine, plan: planning.Plan, st: stats.Stats, data: QIData) -> Population | None:
+    """The population's distinct QI tuples, coded as ``data`` (--population; None without
+    it), once the whole input is shown to match enough of it: one class of every row is the
+    most any clustering can match, so a population it matches too few of, or too few of for
+    delta-max, has no release."""
+    asked = plan.options.population
+    if asked.table is None:
+        return None
+    tuples = population_stage.pull(engine, asked.table, pull.decoder_of(plan, st))
+    whole = Matcher(data, tuples).whole()
+    rows = data.n_represented
+    if asked.k_map is not None and whole < asked.k_map:
+        raise InputError(
+            f"--k-map {asked.k_map}: the whole table, as one class, matches {whole:,} rows of the "
+            f"population '{asked.table}', so no release can keep it; give --k-map {max(whole, 2):,} "
+            "or less, or a population that holds the people the table was drawn from"
+        )
+    high = asked.bounds[1]
+    if asked.delta_max is not None and rows > high * whole:
+        fit = rows / whole if whole else float("inf")
+        raise InputError(
+            f"--delta-max {high:g}: the whole table's {rows:,} rows are {fit:.4g} of the {whole:,} "
+            f"population rows it matches as one class, so no release can keep it; give a "
+            f"--delta-max above {fit:.4g}, or a population that holds the people the table was "
+            "drawn from"
+        )
+    return tuples
 
 
 #: tuples are clustered while there are at most this share of the rows: above it, most
@@ -397,6 +436,7 @@ def in_workers(engine: Engine, plan: planning.Plan) -> bool:
         and options.algorithm == registry.DEFAULT
         and options.mode in ("auto", "blocks", "streamed")
         and not options.background.asked
+        and not options.population.asked
     )
 
 
@@ -425,6 +465,14 @@ def streams(engine: Engine, plan: planning.Plan, n_rows: int) -> bool:
     if in_workers(engine, plan) or engine.dry or (n_rows <= held_rows(plan) and not forced):
         return False
     asked = options.held_rows is not None or forced
+    if options.population.asked:
+        if asked:
+            raise InputError(
+                f"--population '{options.population.table}' merges whole classes once they are "
+                "formed, which a run of blocks streamed from the database cannot; drop "
+                "--mode streamed and --held-rows (the rows are then held in this process)"
+            )
+        return False
     if not engine.can_stream():
         if asked:
             why = (

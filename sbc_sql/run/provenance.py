@@ -48,7 +48,8 @@ def document(
             **m.params(),
             **({"column": m.sensitive.name} if m.sensitive else {}),
             # which form of the model: l-diversity's variant, beta-likeness's enhanced flag
-            **{a: getattr(m, a) for a in ("variant", "enhanced") if hasattr(m, a)},
+            # and k-map's or delta-presence's population
+            **{a: getattr(m, a) for a in ("variant", "enhanced", "population") if hasattr(m, a)},
         }
         for m in (models or verify.default_models(plan.k))
     ]

@@ -32,6 +32,7 @@ from ..model import ledger_objects_of
 from ..privacy.base import PrivacyModel
 from ..privacy.criteria import models as criteria_models
 from ..stages import ledger, measure, pull, stats, stream, verify, write
+from ..stages import population as population_stage
 from . import provenance as run_provenance
 from .cluster import Clustering
 from .prepare import Prepared
@@ -151,6 +152,14 @@ def publish(
                 if limits:
                     engine.show(verify.limits_sql(limits, classes_tmp))
             else:
+                # k-map and delta-presence read the classes just written, which the join
+                # keys they are matched to the population on are counted from
+                models = (
+                    *models,
+                    *population_stage.models(
+                        engine, plan.options.population, plan.qis, rows_tmp, classes_tmp
+                    ),
+                )
                 verdict = verify.verify_with_labels(
                     engine,
                     layout,

@@ -50,7 +50,8 @@ from ..errors import InputError, VerificationError
 from ..model import Column, ledger_objects_of, release_objects_of
 from ..plan import CLASS_SIZE
 from ..privacy.criteria import Criteria, models, recorded_criteria
-from ..sql.nodes import conj, ref, same_key
+from ..sql.matching import inside, pairs_match, pairs_sql
+from ..sql.nodes import conj
 from ..sql.templates import render
 from ..stages import audit, ledger, measure, verify, write
 from ..stages.measure import Layout
@@ -280,17 +281,13 @@ def _scratch(engine: Engine, tag: str) -> Iterator[None]:
 def _placed(engine: Engine, rel: _Release, unseen: str, n_new: int, keys: Sequence[Column]) -> np.ndarray:
     """The published class each new row joins (-1: none); ``keys``: the QIs whose values
     join the new rows to the classes (:func:`~sbc_sql.stages.verify.join_keys`)."""
-    pairs = [verify.value_pairs_sql(c, unseen, rel.classes) for c in keys]
-    names = ["sbc_key", "sbc_key2"][: len(keys)]
     tree = render(
         "refresh_candidates",
         unseen=unseen,
         classes=rel.classes,
-        pairs=pairs[0] if len(pairs) == 1 else render("value_pairs_two", first=pairs[0], second=pairs[1]),
-        match=conj(
-            [same_key(ref(c.name, "n"), ref(name, "p"), c) for c, name in zip(keys, names, strict=True)]
-        ),
-        inside=conj([verify.inside(c, "n", "c") for c in rel.layout.qis]),
+        pairs=pairs_sql(keys, unseen, rel.classes),
+        match=pairs_match(keys, "n", "p"),
+        inside=conj([inside(c, "n", "c") for c in rel.layout.qis]),
     )
     with engine.hashed_joins():
         found = engine.fetch_arrow(tree)

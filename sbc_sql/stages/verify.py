@@ -32,7 +32,8 @@ from ..engines.base import Engine
 from ..model import Column, ledger_objects_of, release_objects_of
 from ..privacy import KAnonymity, PrivacyModel, check_all
 from ..provenance import Provenance
-from ..sql.nodes import as_number, conj, list_contains, list_has_null, list_size, ref, same_key
+from ..sql.matching import KEYS, inside, pairs_match, pairs_sql, range_spans_sql, value_pairs_sql
+from ..sql.nodes import as_number, conj, list_size, ref, same_key
 from ..sql.templates import render
 from . import ledger, write
 from .measure import Layout, class_sizes_sql
@@ -49,19 +50,6 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def inside(c: Column, row: str, cls: str) -> exp.Expression:
-    """The row's value of QI c lies within its class's range or set (NULL included)."""
-    value = ref(c.name, row)
-    is_null = exp.Is(this=value, expression=exp.Null())
-    if c.kind == "numeric":
-        in_range = exp.Between(this=value, low=ref(c.name + "_min", cls), high=ref(c.name + "_max", cls))
-        return exp.Case(ifs=[exp.If(this=is_null, true=ref(c.name + "_has_null", cls))], default=in_range)
-    values = ref(c.name, cls)
-    has_null = list_has_null(values)
-    contains = list_contains(values, value)
-    return exp.Case(ifs=[exp.If(this=is_null, true=has_null)], default=contains)
 
 
 def _same(c: Column, row: str, cls: str) -> exp.Expression:
@@ -512,20 +500,6 @@ def js_problems(engine: Engine, labels: str, threshold: float) -> tuple[list[str
     return problems, float(diameter or 0.0)
 
 
-def value_pairs_sql(c: Column, original: str, release: str) -> exp.Expression:
-    """(class, value) pairs of QI c: a categorical QI's value sets unnested, a numeric QI's
-    source values numbered between its ranges' bounds (:func:`range_spans_sql`)."""
-    if c.kind == "numeric":
-        spans = range_spans_sql(c, original, release)
-        return render("value_pairs_range", release=release, original=original, key=c.name, spans=spans)
-    return render("value_pairs_set", release=release, key=c.name)
-
-
-def range_spans_sql(c: Column, original: str, release: str) -> exp.Expression:
-    """Each class's range of the numeric QI c among the source's values (range_spans.sql)."""
-    return render("range_spans", release=release, original=original, key=c.name)
-
-
 def key_cost_sql(c: Column, original: str, release: str) -> exp.Expression:
     if c.kind == "numeric":
         spans = range_spans_sql(c, original, release)
@@ -571,18 +545,13 @@ def join_keys(
 
 
 def class_values_sql(layout: Layout, original: str, release: str, keys: Sequence[Column]) -> exp.Expression:
-    pairs = [value_pairs_sql(c, original, release) for c in keys]
-    names = ["sbc_key", "sbc_key2"][: len(keys)]
     return render(
         "class_values",
         release=release,
         original=original,
-        pairs=pairs[0] if len(pairs) == 1 else render("value_pairs_two", first=pairs[0], second=pairs[1]),
-        keys=[ref(name, "p") for name in names],
-        match=conj(
-            [same_key(ref(c.name, "s"), ref(name, "r"), c) for c, name in zip(keys, names, strict=True)]
-            + [_same(c, "s", "r") for c in layout.verbatim]
-        ),
+        pairs=pairs_sql(keys, original, release),
+        keys=[ref(name, "p") for name in KEYS[: len(keys)]],
+        match=conj([pairs_match(keys, "s", "r"), *(_same(c, "s", "r") for c in layout.verbatim)]),
         qi=[c.name for c in layout.qis],
         qicol=layout.qi_columns(),
         verb=[c.name for c in layout.verbatim],
