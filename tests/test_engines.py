@@ -177,9 +177,8 @@ def run_log(con: duckdb.DuckDBPyConnection) -> list[exp.Expression]:
     medians = {"aggregate": "median", "aggregate_categorical": "values"}
     sbc_sql.anonymize(engine, "t", 3, output="rmd", recode="microaggregate", **medians, **ROLES)
     # k-map and delta-presence against a population: the people twice over
-    con.execute(
-        "CREATE TABLE pop AS SELECT age, born, seen, sex, zip FROM t UNION ALL SELECT age, born, seen, sex, zip FROM t"
-    )
+    twice = "SELECT age, born, seen, sex, zip FROM t"
+    con.execute(f"CREATE TABLE pop AS {twice} UNION ALL {twice}")
     against = {"population": "pop", "k_map": 6, "delta_max": 0.9}
     sbc_sql.anonymize(engine, "t", 3, output="rkm", **against, **ROLES)
     sbc_sql.verify(engine, "t", "rkm", 3, **against)

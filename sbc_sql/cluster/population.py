@@ -123,48 +123,56 @@ def boxes(data: QIData, labels: np.ndarray, n_classes: int) -> Boxes:
 
 
 class Matcher:
-    """Counts the population rows inside a box: the population sorted once on one QI (a
-    numeric one where there is one), so that a box reads only the tuples its range or set
-    picks on that QI and tests the others on those."""
+    """Counts the population rows inside a box: the population sorted once on each QI, so
+    that a box reads only the tuples its range or set picks on the QI that picks fewest
+    (found by binary search on each) and tests the others on those."""
 
     def __init__(self, data: QIData, population: Population) -> None:
         self.data = data
         self.population = population
-        numerics = [q for q in range(data.n_qis) if data.numeric[q]]
-        self.key = numerics[0] if numerics else 0
-        key = population.columns[self.key]
-        if data.numeric[self.key]:
-            self.order = np.argsort(key, kind="stable")  # NaN last
-            self.sorted = key[self.order]
-            self.finite = int(np.count_nonzero(~np.isnan(key)))
-        else:
-            self.order = np.argsort(key, kind="stable")
-            self.sorted = key[self.order]
-            self.finite = len(key)
+        # per QI: the tuples' order on it (NaN last), its values in that order, and how many
+        # are numbers (every one for a category)
+        self.order: list[np.ndarray] = []
+        self.sorted: list[np.ndarray] = []
+        self.finite: list[int] = []
+        for q in range(data.n_qis):
+            values = population.columns[q]
+            order = np.argsort(values, kind="stable")
+            self.order.append(order)
+            self.sorted.append(values[order])
+            self.finite.append(int(np.count_nonzero(~np.isnan(values))) if data.numeric[q] else len(values))
 
-    def _candidates(self, box: Box) -> np.ndarray:
-        q, s = self.key, self.sorted
+    def _spans(self, box: Box, q: int) -> tuple[np.ndarray, np.ndarray]:
+        """The (start, stop) positions, in QI q's order, of the tuples the box picks on q."""
+        s, finite = self.sorted[q], self.finite[q]
         if self.data.numeric[q]:
-            parts = []
+            starts: list[int] = []
+            stops: list[int] = []
             if np.isfinite(box.lo[q]):
-                start = np.searchsorted(s[: self.finite], box.lo[q], side="left")
-                stop = np.searchsorted(s[: self.finite], box.hi[q], side="right")
-                parts.append(self.order[start:stop])
+                starts.append(int(np.searchsorted(s[:finite], box.lo[q], side="left")))
+                stops.append(int(np.searchsorted(s[:finite], box.hi[q], side="right")))
             if box.null[q]:
-                parts.append(self.order[self.finite :])
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        codes = np.flatnonzero(box.sets[q])
-        starts = np.searchsorted(s, codes, side="left")
-        stops = np.searchsorted(s, codes, side="right")
-        return np.concatenate(
-            [self.order[a:z] for a, z in zip(starts, stops, strict=True)] or [np.zeros(0, np.int64)]
-        )
+                starts.append(finite)
+                stops.append(len(s))
+            return np.asarray(starts, dtype=np.int64), np.asarray(stops, dtype=np.int64)
+        # in the values' own type: searchsorted would otherwise convert the whole array
+        codes = np.flatnonzero(box.sets[q]).astype(s.dtype)
+        return np.searchsorted(s, codes, side="left"), np.searchsorted(s, codes, side="right")
+
+    def _candidates(self, box: Box) -> tuple[int, np.ndarray]:
+        """The QI that picks fewest tuples, and those tuples."""
+        spans = [self._spans(box, q) for q in range(self.data.n_qis)]
+        key = int(np.argmin([int((stops - starts).sum()) for starts, stops in spans]))
+        starts, stops = spans[key]
+        order = self.order[key]
+        parts = [order[a:z] for a, z in zip(starts, stops, strict=True) if z > a]
+        return key, np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def matches(self, box: Box) -> int:
         """The population rows inside ``box``."""
-        idx = self._candidates(box)
+        key, idx = self._candidates(box)
         for q in range(self.data.n_qis):
-            if q == self.key or not len(idx):
+            if q == key or not len(idx):
                 continue
             v = self.population.columns[q][idx]
             if self.data.numeric[q]:
@@ -197,27 +205,51 @@ def failing(rows: np.ndarray, matched: np.ndarray, k_map: int | None, delta_max:
     return bad
 
 
+#: the classes whose merged generalization's NCP is computed in full per merge: the nearest
+#: on the numeric QIs (their ranges widened), where there are more
+NEAREST = 256
+
+
 def _cost(data: QIData, b: Boxes, c: int, alive: np.ndarray) -> np.ndarray:
-    """Per class, the NCP (times rows) that merging class c into it adds; inf for c itself
-    and for classes merged away."""
-    size = b.rows + b.rows[c]
-    before = np.zeros(b.n_classes)
-    after = np.zeros(b.n_classes)
+    """Per class, the NCP (times rows) that merging class c into it adds; inf for c itself,
+    for classes merged away, and, with more than :data:`NEAREST` classes alive and a numeric
+    QI, for all but the :data:`NEAREST` whose ranges widen least (the categorical sets'
+    unions, the costly part, are counted on those alone)."""
+    numerics = [q for q in range(data.n_qis) if data.numeric[q]]
+    live = np.flatnonzero(alive)
+    live = live[live != c]
+    if numerics and len(live) > NEAREST:
+        widened = np.zeros(len(live))
+        for q in numerics:
+            span = data.span(q) or 1.0
+            lo, hi = b.lo[q][live], b.hi[q][live]
+            width = np.maximum(hi, b.hi[q][c]) - np.minimum(lo, b.lo[q][c])
+            had = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
+            widened += data.weights[q] * np.where(np.isfinite(width), width - had, 1.0) / span
+        live = live[np.argpartition(widened, NEAREST)[:NEAREST]]
+    rows = b.rows[live]
+    size = rows + b.rows[c]
+    before = np.zeros(len(live))
+    after = np.zeros(len(live))
+    own = 0.0
     for q in range(data.n_qis):
         w = data.weights[q]
         if data.numeric[q]:
-            zero = np.zeros(b.n_classes)
-            null = b.null[q].astype(np.float64)
-            before += w * numeric_ncp(b.lo[q], b.hi[q], null, zero, data.span(q)) * b.rows
-            lo, hi = np.minimum(b.lo[q], b.lo[q][c]), np.maximum(b.hi[q], b.hi[q][c])
+            zero = np.zeros(len(live))
+            null = b.null[q][live].astype(np.float64)
+            before += w * numeric_ncp(b.lo[q][live], b.hi[q][live], null, zero, data.span(q)) * rows
+            lo, hi = np.minimum(b.lo[q][live], b.lo[q][c]), np.maximum(b.hi[q][live], b.hi[q][c])
             after += w * numeric_ncp(lo, hi, null + b.null[q][c], zero, data.span(q)) * size
+            one = np.array([b.null[q][c]], dtype=np.float64)
+            own += w * float(numeric_ncp(b.lo[q][c : c + 1], b.hi[q][c : c + 1], one, one, data.span(q))[0])
         else:
             card = max(data.cardinality[q], 1)
-            before += w * categorical_ncp(b.sets[q].sum(axis=1), card) * b.rows
-            after += w * categorical_ncp((b.sets[q] | b.sets[q][c]).sum(axis=1), card) * size
-    added: np.ndarray = after - before - before[c]
-    added[~alive] = np.inf
-    added[c] = np.inf
+            sets = b.sets[q][live]
+            before += w * categorical_ncp(sets.sum(axis=1), card) * rows
+            after += w * categorical_ncp((sets | b.sets[q][c]).sum(axis=1), card) * size
+            own += w * float(categorical_ncp(np.array([b.sets[q][c].sum()]), card)[0])
+    added = np.full(b.n_classes, np.inf)
+    added[live] = after - before - own * b.rows[c]
     return added
 
 

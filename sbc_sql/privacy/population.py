@@ -28,9 +28,9 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from ..model import Column
-from ..sql.matching import inside, pairs_match, pairs_sql
-from ..sql.nodes import conj
-from ..sql.templates import render
+from ..sql.matching import KEYS, inside, pairs_match, pairs_sql
+from ..sql.nodes import conj, ref
+from ..sql.templates import ident, render
 from .base import PrivacyModel, figure, param
 
 
@@ -50,9 +50,19 @@ class PopulationModel(PrivacyModel):
     qis: tuple[Column, ...]
     keys: tuple[Column, ...]
     classes: str | None = None
+    #: a table holding the per-class figure already (population_figures), read instead
+    figures: str | None = None
     hashed: ClassVar[bool] = True
 
     def per_class_sql(self, release: str, original: str | None = None) -> exp.Expression:
+        if self.figures is not None:
+            return exp.select("eq_class", "sbc_size", "sbc_population").from_(
+                exp.Table(this=ident(self.figures))
+            )
+        return self.matches_sql(release)
+
+    def matches_sql(self, release: str) -> exp.Expression:
+        """Each class's rows and population matches, computed (population_matches.sql)."""
         boxes = self.classes or release
         return render(
             "population_matches",
@@ -60,7 +70,8 @@ class PopulationModel(PrivacyModel):
             boxes=boxes,
             population=population_tuples_sql(self.population, self.qis),
             pairs=pairs_sql(self.keys, self.population, boxes),
-            match=pairs_match(self.keys, "n", "p"),
+            keys=[ref(key, "p") for key in KEYS[: len(self.keys)]],
+            match=pairs_match(self.keys, "n", "c"),
             qicol=[n for c in self.qis for n in c.release_columns],
             inside=conj([inside(c, "n", "c") for c in self.qis]),
         )

@@ -75,6 +75,8 @@ def publish(
     rows_tmp, classes_tmp = f"{temp_name}_rows", f"{temp_name}_classes"
     # the source joined to the labels once: the write and the verification read it
     labelled = f"{temp_name}_labelled"
+    # each class's population matches, for k-map and delta-presence (--population)
+    figures_tmp = f"{temp_name}_population"
     row_id = engine.row_id("s")
     measures = verdict = None
     criteria = plan.options.criteria
@@ -86,7 +88,9 @@ def publish(
     try:
         with (
             _labels(prepared, clustering, labels_name),
-            verify.labelled_source(engine, labelled),
+            verify.working_tables(
+                engine, labelled, *([figures_tmp] if plan.options.population.asked else [])
+            ),
             engine.transaction(),
         ):
             t = time.perf_counter()
@@ -157,7 +161,7 @@ def publish(
                 models = (
                     *models,
                     *population_stage.models(
-                        engine, plan.options.population, plan.qis, rows_tmp, classes_tmp
+                        engine, plan.options.population, plan.qis, rows_tmp, classes_tmp, figures_tmp
                     ),
                 )
                 verdict = verify.verify_with_labels(

@@ -99,10 +99,13 @@ def models(
     qis: Sequence[Column],
     release: str,
     classes: str | None = None,
+    figures: str | None = None,
 ) -> tuple[PrivacyModel, ...]:
     """k-map and delta-presence as ``asked`` over ``release`` (one row per released row, or
     a row table beside the class table ``classes``): the models verification runs, joined
-    on the QIs :func:`~.verify.join_keys` finds cheapest against the population."""
+    on the QIs :func:`~.verify.join_keys` finds cheapest against the population. With
+    ``figures``, a new temporary table of that name holds the per-class figure, computed
+    once, which the models read (the caller drops it)."""
     table = asked.table
     if table is None:
         return ()
@@ -112,14 +115,15 @@ def models(
     (n_classes,) = engine.fetch_one(render("distinct_classes", release=boxes))
     layout = Layout(qis, (), tuple(1.0 for _ in qis))
     keys = join_keys(engine, layout, table, boxes, int(n_classes or 0), int(n))
+    if figures is not None:
+        matches = KMap(population=table, qis=qis, keys=keys, classes=classes, k_map=2).matches_sql(release)
+        with engine.hashed_joins():
+            engine.execute(render("population_figures", figures=figures, matches=matches))
+    on = {"population": table, "qis": qis, "keys": keys, "classes": classes, "figures": figures}
     out: list[PrivacyModel] = []
     if asked.k_map is not None:
-        out.append(KMap(population=table, qis=qis, keys=keys, classes=classes, k_map=asked.k_map))
+        out.append(KMap(**on, k_map=asked.k_map))  # type: ignore[arg-type]
     if asked.delta:
         low, high = asked.bounds
-        out.append(
-            DeltaPresence(
-                population=table, qis=qis, keys=keys, classes=classes, delta_min=low, delta_max=high
-            )
-        )
+        out.append(DeltaPresence(**on, delta_min=low, delta_max=high))  # type: ignore[arg-type]
     return tuple(out)

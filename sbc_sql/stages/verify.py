@@ -358,14 +358,16 @@ def labelled_sql(
 
 
 @contextlib.contextmanager
-def labelled_source(engine: Engine, labelled: str) -> Iterator[None]:
-    """The labelled source ``labelled`` (made inside the block) dropped when the block ends,
-    however it ends: after the block's transaction, which a failure has already rolled
-    back (a statement in a failed transaction would fail too)."""
+def working_tables(engine: Engine, *names: str) -> Iterator[None]:
+    """The working tables ``names`` (the labelled source, the population's figures: made
+    inside the block, or not) dropped when the block ends, however it ends: after the
+    block's transaction, which a failure has already rolled back (a statement in a failed
+    transaction would fail too)."""
     try:
         yield
     finally:
-        engine.discard(labelled)
+        for name in names:
+            engine.discard(name)
 
 
 def label_checks_sql(
@@ -424,7 +426,7 @@ def verify_with_labels(
     without it, one is made for the checks and dropped after."""
     if labelled is None:
         made = labelled_name(labels)
-        with labelled_source(engine, made):
+        with working_tables(engine, made):
             engine.execute(labelled_sql(layout, source, labels, made, engine.row_id("s"), tuples))
             return verify_with_labels(
                 engine, layout, source, labels, rows, classes, k, models, limits, tuples, made
