@@ -5,8 +5,8 @@ change pays: at large k a class of k rows then keeps a value, or a wide range, t
 different split of its rows with a neighbour's would drop. Here the rows of two classes A
 and B are pooled and split again:
 
-* along each of a few row orders (:func:`_orders`: each QI's values, and each numeric paired
-  with each categorical either way), at the cut point of least cost that leaves both sides
+* along each of a few row orders (:func:`_orders`: each QI's values, and the first numeric
+  paired with each categorical either way), at the cut point of least cost that leaves both sides
   standing for k rows or more (two sweeps over the pooled rows);
 * then each of the best cut and the current split is improved by moves and swaps between
   its two sides (:func:`_polish`), every pooled row a candidate (the refinement looks only
@@ -137,9 +137,9 @@ def _stable_order(key, perm):
 @njit(cache=True, nogil=True)
 def _orders(raw, num_act, code, cat_act, vmax, wt):
     """The rank of every row in each order the cuts are tried along (``ranks[u, i]``), and
-    the rows in each order (``perms[u, t]``): each active QI alone,
-    then each active numeric with each active categorical (the numeric first, then the
-    categorical first), at most MAX_ORDERS; ties in row order. A numeric ranks by value
+    the rows in each order (``perms[u, t]``): each active QI alone, then the first active
+    numeric with each active categorical (the numeric first, then the categorical first),
+    at most MAX_ORDERS; ties in row order. A numeric ranks by value
     (NULL last); a categorical by the mean of the first active numeric over its rows (by
     code without one), so that a cut groups values of alike numbers."""
     dn = raw.shape[0]
@@ -188,17 +188,14 @@ def _orders(raw, num_act, code, cat_act, vmax, wt):
         if n_ord < MAX_ORDERS:
             plan[n_ord, 0] = act[a]
             n_ord += 1
-    for j in range(dn):
-        if not num_act[j]:
+    for q in range(dc):
+        if first < 0 or not cat_act[q]:
             continue
-        for q in range(dc):
-            if not cat_act[q]:
-                continue
-            for first_key, second_key in ((j, dn + q), (dn + q, j)):
-                if n_ord < MAX_ORDERS:
-                    plan[n_ord, 0] = first_key
-                    plan[n_ord, 1] = second_key
-                    n_ord += 1
+        for first_key, second_key in ((first, dn + q), (dn + q, first)):
+            if n_ord < MAX_ORDERS:
+                plan[n_ord, 0] = first_key
+                plan[n_ord, 1] = second_key
+                n_ord += 1
     ranks = np.empty((n_ord, n), dtype=np.int32)
     perms = np.empty((n_ord, n), dtype=np.int32)
     for u in range(n_ord):
