@@ -65,6 +65,7 @@ ABLATIONS = (
     ("growth-off", "ablation: growth off", {"growth": False}),
     ("seeds-first", "ablation: seeds = first", {"seeds": "first"}),
     ("refine-off", "ablation: refine off", {"refine": False}),
+    ("resplit-off", "ablation: pairs of classes split anew off (refine on)", {"rounds": 0}),
     ("order-sort", "ablation: order = the paper's sort (blocks too)", {"order": "sort"}),
     (
         "all-off",

@@ -28,7 +28,12 @@ switch so that every one can be measured on its own:
     k rows. A row's partners are the rows within ``window`` positions of it in the row order
     (they share its few-valued categories and lie near it on the numerics); a swap is only
     tried from a row whose class is cheaper without it. Passes repeat until one changes nothing (at most
-    ``passes``); each costs O(n * window * d).
+    ``passes``); each costs O(n * window * d). Then, from k = :data:`RESPLIT_MIN_K` up,
+    pairs of neighbouring classes are split anew (:mod:`.kernels.resplit`): their rows
+    pooled, cut along a few row orders at the point of least cost, polished by moves and
+    swaps between the two sides, and the split taken when it costs less and keeps k, the
+    limits and the criteria; at most ``rounds`` rounds, each O(n * orders * d) (plus the
+    polishes, bounded per step).
 
 ``order="coarse"``
     Rows are taken in :func:`.blocks.coarse_order`: categoricals of few values, then the
@@ -81,6 +86,11 @@ WIDE = 256
 WINDOW_MIN = 16
 #: refinement passes at most
 PASSES = 10
+#: rounds of pairs of classes split anew at most (after the refinement's passes)
+ROUNDS = 8
+#: pairs of classes are split anew from this k up: the rounds cost about as much per row at
+#: every k, where the greedy pass costs more per row as k grows (benchmarks/results/tuning.md)
+RESPLIT_MIN_K = 25
 
 
 class Switches(TypedDict):
@@ -114,6 +124,7 @@ def sbca_plus(
     wide: int = WIDE,
     window: int | None = None,
     passes: int = PASSES,
+    rounds: int | None = None,
     order: str = "coarse",
     stop: np.ndarray | None = None,
     rule: Rule | None = None,
@@ -130,7 +141,8 @@ def sbca_plus(
     and options give the same labels. ``progress(done, total)`` is called as rows are
     clustered. ``contingency`` (counts of the rows to cluster, built from ``data`` when not
     given) is decremented as classes form, as in :func:`.sbca`. ``pool``, ``wide``,
-    ``window`` (default ``max(16, 2k)``) and ``passes`` tune the switches. ``stop`` (one
+    ``window`` (default ``max(16, 2k)``), ``passes`` and ``rounds`` (default
+    :func:`resplit_rounds`) tune the switches. ``stop`` (one
     boolean) is the flag the kernels read: set it from another thread to stop them at their
     next check, and this call raises KeyboardInterrupt (see :mod:`.compiled`). ``rule``: the
     criteria every class keeps besides k (needs ``data.sensitive``); rows no class can take
@@ -159,6 +171,7 @@ def sbca_plus(
         ("pool", pool),
         ("wide", wide),
         ("passes", passes),
+        ("rounds", 0 if rounds is None else rounds),
         ("window", 0 if window is None else window),
     ):
         if value < 0:
@@ -236,13 +249,20 @@ def sbca_plus(
         lab[lab == _UNPLACED] = n_classes - 1
     place = leftover == "nearest" and n_classes > 0
     n_passes = int(passes) if refine else 0
-    if n_classes > 0 and (place or n_passes > 0):
+    n_rounds = (resplit_rounds(k) if rounds is None else int(rounds)) if refine else 0
+    if n_classes > 0 and (place or n_passes > 0 or n_rounds > 0):
         win = max(WINDOW_MIN, 2 * k) if window is None else int(window)
-        _finish(arr, crit, lab, wt, k, place, win, n_passes, stop)
+        _finish(arr, crit, lab, wt, k, place, win, n_passes, n_rounds, stop)
     labels[rows] = lab
     if progress is not None:
         progress(n, n)
     return labels
+
+
+def resplit_rounds(k: int, rounds: int = ROUNDS) -> int:
+    """The rounds of pairs of classes split anew at this k: ``rounds`` from
+    :data:`RESPLIT_MIN_K` up, else none."""
+    return rounds if k >= RESPLIT_MIN_K else 0
 
 
 def place_rows(
@@ -272,7 +292,7 @@ def place_rows(
     lab = out
     lab[lab < 0] = _UNPLACED
     wt = np.ascontiguousarray(data.weights_of_rows())
-    _finish(arr, _criteria_arrays(data, rule, order), lab, wt, 1, True, WINDOW_MIN, 0, stop)
+    _finish(arr, _criteria_arrays(data, rule, order), lab, wt, 1, True, WINDOW_MIN, 0, 0, stop)
     lab[lab < 0] = SUPPRESSED
     return lab
 
@@ -286,11 +306,13 @@ def _finish(
     place: bool,
     window: int,
     passes: int,
+    rounds: int,
     stop: np.ndarray,
 ) -> None:
-    """The placement of the rows labelled -2 (with ``place``) and up to ``passes``
-    refinement passes (:func:`.kernels.refine.finish`) on ``lab``, in place; the codes as
-    int32 whatever the greedy pass got, so the kernel is compiled for one code type."""
+    """The placement of the rows labelled -2 (with ``place``), up to ``passes`` refinement
+    passes and up to ``rounds`` rounds of pairs of classes split anew
+    (:func:`.kernels.refine.finish`) on ``lab``, in place; the codes as int32 whatever the
+    greedy pass got, so the kernel is compiled for one code type."""
     kern.finish(
         {
             **arr,
@@ -300,7 +322,8 @@ def _finish(
             "place": place,
             "window": window,
             "max_passes": passes,
-            "stats": np.zeros(3, dtype=np.int64),
+            "rounds": rounds,
+            "stats": np.zeros(5, dtype=np.int64),
             "stop": stop,
             "wt": wt,
             **crit,

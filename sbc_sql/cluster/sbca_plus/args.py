@@ -110,6 +110,7 @@ KERNELS = {
             ("place", "b1"),
             ("window", "i8"),
             ("max_passes", "i8"),
+            ("rounds", "i8"),
             ("stats", "i8[::1]"),
             ("stop", "b1[::1]"),
             ("scode", "i4[:,::1]"),

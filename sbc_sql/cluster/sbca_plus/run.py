@@ -15,6 +15,7 @@ from ..blocks import (
     BLOCK_PASSES,
     BLOCK_POOL_ROWS,
     TUPLE_BLOCK_PASSES,
+    TUPLE_BLOCK_ROUNDS,
     block_bounds,
     blocked,
     check_memory,
@@ -29,7 +30,7 @@ from ..runs import ClusterOptions, ClusterRun, Progress, locate, share_needed, s
 from ..sensitive import REASON_CODES, Rule
 from ..spread import order_name, spread_order
 from . import compiled
-from .algorithm import sbca_plus
+from .algorithm import resplit_rounds, sbca_plus
 
 #: where the grouping by background knowledge lives (imported when a run asks for it)
 PER_GROUP = "background.run:per_group"
@@ -50,12 +51,13 @@ def block_algorithm(
     ``stop`` is the flag that stops its kernels (see :func:`.blocks.blocked`); ``rule``: the
     criteria each block's classes keep, against the whole input's shares; ``limits``: the
     per-column limits they keep; ``tuples``: the rows are distinct tuples standing for their
-    rows (:data:`.blocks.TUPLE_BLOCK_PASSES`)."""
+    rows (:data:`.blocks.TUPLE_BLOCK_PASSES`, :data:`.blocks.TUPLE_BLOCK_ROUNDS`)."""
     pool = max(BLOCK_POOL_ROWS, rows or 0)
     return functools.partial(
         sbca_plus,
         leftover=leftover,
         passes=TUPLE_BLOCK_PASSES if tuples else BLOCK_PASSES,
+        rounds=resplit_rounds(k, TUPLE_BLOCK_ROUNDS) if tuples else None,
         pool=-(-pool // k),
         stop=stop,
         rule=rule,

@@ -12,6 +12,9 @@ import numpy as np
 from numba import njit
 
 INF = np.inf
+#: the least fall of the total cost a change of the classes must bring (the refinement's
+#: moves and swaps, a pair of classes split anew)
+EPS = 1e-9
 
 
 @njit(cache=True, nogil=True, inline="always")

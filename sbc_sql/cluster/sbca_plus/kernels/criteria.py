@@ -35,7 +35,16 @@ from numba import njit
 from . import criterion_codes
 from .margins import ENTROPY_TIE, MARGIN
 
-__all__ = ["ENTROPY_TIE", "MARGIN", "active", "column_ok", "first_failing", "helpful", "members_ok"]
+__all__ = [
+    "ENTROPY_TIE",
+    "MARGIN",
+    "active",
+    "column_ok",
+    "first_failing",
+    "helpful",
+    "members_ok",
+    "rows_ok",
+]
 
 #: no say on the repair: the rows of a value below its input share repair the class
 BELOW_SHARE = -1
@@ -167,4 +176,18 @@ def members_ok(head_c, nxt, out, inn, scode, scnt, soff, sp, sord, crit_i, crit_
     if inn >= 0:
         for s in range(scode.shape[0]):
             scnt[scode[s, inn]] = 0
+    return ok
+
+
+@njit(cache=True, nogil=True)
+def rows_ok(rows, a, b, scode, scnt, soff, sp, sord, crit_i, crit_f):
+    """Whether the rows ``rows[a:b]`` as one class keep the criteria. ``scnt`` is zeros on
+    entry and on return."""
+    for t in range(a, b):
+        for s in range(scode.shape[0]):
+            scnt[scode[s, rows[t]]] += 1
+    ok = first_failing(scnt, b - a, soff, sp, sord, crit_i, crit_f) < 0
+    for t in range(a, b):
+        for s in range(scode.shape[0]):
+            scnt[scode[s, rows[t]]] = 0
     return ok

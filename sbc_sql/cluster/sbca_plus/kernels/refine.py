@@ -1,8 +1,9 @@
-"""Leftovers placed by least NCP increase, then refinement by moves and swaps (the entry
-kernel :func:`finish`).
+"""Leftovers placed by least NCP increase, then refinement by moves and swaps, then pairs of
+classes split anew (the entry kernel :func:`finish`).
 
 :func:`finish` runs the phases: the classes opened from the labels (:mod:`.classes`), the
-leftovers placed (:mod:`.leftovers`), then :func:`refine`'s passes. The swaps, tried from each row with every
+leftovers placed (:mod:`.leftovers`), :func:`refine`'s passes, then :mod:`.resplit`'s
+rounds. The swaps, tried from each row with every
 partner in its window, read three facts per categorical QI instead of probing the
 value-count hash for them: whether the partner alone holds its value in its class (a bit
 per row and QI, redone for the two classes a move or swap changes), whether the row's own
@@ -31,13 +32,11 @@ from .classes import (
     slot,
     value_key,
 )
-from .costs import INF, cat_ncp, num_ncp, num_ncp_with, within_width
+from .costs import EPS, INF, cat_ncp, num_ncp, num_ncp_with, within_width
 from .criteria import active
 from .leftovers import place_leftovers
+from .resplit import resplit
 from .target import impurity_change, label_count, open_target
-
-#: the least fall of the total cost a move or swap must bring
-EPS = 1e-9
 
 #: What the refinement knows beside the classes. Of the current row r's class A without r:
 #: its numeric bounds and NULL counts ``a_lo``/``a_hi``/``a_nn`` and, per categorical QI,
@@ -383,6 +382,7 @@ def finish(
     place,
     window,
     max_passes,
+    rounds,
     stats,
     stop,
     scode,
@@ -424,6 +424,11 @@ def finish(
     label, in placement, moves and swaps alike (a row outside its class's majority label may
     start a swap even when its class is no cheaper without it).
 
+    Then, when ``rounds`` > 0 and no target counts, pairs of neighbouring classes are split
+    anew where that lowers their cost (:func:`.resplit.resplit`, at most ``rounds`` rounds;
+    both classes keep k, the limits and the criteria). ``stats`` receives [passes, moves,
+    swaps, re-split rounds, pairs split anew].
+
     Multiplicities: ``wt[i]`` is how many rows row i stands for (all 1 when every row stands
     for itself). A class costs the rows it stands for times S, every class keeps standing
     for k rows or more through moves and swaps, and rows move whole. The privacy criteria
@@ -445,3 +450,5 @@ def finish(
     if place:
         place_leftovers(tab, cls, tg, cr)
     refine(tab, cls, tg, cr, k, window, max_passes, stop, stats)
+    if rounds > 0 and not tg.on and not stop[0]:
+        resplit(tab, cr, lab, k, rounds, stop, stats[3:])
