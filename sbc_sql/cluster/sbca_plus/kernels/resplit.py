@@ -467,6 +467,29 @@ def _side_bounds(rows, m, side, sd, raw, b2, nn2):
         nn2[sd, j] = z
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _swapped_ncp(b, nn, sd, j, out, into, size, span):
+    """NCP of numeric QI j on side ``sd`` once value ``out`` leaves it and ``into`` joins it
+    (NaN: NULL): the side's second lowest and second highest values (:func:`_side_bounds`)
+    stand in for a bound that leaves."""
+    lo = b[sd, j, 0]
+    hi = b[sd, j, 2]
+    z = nn[sd, j]
+    if np.isnan(out):
+        z -= 1
+    else:
+        if out <= lo:
+            lo = b[sd, j, 1]
+        if out >= hi:
+            hi = b[sd, j, 3]
+    if np.isnan(into):
+        z += 1
+    else:
+        lo = min(lo, into)
+        hi = max(hi, into)
+    return num_ncp(lo, hi, z, size, span)
+
+
 @njit(cache=True, nogil=True)
 def _polish(tab, sc, m, side, k):
     """Moves and swaps of rows of ``sc.pool[:m]`` between side 0 and side 1 (``side[t]``,
@@ -607,40 +630,9 @@ def _polish(tab, sc, m, side, k):
                         continue
                     x = raw[j, r]
                     y = raw[j, y_row]
-                    # side a without r, with y_row
-                    lo = b[a, j, 0]
-                    hi = b[a, j, 2]
-                    z = nn[a, j]
-                    if np.isnan(x):
-                        z -= 1
-                    else:
-                        if x <= lo:
-                            lo = b[a, j, 1]
-                        if x >= hi:
-                            hi = b[a, j, 3]
-                    if np.isnan(y):
-                        z += 1
-                    else:
-                        lo = min(lo, y)
-                        hi = max(hi, y)
-                    sa += wn[j] * num_ncp(lo, hi, z, sz[a], span[j])
-                    # side o without y_row, with r
-                    lo = b[o, j, 0]
-                    hi = b[o, j, 2]
-                    z = nn[o, j]
-                    if np.isnan(y):
-                        z -= 1
-                    else:
-                        if y <= lo:
-                            lo = b[o, j, 1]
-                        if y >= hi:
-                            hi = b[o, j, 3]
-                    if np.isnan(x):
-                        z += 1
-                    else:
-                        lo = min(lo, x)
-                        hi = max(hi, x)
-                    so += wn[j] * num_ncp(lo, hi, z, sz[o], span[j])
+                    # side a without r, with y_row; side o without y_row, with r
+                    sa += wn[j] * _swapped_ncp(b, nn, a, j, x, y, sz[a], span[j])
+                    so += wn[j] * _swapped_ncp(b, nn, o, j, y, x, sz[o], span[j])
                 for q in range(dc):
                     if not cat_act[q]:
                         continue
