@@ -15,6 +15,13 @@ would, for `sbc-sql refresh`:
 
     python examples/make_clinic_db.py --out clinic.duckdb --admit 200 --seed 8
 
+`--residents 20000` adds the table `residents` to the existing database instead: the
+region's people the patients were drawn from, on the patients' quasi-identifiers (every
+patient, and 20,000 more people drawn alike with `--seed` + 1), the population of
+`sbc-sql anonymize --population residents --k-map 20`:
+
+    python examples/make_clinic_db.py --out clinic.duckdb --residents 20000
+
 `--visits visits.csv` (or a `.parquet` path) also writes the patients' age, zip and
 diagnosis (as `dx`) to a file, one row per patient: an input given as a path, with no
 column comments, for `sbc-sql anonymize -t visits.csv` and the Spark engine.
@@ -389,6 +396,29 @@ def admit(path: str | Path, rows: int, seed: int) -> str:
     return str(path)
 
 
+#: the patients' quasi-identifiers, which the residents hold
+RESIDENT_COLUMNS = "birth_date, age, zip, sex, nationality"
+
+
+def add_residents(path: str | Path, rows: int, seed: int) -> str:
+    """Write (or replace) the table ``residents`` of the existing database at ``path``: every
+    patient and ``rows`` more people drawn with ``seed`` + 1, on the patients'
+    quasi-identifiers. Returns the database's path as a string."""
+    if not 0 <= rows <= MAX_ROWS:
+        raise ValueError(f"rows must be between 0 and {MAX_ROWS:,}, got {rows:,}")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist; make it first without --residents")
+    with duckdb.connect(str(path)) as con:
+        con.register("patients_source", patients_source(rows, seed + 1))
+        con.execute(
+            f"CREATE OR REPLACE TABLE residents AS SELECT {RESIDENT_COLUMNS} FROM patients "
+            f"UNION ALL SELECT {RESIDENT_COLUMNS} FROM ({SELECT_PATIENTS})"
+        )
+        con.unregister("patients_source")
+    return str(path)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options; the defaults give a small database that is quick to try."""
     parser = argparse.ArgumentParser(description="Make a seeded synthetic clinic database.")
@@ -403,12 +433,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--admit", type=int, help="append this many new patients to the existing --out instead (a daily load)"
     )
+    parser.add_argument(
+        "--residents",
+        type=int,
+        help="write the table residents into the existing --out instead: every patient and this many "
+        "more people of the region, on the patients' quasi-identifiers",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Exit status 2 with a one-line message, not a traceback, for an existing file or bad size."""
     args = parse_args(argv)
+    if args.residents is not None:
+        try:
+            path = add_residents(args.out, args.residents, args.seed)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"wrote the residents (every patient and {args.residents:,} more) to {path} (table residents)")
+        return 0
     if args.admit is not None:
         try:
             path = admit(args.out, args.admit, args.seed)

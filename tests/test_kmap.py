@@ -257,3 +257,24 @@ def test_the_command_line_says_what_it_verified(tmp_path) -> None:
     )
     assert res.exit_code == 3
     assert "match fewer than k-map=18 rows of the population 'p' (the fewest: 17)" in res.stderr
+    res = run_cli(
+        [
+            "verify",
+            "--db",
+            db,
+            "--original",
+            "t",
+            "--release",
+            "r2",
+            "-k",
+            "3",
+            "--population",
+            "p",
+            "--k-map",
+            "17",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith(
+        "ok: 'r2' is 3-anonymous, k-map k=17 against the population 'p', and complete"
+    )

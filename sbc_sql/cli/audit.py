@@ -80,8 +80,14 @@ def verify_cmd(o: SimpleNamespace) -> None:
         return
     if verdict.ok:
         facts = ", ".join(f"{key} {value:,}" for key, value in verdict.facts.items())
-        asked = Criteria(**criteria(o)).describe()
-        held = f", {asked}," if asked else ""
+        asked = [Criteria(**criteria(o)).describe()]
+        if o.population is not None:
+            from ..plan import Population
+
+            against = Population(o.population, o.k_map, o.delta_min, o.delta_max).describe()
+            asked.append(f"{against} against the population '{o.population}'")
+        held = ", ".join(a for a in asked if a)
+        held = f", {held}," if held else ""
         typer.echo(f"ok: '{o.release}' is {o.k}-anonymous{held} and complete{notes} ({facts})")
         return
     for note in verdict.notes:
